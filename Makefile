@@ -1,0 +1,69 @@
+# arkhe — see README.md. `make run` runs the main job on real input on the embedded default;
+# `make test` runs every test against a real PostgreSQL. Both install what they need.
+SHELL        := /bin/bash
+GO           ?= go
+BIN          := bin/arkhe
+SHARED       ?= $(abspath ../shared)
+DUCKDB_NODE  := @duckdb/node-api@1.5.6-r.1
+TOOLS        := $(CURDIR)/.tools
+PG_BINDIR    := $(shell ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+TATE         := $(SHARED)/data/tategallery-collection/artworks.jsonl.gz
+TATE_MAPPING := request_id=acno,what=title,who=all_artists,when=dateText,url=url
+
+.PHONY: all build run test test-short deps pg-server duckdb vet fuzz bench bench-large clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/arkhe
+
+# The system packages the tests and the embedded default need: PostgreSQL server binaries (14+).
+pg-server:
+	@if [ -z "$$(ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] && ! command -v initdb >/dev/null; then \
+		echo "installing PostgreSQL server (apt)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; \
+	fi
+
+# DuckDB for Node: the independent Parquet reader the tests use.
+duckdb:
+	@if [ ! -d "$(TOOLS)/node_modules/@duckdb/node-api" ]; then \
+		if ! command -v npm >/dev/null; then \
+			if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+			$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; \
+		fi; \
+		echo "installing $(DUCKDB_NODE) into $(TOOLS)"; \
+		mkdir -p $(TOOLS) && npm install --silent --no-audit --no-fund --prefix $(TOOLS) $(DUCKDB_NODE) >/dev/null; \
+	fi
+
+deps: pg-server duckdb
+
+vet:
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+	$(GO) vet ./...
+
+# The main job on real input, on the embedded default: mint one ARK per Tate artwork (69,202).
+# A second run replays them all and mints nothing.
+run: pg-server build
+	$(BIN) init --test-registration
+	$(BIN) mint --client test-minter --map '$(TATE_MAPPING)' --out tate-mintmap.csv --rejects tate-rejects.csv $(TATE)
+
+test: deps vet
+	ARKHE_TOOLS=$(TOOLS) $(GO) test -count=1 -timeout 30m ./...
+
+test-short: deps
+	ARKHE_TOOLS=$(TOOLS) $(GO) test -count=1 -short ./...
+
+fuzz:
+	$(GO) test ./ark -run '^$$' -fuzz FuzzNormalize -fuzztime 30s
+	$(GO) test ./ark -run '^$$' -fuzz FuzzCheckChar -fuzztime 30s
+
+bench: pg-server build
+	$(GO) test ./ark ./pipeline -run '^$$' -bench . -benchmem
+	$(BIN) bench mint --rows 1000000
+
+bench-large: pg-server build
+	$(BIN) bench mint --rows 1000000 --preload 10000000
+
+clean:
+	rm -rf bin

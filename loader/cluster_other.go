@@ -1,0 +1,36 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+)
+
+// serverUser is a stand-in on systems without the POSIX process and lock calls the
+// embedded cluster needs; StartCluster fails there and arkhe needs an explicit database URL.
+type serverUser struct {
+	name string
+	uid  uint32
+	drop bool
+}
+
+func currentServerUser() (serverUser, error) {
+	return serverUser{}, fmt.Errorf("embedded PostgreSQL cluster: %w on this system; pass a database URL", errors.ErrUnsupported)
+}
+
+func (s serverUser) apply(cmd *exec.Cmd, newGroup bool) {}
+
+func (s serverUser) chown(path string) error { return nil }
+
+func (s serverUser) owns(fi fs.FileInfo) bool { return true }
+
+func fileOwner(fi fs.FileInfo) (uint32, bool) { return 0, false }
+
+func (s serverUser) canSearch(fi fs.FileInfo) bool { return true }
+
+func lockExclusive(ctx context.Context, f *os.File) error { return nil }

@@ -1,0 +1,167 @@
+// Package loader owns everything PostgreSQL in arkhe: the ledger schema as embedded, versioned SQL
+// migrations, connection pools, the COPY sinks, receipts and collision redraw, and the local cluster
+// that serves as the embedded default and as the tests' throw-away server (layout.md).
+//
+// Physical keys (ADR-0031 applied to arkhe, README decision 17): receipts and ARK_CHANGE reference an
+// ARK by its canonical string (the ledger key NAAN/name); the client in every receipt and
+// created_by / updated_by on every ARK are interned to the client's bigint key. No internal key ever
+// leaves this package in a value a user sees.
+package loader
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Migration is one versioned schema step: migrations/NNNN_name.sql, applied in Version order.
+type Migration struct {
+	Version int    // NNNN from the file name, starting at 1
+	Name    string // file name
+	SQL     string // the statements, run in one transaction
+}
+
+// migrationAdvisoryLock serialises concurrent Migrate calls on one database (an arbitrary constant).
+const migrationAdvisoryLock = 7_2_11_5_0_31
+
+// Migrations returns the embedded migrations in version order.
+// It returns an error only if a file name does not start with a number (a build defect).
+func Migrations() ([]Migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("read embedded migrations: %w", err)
+	}
+	var out []Migration
+	for _, e := range entries {
+		name := e.Name()
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %q: name must be NNNN_name.sql", name)
+		}
+		b, err := migrationFS.ReadFile("migrations/" + name)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %q: %w", name, err)
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// SchemaHash is a hex SHA-256 (first 16 hex digits) over all embedded migrations, in order. Test
+// harnesses name their migrated template database after it, so a schema change gets a new template.
+func SchemaHash() string {
+	ms, err := Migrations()
+	if err != nil {
+		return "invalid"
+	}
+	h := sha256.New()
+	for _, m := range ms {
+		fmt.Fprintf(h, "%d\x00%s\x00%s\x00", m.Version, m.Name, m.SQL)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// MigrateResult says what Migrate did: the versions applied now (empty when the ledger was current).
+type MigrateResult struct {
+	Applied []Migration
+	Current int // the schema version after the call
+}
+
+// Migrate brings the ledger schema up to date, applying each pending migration in its own
+// transaction and recording it in schema_migration. It is idempotent: on a current ledger it
+// changes nothing. Concurrent callers are serialised by an advisory lock. A ledger with a version
+// newer than this binary knows is an error (an older arkhe must not write to a newer ledger).
+func Migrate(ctx context.Context, conn *pgx.Conn) (MigrateResult, error) {
+	var res MigrateResult
+	ms, err := Migrations()
+	if err != nil {
+		return res, err
+	}
+	if _, err := conn.Exec(ctx, `select pg_advisory_lock($1)`, migrationAdvisoryLock); err != nil {
+		return res, fmt.Errorf("lock schema for migration: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `select pg_advisory_unlock($1)`, migrationAdvisoryLock)
+	}()
+	if _, err := conn.Exec(ctx, `create table if not exists schema_migration (
+		version    integer primary key,
+		name       text not null,
+		checksum   text not null,
+		applied_at timestamptz not null default now())`); err != nil {
+		return res, fmt.Errorf("create schema_migration: %w", err)
+	}
+	applied := map[int]string{}
+	rows, err := conn.Query(ctx, `select version, checksum from schema_migration`)
+	if err != nil {
+		return res, fmt.Errorf("read schema_migration: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		var sum string
+		if err := rows.Scan(&v, &sum); err != nil {
+			rows.Close()
+			return res, fmt.Errorf("read schema_migration: %w", err)
+		}
+		applied[v] = sum
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("read schema_migration: %w", err)
+	}
+	latest := 0
+	for _, m := range ms {
+		latest = m.Version
+	}
+	for v := range applied {
+		if v > latest {
+			return res, fmt.Errorf("ledger schema version %d is newer than this arkhe knows (%d): upgrade arkhe", v, latest)
+		}
+	}
+	for _, m := range ms {
+		sum := checksum(m.SQL)
+		if prev, ok := applied[m.Version]; ok {
+			if prev != sum {
+				return res, fmt.Errorf("migration %s was changed after it was applied (checksum %s, ledger has %s)", m.Name, sum, prev)
+			}
+			res.Current = m.Version
+			continue
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return res, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			_ = tx.Rollback(ctx)
+			return res, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if _, err := tx.Exec(ctx, `insert into schema_migration (version, name, checksum) values ($1, $2, $3)`,
+			m.Version, m.Name, sum); err != nil {
+			_ = tx.Rollback(ctx)
+			return res, fmt.Errorf("migration %s: record: %w", m.Name, err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return res, fmt.Errorf("migration %s: commit: %w", m.Name, err)
+		}
+		res.Applied = append(res.Applied, m)
+		res.Current = m.Version
+	}
+	return res, nil
+}
+
+func checksum(sql string) string {
+	s := sha256.Sum256([]byte(sql))
+	return hex.EncodeToString(s[:8])
+}

@@ -1,0 +1,452 @@
+package loader
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Ledger is a handle on one arkhe ledger: a pgx pool over a migrated database.
+// It is safe for concurrent use. Close it when done.
+type Ledger struct {
+	Pool *pgxpool.Pool
+}
+
+// Open connects to the ledger at url (a libpq URL or key/value string; "" reads the libpq
+// environment) with a pool of up to maxConns connections (0: pgxpool's default). It does not
+// migrate; call Init for that.
+func Open(ctx context.Context, url string, maxConns int32) (*Ledger, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to ledger: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to ledger: %w", err)
+	}
+	return &Ledger{Pool: pool}, nil
+}
+
+// Close releases the pool.
+func (l *Ledger) Close() { l.Pool.Close() }
+
+// Init applies pending migrations (idempotent: a second call changes nothing).
+func (l *Ledger) Init(ctx context.Context) (MigrateResult, error) {
+	conn, err := l.Pool.Acquire(ctx)
+	if err != nil {
+		return MigrateResult{}, fmt.Errorf("init ledger: %w", err)
+	}
+	defer conn.Release()
+	return Migrate(ctx, conn.Conn())
+}
+
+// SQLSTATE codes raised by the ledger's own triggers (loader/migrations/0001_ledger.sql).
+const (
+	CodeDeleteRefused = "AK001" // nothing is deleted (README decision 3)
+	CodeUpdateRefused = "AK002" // identity columns, append-only tables, the repoint path (decision 7)
+	CodeRetiredOneWay = "AK003" // a retired shoulder stays retired
+	CodeReachRefused  = "AK004" // reach comes from the client's registration only
+	CodeCredentialFit = "AK005" // machine clients hold no password, person clients no API key
+	// CodeUniqueViolation is PostgreSQL's unique_violation.
+	CodeUniqueViolation = "23505"
+	// CodeForeignKeyViolation is PostgreSQL's foreign_key_violation.
+	CodeForeignKeyViolation = "23503"
+	// CodeCheckViolation is PostgreSQL's check_violation.
+	CodeCheckViolation = "23514"
+)
+
+// SQLState returns the SQLSTATE of err if it wraps a *pgconn.PgError, else "".
+func SQLState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
+}
+
+// RegistrationError is a refusal of a registration command, naming the rule. Callers show it as is.
+type RegistrationError struct {
+	What string // e.g. "shoulder /x9 of NAAN 99999"
+	Rule string // the rule that refused it
+	Err  error  // the database error, if any
+}
+
+func (e *RegistrationError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.What, e.Rule, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.What, e.Rule)
+}
+
+func (e *RegistrationError) Unwrap() error { return e.Err }
+
+// NAAN is a Name Assigning Authority Number registration (data-model.md NAAN; draft-kunze-ark §2.3:
+// a string of betanumerics, at most 16 octets; "099999" is not "99999").
+type NAAN struct {
+	NAAN            string
+	Name            string
+	IsAuthoritative bool
+	Redirect        string
+	Policy          string
+	CreatedAt       time.Time
+}
+
+// AddNAAN registers a NAAN. Registering one that exists with the same name is a no-op that
+// returns created=false; with a different name it is a RegistrationError.
+func (l *Ledger) AddNAAN(ctx context.Context, n NAAN) (created bool, err error) {
+	tag, err := l.Pool.Exec(ctx, `insert into naan (naan, name, is_authoritative, redirect, na_policy)
+		values ($1, $2, $3, nullif($4, ''), nullif($5, '')) on conflict (naan) do nothing`,
+		n.NAAN, n.Name, n.IsAuthoritative, n.Redirect, n.Policy)
+	if err != nil {
+		return false, &RegistrationError{What: "NAAN " + n.NAAN, Rule: "a NAAN is 1-16 betanumerics (draft-kunze-ark §2.3)", Err: err}
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	var name *string
+	if err := l.Pool.QueryRow(ctx, `select name from naan where naan = $1`, n.NAAN).Scan(&name); err != nil {
+		return false, fmt.Errorf("read NAAN %s: %w", n.NAAN, err)
+	}
+	if name != nil && n.Name != "" && *name != n.Name {
+		return false, &RegistrationError{What: "NAAN " + n.NAAN, Rule: fmt.Sprintf("already registered as %q", *name)}
+	}
+	return false, nil
+}
+
+// ListNAANs returns every NAAN in the ledger, ordered by NAAN string.
+func (l *Ledger) ListNAANs(ctx context.Context) ([]NAAN, error) {
+	rows, err := l.Pool.Query(ctx, `select naan, coalesce(name, ''), is_authoritative, coalesce(redirect, ''),
+		coalesce(na_policy, ''), created_at from naan order by naan`)
+	if err != nil {
+		return nil, fmt.Errorf("list NAANs: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (NAAN, error) {
+		var n NAAN
+		err := r.Scan(&n.NAAN, &n.Name, &n.IsAuthoritative, &n.Redirect, &n.Policy, &n.CreatedAt)
+		return n, err
+	})
+}
+
+// CommitmentLevels are the NLM permanence ratings, strongest first (ark-rules.md §4).
+var CommitmentLevels = [...]string{
+	"Permanent: Unchanging Content", "Permanent: Stable Content",
+	"Permanent: Dynamic Content", "Not Guaranteed",
+}
+
+// Manager is an organisation holding shoulders under a NAAN (data-model.md MANAGER). Name is
+// internal only, never published. QuotaPerDay 0 means no limit (decision 10).
+type Manager struct {
+	NAAN            string
+	Name            string
+	CommitmentLevel string
+	QuotaPerDay     int
+	DefaultShoulder string // "/x9"; "" for none
+	Active          bool
+	Shoulders       int // in lists: how many shoulders it holds
+}
+
+// AddManager registers a manager. An existing one with the same NAAN and name is a no-op
+// (created=false). DefaultShoulder, if given, must be a shoulder this manager holds; set it with
+// SetDefaultShoulder after adding the shoulder.
+func (l *Ledger) AddManager(ctx context.Context, m Manager) (created bool, err error) {
+	if m.CommitmentLevel != "" && !validCommitment(m.CommitmentLevel) {
+		return false, &RegistrationError{What: "manager " + m.Name,
+			Rule: fmt.Sprintf("commitment level must be one of the NLM ratings: %s", strings.Join(CommitmentLevels[:], "; "))}
+	}
+	var quota *int
+	if m.QuotaPerDay > 0 {
+		quota = &m.QuotaPerDay
+	}
+	tag, err := l.Pool.Exec(ctx, `insert into manager (naan, name, commitment_level, quota_per_day)
+		values ($1, $2, nullif($3, ''), $4) on conflict (naan, name) do nothing`,
+		m.NAAN, m.Name, m.CommitmentLevel, quota)
+	if err != nil {
+		return false, &RegistrationError{What: "manager " + m.Name, Rule: "its NAAN must be registered first", Err: err}
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func validCommitment(s string) bool {
+	for _, c := range CommitmentLevels {
+		if c == s {
+			return true
+		}
+	}
+	return false
+}
+
+// SetDefaultShoulder makes shoulder (e.g. "/x9") the manager's default mint target. The database
+// refuses a shoulder the manager does not hold.
+func (l *Ledger) SetDefaultShoulder(ctx context.Context, naan, manager, shoulder string) error {
+	tag, err := l.Pool.Exec(ctx, `update manager m set default_shoulder_id = s.id
+		from shoulder s where m.naan = $1 and m.name = $2 and s.naan = $1 and s.shoulder = $3`,
+		naan, manager, shoulder)
+	if err != nil {
+		return &RegistrationError{What: "default shoulder " + shoulder, Rule: "the manager must hold the shoulder", Err: err}
+	}
+	if tag.RowsAffected() == 0 {
+		return &RegistrationError{What: "default shoulder " + shoulder, Rule: fmt.Sprintf("no manager %q or shoulder %s in NAAN %s", manager, shoulder, naan)}
+	}
+	return nil
+}
+
+// ListManagers returns the managers of naan ("" for all), ordered by NAAN and name.
+func (l *Ledger) ListManagers(ctx context.Context, naan string) ([]Manager, error) {
+	rows, err := l.Pool.Query(ctx, `select m.naan, m.name, coalesce(m.commitment_level, ''), coalesce(m.quota_per_day, 0),
+		coalesce(d.shoulder, ''), m.active, (select count(*) from shoulder s where s.manager_id = m.id)
+		from manager m left join shoulder d on d.id = m.default_shoulder_id
+		where $1::text = '' or m.naan = $1::text order by m.naan, m.name`, naan)
+	if err != nil {
+		return nil, fmt.Errorf("list managers: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Manager, error) {
+		var m Manager
+		err := r.Scan(&m.NAAN, &m.Name, &m.CommitmentLevel, &m.QuotaPerDay, &m.DefaultShoulder, &m.Active, &m.Shoulders)
+		return m, err
+	})
+}
+
+// Shoulder is a namespace under a NAAN (data-model.md SHOULDER; decision 2). Shoulder is stored
+// with its slash ("/x9"). Status is active, reserved, delegated or retired.
+type Shoulder struct {
+	NAAN        string
+	Shoulder    string
+	Manager     string // manager name; "" for none
+	Status      string
+	CheckZone   string // naan_name, name_only, none (decision 8)
+	BladeLength int
+	Minted      int64 // in lists: ARKs in the shoulder
+	Draws       int64 // blade draws by mint runs
+	Collisions  int64 // draws that hit an existing name
+	CreatedAt   time.Time
+	RetiredAt   *time.Time
+}
+
+// ShoulderDrawTries bounds the random search for an unused shoulder name.
+const ShoulderDrawTries = 1000
+
+// AddShoulder registers a shoulder. If s.Shoulder is empty, one is drawn at random (crypto/rand,
+// never a sequence: a sequence would leak the order organisations joined; data-model.md) among
+// the unused first-digit shoulders of length drawLength (characters after the slash, >= 2).
+// An active shoulder must follow the first-digit convention (decision 2); the database refuses
+// otherwise. It returns the shoulder string registered.
+func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (string, error) {
+	if s.Status == "" {
+		s.Status = "active"
+	}
+	if s.CheckZone == "" {
+		s.CheckZone = "naan_name"
+	}
+	if s.BladeLength == 0 {
+		s.BladeLength = 8
+	}
+	insert := func(name string) (bool, error) {
+		tag, err := l.Pool.Exec(ctx, `insert into shoulder (naan, shoulder, manager_id, status, check_zone, blade_length)
+			select $1::text, $2::text, (select id from manager where naan = $1::text and name = $3::text), $4::text, $5::text, $6::int
+			where $3::text = '' or exists (select 1 from manager where naan = $1::text and name = $3::text)
+			on conflict (naan, shoulder) do nothing`,
+			s.NAAN, name, s.Manager, s.Status, s.CheckZone, s.BladeLength)
+		if err != nil {
+			rule := "see the database error"
+			switch SQLState(err) {
+			case CodeCheckViolation:
+				rule = "only a first-digit shoulder (^/[bcdfghjkmnpqrstvwxz]+[0-9]$) may be active (README decision 2)"
+			case CodeForeignKeyViolation:
+				rule = "the NAAN must be registered first"
+			}
+			return false, &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", name, s.NAAN), Rule: rule, Err: err}
+		}
+		if tag.RowsAffected() == 0 {
+			if s.Manager != "" {
+				var exists bool
+				_ = l.Pool.QueryRow(ctx, `select exists (select 1 from manager where naan = $1 and name = $2)`, s.NAAN, s.Manager).Scan(&exists)
+				if !exists {
+					return false, &RegistrationError{What: "shoulder " + name, Rule: fmt.Sprintf("no manager %q in NAAN %s", s.Manager, s.NAAN)}
+				}
+			}
+			return false, nil
+		}
+		return true, nil
+	}
+	if s.Shoulder != "" {
+		if !strings.HasPrefix(s.Shoulder, "/") {
+			s.Shoulder = "/" + s.Shoulder
+		}
+		ok, err := insert(s.Shoulder)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", s.Shoulder, s.NAAN), Rule: "shoulders are unique per NAAN and this one exists (a retired shoulder is never reused)"}
+		}
+		return s.Shoulder, nil
+	}
+	if drawLength < 2 {
+		return "", &RegistrationError{What: "shoulder", Rule: "a drawn shoulder has at least 2 characters (one consonant and a digit)"}
+	}
+	for i := 0; i < ShoulderDrawTries; i++ {
+		name, err := drawShoulder(drawLength)
+		if err != nil {
+			return "", err
+		}
+		ok, err := insert(name)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return name, nil
+		}
+	}
+	return "", &RegistrationError{What: "shoulder", Rule: fmt.Sprintf("no unused shoulder of length %d found in %d random draws; the namespace is nearly full, use a longer length", drawLength, ShoulderDrawTries)}
+}
+
+const shoulderConsonants = "bcdfghjkmnpqrstvwxz"
+
+// drawShoulder draws "/" + (length-1) consonants + one digit from crypto/rand.
+func drawShoulder(length int) (string, error) {
+	var b strings.Builder
+	b.WriteByte('/')
+	for i := 0; i < length; i++ {
+		alphabet := shoulderConsonants
+		if i == length-1 {
+			alphabet = "0123456789"
+		}
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			return "", fmt.Errorf("draw shoulder: %w", err)
+		}
+		b.WriteByte(alphabet[n.Int64()])
+	}
+	return b.String(), nil
+}
+
+// RetireShoulder sets a shoulder's status to retired, for ever (data-model.md: retired is one-way).
+// Retiring a retired shoulder is a no-op returning changed=false.
+func (l *Ledger) RetireShoulder(ctx context.Context, naan, shoulder string) (changed bool, err error) {
+	tag, err := l.Pool.Exec(ctx, `update shoulder set status = 'retired', retired_at = now()
+		where naan = $1 and shoulder = $2 and status <> 'retired'`, naan, shoulder)
+	if err != nil {
+		return false, fmt.Errorf("retire shoulder %s of NAAN %s: %w", shoulder, naan, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	var exists bool
+	if err := l.Pool.QueryRow(ctx, `select exists (select 1 from shoulder where naan = $1 and shoulder = $2)`, naan, shoulder).Scan(&exists); err != nil {
+		return false, fmt.Errorf("retire shoulder %s: %w", shoulder, err)
+	}
+	if !exists {
+		return false, &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", shoulder, naan), Rule: "not registered"}
+	}
+	return false, nil
+}
+
+// ListShoulders returns the shoulders of naan ("" for all) with their minted counts.
+func (l *Ledger) ListShoulders(ctx context.Context, naan string) ([]Shoulder, error) {
+	rows, err := l.Pool.Query(ctx, `select s.naan, s.shoulder, coalesce(m.name, ''), s.status, s.check_zone, s.blade_length,
+		(select count(*) from ark a where a.shoulder_id = s.id), s.draws, s.collisions, s.created_at, s.retired_at
+		from shoulder s left join manager m on m.id = s.manager_id
+		where $1::text = '' or s.naan = $1::text order by s.naan, s.shoulder`, naan)
+	if err != nil {
+		return nil, fmt.Errorf("list shoulders: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Shoulder, error) {
+		var s Shoulder
+		err := r.Scan(&s.NAAN, &s.Shoulder, &s.Manager, &s.Status, &s.CheckZone, &s.BladeLength, &s.Minted,
+			&s.Draws, &s.Collisions, &s.CreatedAt, &s.RetiredAt)
+		return s, err
+	})
+}
+
+// Client is a registered principal (data-model.md CLIENT). Its reach — Authority (system, naan,
+// manager), Manager, pinned Shoulder, Scopes — is a registration attribute: the database lets an
+// update narrow it, never widen it. ExpiresAt is required when Authority is "naan".
+type Client struct {
+	ClientID    string
+	NAAN        string
+	Manager     string // manager name; required for authority "manager"
+	SubjectType string // machine or person
+	Authority   string
+	Shoulder    string // pinned shoulder "/x9", or ""
+	Scopes      []string
+	Active      bool
+	ExpiresAt   *time.Time
+}
+
+// AddClient registers a client. An existing client_id is a RegistrationError (a registration is
+// never silently changed; reach can only be narrowed).
+func (l *Ledger) AddClient(ctx context.Context, c Client) error {
+	if c.SubjectType == "" {
+		c.SubjectType = "machine"
+	}
+	if c.Scopes == nil {
+		c.Scopes = []string{}
+	}
+	_, err := l.Pool.Exec(ctx, `insert into client (client_id, naan, manager_id, subject_type, authority, shoulder_id, allowed_scopes, expires_at)
+		values ($1::text, $2::text, (select id from manager where naan = $2::text and name = nullif($3::text, '')), $4::text, $5::text,
+		        (select id from shoulder where naan = $2::text and shoulder = nullif($6::text, '')), $7::text[], $8::timestamptz)`,
+		c.ClientID, c.NAAN, c.Manager, c.SubjectType, c.Authority, c.Shoulder, c.Scopes, c.ExpiresAt)
+	if err != nil {
+		rule := "see the database error"
+		switch SQLState(err) {
+		case CodeUniqueViolation:
+			rule = "client_id is registered already; reach is never widened in place, register a new client"
+		case CodeCheckViolation:
+			rule = "authority naan needs --expires; authority manager needs --manager; scopes are ark:mint ark:update ark:tombstone ark:import ark:read"
+		case CodeForeignKeyViolation:
+			rule = "NAAN, manager and pinned shoulder must exist and belong to the same NAAN"
+		case CodeReachRefused:
+			rule = "a manager client can be pinned only to a shoulder its manager holds"
+		}
+		return &RegistrationError{What: "client " + c.ClientID, Rule: rule, Err: err}
+	}
+	if c.Manager != "" {
+		var ok bool
+		if err := l.Pool.QueryRow(ctx, `select manager_id is not null from client where client_id = $1`, c.ClientID).Scan(&ok); err == nil && !ok {
+			return &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no manager %q in NAAN %s", c.Manager, c.NAAN)}
+		}
+	}
+	return nil
+}
+
+// ListClients returns the clients of naan ("" for all), ordered by client_id.
+func (l *Ledger) ListClients(ctx context.Context, naan string) ([]Client, error) {
+	rows, err := l.Pool.Query(ctx, `select c.client_id, c.naan, coalesce(m.name, ''), c.subject_type, c.authority,
+		coalesce(s.shoulder, ''), c.allowed_scopes, c.active, c.expires_at
+		from client c left join manager m on m.id = c.manager_id left join shoulder s on s.id = c.shoulder_id
+		where $1::text = '' or c.naan = $1::text order by c.client_id`, naan)
+	if err != nil {
+		return nil, fmt.Errorf("list clients: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Client, error) {
+		var c Client
+		err := r.Scan(&c.ClientID, &c.NAAN, &c.Manager, &c.SubjectType, &c.Authority, &c.Shoulder, &c.Scopes, &c.Active, &c.ExpiresAt)
+		return c, err
+	})
+}
+
+// AuditEvent appends one audit_event row (data-model.md AUDIT_EVENT: no foreign keys; the record
+// outlives what it describes). detail is marshalled to jsonb by pgx.
+func (l *Ledger) AuditEvent(ctx context.Context, clientID, authority, action, target string, detail any) error {
+	_, err := l.Pool.Exec(ctx, `insert into audit_event (client_id, authority, action, target, detail)
+		values (nullif($1, ''), nullif($2, ''), $3, nullif($4, ''), $5)`, clientID, authority, action, target, detail)
+	if err != nil {
+		return fmt.Errorf("audit event %s: %w", action, err)
+	}
+	return nil
+}

@@ -1,0 +1,295 @@
+package loader_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/loader"
+)
+
+// registered sets up NAAN 99999, manager m1 holding /x9 (its default) and /b5 (reserved),
+// a machine client c1 (manager authority, ark:mint) and one minted ARK 99999/x9abc.
+func registered(t *testing.T) (*loader.Ledger, context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	l := &loader.Ledger{Pool: pgtest.New(t)}
+	must(t, firstErr(l.AddNAAN(ctx, loader.NAAN{NAAN: "99999", Name: "test"})))
+	must(t, firstErr(l.AddManager(ctx, loader.Manager{NAAN: "99999", Name: "m1", CommitmentLevel: "Not Guaranteed"})))
+	must(t, firstErr(l.AddShoulder(ctx, loader.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
+	must(t, firstErr(l.AddShoulder(ctx, loader.Shoulder{NAAN: "99999", Shoulder: "/b5", Manager: "m1", Status: "reserved"}, 0)))
+	must(t, l.SetDefaultShoulder(ctx, "99999", "m1", "/x9"))
+	must(t, l.AddClient(ctx, loader.Client{ClientID: "c1", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
+	exec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://example.org/a', c.id, now()
+		from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'c1'`)
+	exec(t, l.Pool, `insert into mint_receipt (client_pk, request_id, ark, payload_digest, created_at)
+		select id, 'r1', '99999/x9abc', '\x00112233445566778899aabbccddeeff', now() from client where client_id = 'c1'`)
+	return l, ctx
+}
+
+func firstErr[T any](_ T, err error) error { return err }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// refused runs sql and asserts the database refuses it with SQLSTATE code.
+func refused(t *testing.T, pool *pgxpool.Pool, code, sql string, args ...any) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), sql, args...)
+	if err == nil {
+		t.Fatalf("%s: accepted, want SQLSTATE %s", sql, code)
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		t.Fatalf("%s: %v, want a PostgreSQL error %s", sql, err, code)
+	}
+	if pgErr.Code != code {
+		t.Fatalf("%s: SQLSTATE %s (%s), want %s", sql, pgErr.Code, pgErr.Message, code)
+	}
+}
+
+func count(t *testing.T, pool *pgxpool.Pool, sql string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func TestNothingIsDeleted(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	must(t, l.AuditEvent(ctx, "c1", "manager", "mint", "99999/x9abc", nil))
+	exec(t, p, `select ark_repoint('99999/x9abc', 'https://example.org/b', null, 'test')`)
+	for _, table := range []string{"ark", "shoulder", "mint_receipt", "naan", "manager", "client", "ark_change", "audit_event"} {
+		before := count(t, p, "select count(*) from "+table)
+		refused(t, p, loader.CodeDeleteRefused, "delete from "+table)
+		refused(t, p, loader.CodeDeleteRefused, "truncate "+table+" cascade")
+		if after := count(t, p, "select count(*) from "+table); after != before {
+			t.Errorf("%s: %d rows after refused delete, want %d", table, after, before)
+		}
+	}
+	if n := count(t, p, "select count(*) from ark"); n != 1 {
+		t.Errorf("ark rows = %d, want 1", n)
+	}
+}
+
+func TestAppendOnlyTables(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	must(t, l.AuditEvent(ctx, "c1", "manager", "mint", "99999/x9abc", map[string]int{"minted": 1}))
+	if _, err := p.Exec(ctx, `select ark_repoint('99999/x9abc', 'https://example.org/b', null, 'test')`); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, p, loader.CodeUpdateRefused, `update ark_change set after_url = 'https://evil.example/'`)
+	refused(t, p, loader.CodeUpdateRefused, `update audit_event set action = 'nothing'`)
+	refused(t, p, loader.CodeUpdateRefused, `update mint_receipt set ark = '99999/x9zzz'`)
+	if n := count(t, p, `select count(*) from ark_change where after_url = 'https://example.org/b'`); n != 1 {
+		t.Errorf("ark_change rows for the repoint = %d, want 1", n)
+	}
+}
+
+func TestShoulderPromises(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	// retired is one-way
+	changed, err := l.RetireShoulder(ctx, "99999", "/x9")
+	must(t, err)
+	if !changed {
+		t.Fatal("retire /x9: not changed")
+	}
+	for _, status := range []string{"active", "reserved", "delegated"} {
+		refused(t, p, loader.CodeRetiredOneWay, `update shoulder set status = $1, retired_at = null where shoulder = '/x9'`, status)
+	}
+	// only a first-digit shoulder may be active (decision 2)
+	refused(t, p, loader.CodeCheckViolation, `insert into shoulder (naan, shoulder, status) values ('99999', '/dsp01', 'active')`)
+	exec(t, p, `insert into shoulder (naan, shoulder, status) values ('99999', '/dsp01', 'reserved')`)
+	refused(t, p, loader.CodeCheckViolation, `update shoulder set status = 'active' where shoulder = '/dsp01'`)
+	// unique per NAAN
+	refused(t, p, loader.CodeUniqueViolation, `insert into shoulder (naan, shoulder, status) values ('99999', '/b5', 'reserved')`)
+	// a shoulder's NAAN matches its manager's
+	exec(t, p, `insert into naan (naan, name) values ('12345', 'examples')`)
+	refused(t, p, loader.CodeForeignKeyViolation, `insert into shoulder (naan, shoulder, manager_id) select '12345', '/q7', id from manager where name = 'm1'`)
+	// the shoulder string never changes
+	refused(t, p, loader.CodeUpdateRefused, `update shoulder set shoulder = '/b6' where shoulder = '/b5'`)
+}
+
+func TestDefaultShoulderCycle(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	// created after both tables, by ALTER TABLE: the constraint exists and points at shoulder
+	if n := count(t, p, `select count(*) from pg_constraint where conname = 'manager_default_shoulder_fk' and confrelid = 'shoulder'::regclass`); n != 1 {
+		t.Fatalf("manager_default_shoulder_fk constraints = %d, want 1", n)
+	}
+	// a manager's default shoulder must be one it holds
+	must(t, firstErr(l.AddManager(ctx, loader.Manager{NAAN: "99999", Name: "m2"})))
+	refused(t, p, loader.CodeForeignKeyViolation, `update manager set default_shoulder_id = (select id from shoulder where shoulder = '/x9') where name = 'm2'`)
+}
+
+func TestARKInsertOnlyAndRepointPath(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	// minting never becomes an update
+	refused(t, p, loader.CodeUpdateRefused, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://evil.example/', c.id, now() from shoulder s, client c
+		where s.shoulder = '/x9' and c.client_id = 'c1'
+		on conflict (ark) do update set url = excluded.url`)
+	// a plain insert of an existing key is a unique violation
+	refused(t, p, loader.CodeUniqueViolation, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://evil.example/', c.id, now() from shoulder s, client c
+		where s.shoulder = '/x9' and c.client_id = 'c1'`)
+	// a bare UPDATE is refused; identity columns never change
+	refused(t, p, loader.CodeUpdateRefused, `update ark set url = 'https://evil.example/'`)
+	refused(t, p, loader.CodeUpdateRefused, `update ark set erc_what = 'renamed'`)
+	refused(t, p, loader.CodeUpdateRefused, `update ark set ark = '99999/x9abd', assigned_name = 'x9abd'`)
+	// a change row for another ARK or another URL does not open the door
+	tx, err := p.Begin(ctx)
+	must(t, err)
+	_, err = tx.Exec(ctx, `insert into ark_change (ark, at, action, before_url, after_url, before_status, after_status)
+		values ('99999/x9abc', now(), 'update', 'https://example.org/a', 'https://example.org/declared', 'public', 'public')`)
+	must(t, err)
+	_, err = tx.Exec(ctx, `update ark set url = 'https://example.org/other' where ark = '99999/x9abc'`)
+	if loader.SQLState(err) != loader.CodeUpdateRefused {
+		t.Fatalf("update to an undeclared URL: %v, want %s", err, loader.CodeUpdateRefused)
+	}
+	_ = tx.Rollback(ctx)
+	// the repoint path works and leaves history
+	var ok bool
+	must(t, p.QueryRow(ctx, `select ark_repoint('99999/x9abc', 'https://example.org/new', null, 'test')`).Scan(&ok))
+	if !ok {
+		t.Fatal("ark_repoint returned false")
+	}
+	var url, before, after string
+	must(t, p.QueryRow(ctx, `select a.url, c.before_url, c.after_url from ark a join ark_change c using (ark)`).Scan(&url, &before, &after))
+	if url != "https://example.org/new" || before != "https://example.org/a" || after != "https://example.org/new" {
+		t.Errorf("after repoint: url %q, change %q -> %q", url, before, after)
+	}
+	must(t, p.QueryRow(ctx, `select ark_tombstone('99999/x9abc', 'withdrawn by owner', null, 'test')`).Scan(&ok))
+	var status, reason string
+	must(t, p.QueryRow(ctx, `select status, tombstone_reason from ark`).Scan(&status, &reason))
+	if status != "unavailable" || reason != "withdrawn by owner" {
+		t.Errorf("after tombstone: %s %q", status, reason)
+	}
+	if n := count(t, p, `select count(*) from ark_change`); n != 2 {
+		t.Errorf("ark_change rows = %d, want 2", n)
+	}
+}
+
+func TestMintReachInTheDatabase(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	insert := func(name, shoulder, client string) string {
+		return `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
+			select '99999/` + name + `', '99999', s.id, '` + name + `', c.id, now() from shoulder s, client c
+			where s.shoulder = '` + shoulder + `' and c.client_id = '` + client + `'`
+	}
+	// a reserved shoulder never mints
+	refused(t, p, loader.CodeReachRefused, insert("b5aaa", "/b5", "c1"))
+	// a client without ark:mint
+	must(t, l.AddClient(ctx, loader.Client{ClientID: "reader", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:read"}}))
+	refused(t, p, loader.CodeReachRefused, insert("x9aaa", "/x9", "reader"))
+	// a client of another manager
+	must(t, firstErr(l.AddManager(ctx, loader.Manager{NAAN: "99999", Name: "m2"})))
+	must(t, firstErr(l.AddShoulder(ctx, loader.Shoulder{NAAN: "99999", Shoulder: "/q7", Manager: "m2"}, 0)))
+	refused(t, p, loader.CodeReachRefused, insert("q7aaa", "/q7", "c1"))
+	// an inactive or expired client
+	exec(t, p, `update client set active = false where client_id = 'reader'`)
+	must(t, l.AddClient(ctx, loader.Client{ClientID: "old", NAAN: "99999", Authority: "naan", Scopes: []string{"ark:mint"}, ExpiresAt: ptr(time.Now().Add(-time.Hour))}))
+	refused(t, p, loader.CodeReachRefused, insert("x9aab", "/x9", "old"))
+	// a retired shoulder
+	_, err := l.RetireShoulder(ctx, "99999", "/x9")
+	must(t, err)
+	refused(t, p, loader.CodeReachRefused, insert("x9aac", "/x9", "c1"))
+	if n := count(t, p, `select count(*) from ark`); n != 1 {
+		t.Errorf("ark rows = %d, want 1", n)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestClientReachIsARegistrationAttribute(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	refused(t, p, loader.CodeReachRefused, `update client set allowed_scopes = '{ark:mint,ark:update}' where client_id = 'c1'`)
+	refused(t, p, loader.CodeReachRefused, `update client set authority = 'naan', expires_at = now() + interval '1 day' where client_id = 'c1'`)
+	refused(t, p, loader.CodeReachRefused, `update client set manager_id = null where client_id = 'c1'`)
+	// narrowing is allowed
+	exec(t, p, `update client set allowed_scopes = '{}' where client_id = 'c1'`)
+	// expires_at is required for authority naan
+	err := l.AddClient(ctx, loader.Client{ClientID: "wide", NAAN: "99999", Authority: "naan", Scopes: []string{"ark:mint"}})
+	if loader.SQLState(err) != loader.CodeCheckViolation {
+		t.Fatalf("naan authority without expiry: %v, want %s", err, loader.CodeCheckViolation)
+	}
+	// machines hold no password, persons no API key
+	must(t, l.AddClient(ctx, loader.Client{ClientID: "alice", NAAN: "99999", Manager: "m1", Authority: "manager", SubjectType: "person"}))
+	refused(t, p, loader.CodeCredentialFit, `insert into credential (client_pk, kind, prefix, hashed) select id, 'password', 'p1', '$argon2id$x' from client where client_id = 'c1'`)
+	refused(t, p, loader.CodeCredentialFit, `insert into credential (client_pk, kind, prefix, hashed) select id, 'api_key', 'k1', '$argon2id$x' from client where client_id = 'alice'`)
+	exec(t, p, `insert into credential (client_pk, kind, prefix, hashed) select id, 'api_key', 'k2', '$argon2id$x' from client where client_id = 'c1'`)
+	exec(t, p, `insert into credential (client_pk, kind, prefix, hashed) select id, 'password', 'p2', '$argon2id$x' from client where client_id = 'alice'`)
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	l, ctx := registered(t)
+	res, err := l.Init(ctx)
+	must(t, err)
+	if len(res.Applied) != 0 {
+		t.Errorf("second init applied %d migrations, want 0", len(res.Applied))
+	}
+	ms, err := loader.Migrations()
+	must(t, err)
+	if res.Current != ms[len(ms)-1].Version {
+		t.Errorf("current version %d, want %d", res.Current, ms[len(ms)-1].Version)
+	}
+	if n := count(t, l.Pool, `select count(*) from ark`); n != 1 {
+		t.Errorf("ark rows after re-init = %d, want 1", n)
+	}
+}
+
+func TestIdentityColumnsAreCollateC(t *testing.T) {
+	l, _ := registered(t)
+	rows, err := l.Pool.Query(context.Background(), `select table_name || '.' || column_name, coalesce(collation_name, '')
+		from information_schema.columns where table_schema = 'public'
+		and column_name in ('ark', 'naan', 'assigned_name', 'shoulder', 'client_id', 'request_id', 'original')`)
+	must(t, err)
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var col, coll string
+		must(t, rows.Scan(&col, &coll))
+		n++
+		if coll != "C" && !strings.HasPrefix(col, "unknown_subject") {
+			t.Errorf("%s collation %q, want C", col, coll)
+		}
+	}
+	if n < 10 {
+		t.Errorf("checked %d identifier columns, want at least 10", n)
+	}
+}
+
+func TestInternalKeysStartHigh(t *testing.T) {
+	l, _ := registered(t)
+	var id int64
+	must(t, l.Pool.QueryRow(context.Background(), `select id from client where client_id = 'c1'`).Scan(&id))
+	if id < 7_000_000_000_001 {
+		t.Errorf("client id %d: test sequences must start at 7,000,000,000,001", id)
+	}
+}
