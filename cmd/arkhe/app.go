@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/loader"
+)
+
+// Exit codes, for every command (README decision 13).
+const (
+	exitDone     = 0 // done
+	exitFindings = 1 // done with rejects or findings
+	exitCannot   = 2 // could not run
+)
+
+// exitError carries an exit code out of a command action; run turns it into the process status
+// in exactly one place.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// withFindings marks a command that finished but has rejects or findings (exit 1). msg may be "".
+func withFindings(msg string) error {
+	if msg == "" {
+		return &exitError{code: exitFindings}
+	}
+	return &exitError{code: exitFindings, err: errors.New(msg)}
+}
+
+// env is what every action gets: the writers of this invocation and how to reach the ledger.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	log            *slog.Logger
+}
+
+func newApp(e *env) *cli.App {
+	app := &cli.App{
+		Name:      "arkhe",
+		Usage:     "an ARK ledger in PostgreSQL, and the batch work around it",
+		Reader:    e.stdin,
+		Writer:    e.stdout,
+		ErrWriter: e.stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "database-url", EnvVars: []string{"ARKHE_DATABASE_URL"},
+				Usage: "PostgreSQL URL of the ledger; without it (and without PGHOST/PGDATABASE/PGSERVICE) arkhe uses its embedded local cluster in --data-dir"},
+			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"ARKHE_DATA_DIR"},
+				Usage: "where the embedded cluster lives (default $XDG_DATA_HOME/arkhe, ~/.local/share/arkhe, or /var/lib/arkhe as root)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or periodic log lines"},
+		},
+		Commands: []*cli.Command{
+			initCommand(e),
+			naanCommand(e),
+			managerCommand(e),
+			shoulderCommand(e),
+			clientCommand(e),
+			arkCommand(e),
+			mintCommand(e),
+			importCommand(e),
+			reconcileCommand(e),
+			verifyCommand(e),
+			reportCommand(e),
+			sizingCommand(e),
+			benchCommand(e),
+			dbCommand(e),
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // run decides the exit code
+	}
+	return app
+}
+
+// run executes the arkhe CLI with args and returns the process exit status. Tests call it with
+// buffers in place of the standard streams.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	app := newApp(e)
+	err := app.RunContext(ctx, hoistFlags(app, args))
+	if err == nil {
+		return exitDone
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "arkhe: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "arkhe: interrupted: %v\n", err)
+		return exitCannot
+	}
+	fmt.Fprintf(stderr, "arkhe: %v\n", err)
+	return exitCannot
+}
+
+// openLedger resolves the database (explicit URL, ARKHE_DATABASE_URL, libpq environment, or the
+// embedded cluster) and connects. The caller closes the ledger.
+func openLedger(c *cli.Context, e *env, maxConns int32) (*loader.Ledger, error) {
+	dataDir := c.String("data-dir")
+	if dataDir == "" {
+		d, err := loader.DefaultDataDir()
+		if err != nil {
+			return nil, err
+		}
+		dataDir = d
+	}
+	url, err := loader.ResolveDatabase(c.Context, c.String("database-url"), dataDir, e.stderr)
+	if err != nil {
+		return nil, fmt.Errorf("reach the ledger: %w", err)
+	}
+	l, err := loader.Open(c.Context, url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// openInitialized is openLedger plus Init, so that every command works on a fresh data dir.
+func openInitialized(c *cli.Context, e *env, maxConns int32) (*loader.Ledger, error) {
+	l, err := openLedger(c, e, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := l.Init(c.Context); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// isTerminal reports whether w is a terminal (progress bars only there; log lines otherwise).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// parseTime accepts RFC 3339 or a date (UTC midnight); "" gives nil.
+func parseTime(s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return &t, nil
+		}
+	}
+	return nil, fmt.Errorf("time %q: want RFC 3339 (2026-11-29T20:00:00Z) or a date (2026-11-29)", s)
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// hoistFlags rewrites args so that the flags of the command being run stand before its
+// positional arguments. urfave/cli v2 stops reading flags at the first positional argument, but
+// `arkhe mint --client c MANIFEST... --out map.csv` (issue 3's own usage) puts them after. A
+// token "--" ends flag hoisting; everything after it stays positional.
+func hoistFlags(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	cmds := app.Commands
+	flags := app.Flags
+	i := 1
+	// walk down the command path: each level's flags, then a command name
+	for i < len(args) {
+		a := args[i]
+		if strings.HasPrefix(a, "-") && a != "-" && a != "--" {
+			out = append(out, a)
+			if takesValue(flags, a) && i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+			i++
+			continue
+		}
+		cmd := findCommand(cmds, a)
+		if cmd == nil {
+			break
+		}
+		out = append(out, a)
+		i++
+		if len(cmd.Subcommands) == 0 {
+			flags = cmd.Flags
+			cmds = nil
+			break
+		}
+		cmds, flags = cmd.Subcommands, cmd.Flags
+	}
+	if cmds != nil { // not at a leaf command: leave the rest alone
+		return append(out, args[i:]...)
+	}
+	var pos []string
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && a != "-" {
+			out = append(out, a)
+			if takesValue(flags, a) && i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(out, pos...)
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c
+		}
+		for _, a := range c.Aliases {
+			if a == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// takesValue reports whether token (e.g. "--out", "-o", "--out=x") names a flag that reads the
+// next argument as its value.
+func takesValue(flags []cli.Flag, token string) bool {
+	name := strings.TrimLeft(token, "-")
+	if strings.Contains(name, "=") {
+		return false
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				_, isBool := f.(*cli.BoolFlag)
+				return !isBool
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestHoistFlags(t *testing.T) {
+	app := newApp(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
+	cases := []struct{ in, want string }{
+		{"arkhe naan add 99999 --name test", "arkhe naan add --name test 99999"},
+		{"arkhe --quiet naan add 99999 --not-authoritative --redirect x", "arkhe --quiet naan add --not-authoritative --redirect x 99999"},
+		{"arkhe --database-url u shoulder retire /x9 --naan 99999", "arkhe --database-url u shoulder retire --naan 99999 /x9"},
+		{"arkhe ark check ark:/1/x --zone none", "arkhe ark check --zone none ark:/1/x"},
+		{"arkhe ark check -- --zone", "arkhe ark check -- --zone"},
+		{"arkhe naan", "arkhe naan"},
+	}
+	for _, c := range cases {
+		got := hoistFlags(app, strings.Fields(c.in))
+		if !reflect.DeepEqual(got, strings.Fields(c.want)) {
+			t.Errorf("hoistFlags(%q) = %q, want %q", c.in, strings.Join(got, " "), c.want)
+		}
+	}
+}

@@ -1,0 +1,406 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/loader"
+)
+
+// The test registration that `arkhe init --test-registration` (and `make run`) sets up: the shared
+// test NAAN 99999 (ark-rules.md §4), one manager, shoulder /x9 and a client that mints there.
+const (
+	testNAAN     = "99999"
+	testManager  = "arkhe test manager"
+	testShoulder = "/x9"
+	testClient   = "test-minter"
+)
+
+func initCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "create or upgrade the ledger schema (idempotent); optionally register the test NAAN 99999",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "test-registration", Usage: "also register NAAN 99999, manager \"" + testManager + "\", shoulder " + testShoulder + " and client " + testClient + " if absent"},
+		},
+		Action: func(c *cli.Context) error {
+			l, err := openLedger(c, e, 2)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			res, err := l.Init(c.Context)
+			if err != nil {
+				return err
+			}
+			if len(res.Applied) == 0 {
+				fmt.Fprintf(e.stdout, "ledger schema is current (version %d); nothing changed\n", res.Current)
+			}
+			for _, m := range res.Applied {
+				fmt.Fprintf(e.stdout, "applied migration %s\n", m.Name)
+			}
+			if c.Bool("test-registration") {
+				return registerTest(c, e, l)
+			}
+			return nil
+		},
+	}
+}
+
+// registerTest idempotently registers the test NAAN, manager, shoulder and client.
+func registerTest(c *cli.Context, e *env, l *loader.Ledger) error {
+	ctx := c.Context
+	if _, err := l.AddNAAN(ctx, loader.NAAN{NAAN: testNAAN, Name: "ARK Alliance shared test NAAN", IsAuthoritative: true}); err != nil {
+		return err
+	}
+	if _, err := l.AddManager(ctx, loader.Manager{NAAN: testNAAN, Name: testManager, CommitmentLevel: "Not Guaranteed"}); err != nil {
+		return err
+	}
+	shoulders, err := l.ListShoulders(ctx, testNAAN)
+	if err != nil {
+		return err
+	}
+	have := false
+	for _, s := range shoulders {
+		have = have || s.Shoulder == testShoulder
+	}
+	if !have {
+		if _, err := l.AddShoulder(ctx, loader.Shoulder{NAAN: testNAAN, Shoulder: testShoulder, Manager: testManager}, 0); err != nil {
+			return err
+		}
+		if err := l.SetDefaultShoulder(ctx, testNAAN, testManager, testShoulder); err != nil {
+			return err
+		}
+	}
+	clients, err := l.ListClients(ctx, testNAAN)
+	if err != nil {
+		return err
+	}
+	for _, cl := range clients {
+		if cl.ClientID == testClient {
+			fmt.Fprintf(e.stdout, "test registration present: NAAN %s, shoulder %s, client %s\n", testNAAN, testShoulder, testClient)
+			return nil
+		}
+	}
+	if err := l.AddClient(ctx, loader.Client{ClientID: testClient, NAAN: testNAAN, Manager: testManager, SubjectType: "machine",
+		Authority: "manager", Scopes: []string{"ark:mint", "ark:update", "ark:tombstone", "ark:import", "ark:read"}}); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "registered test NAAN %s, manager %q, shoulder %s, client %s\n", testNAAN, testManager, testShoulder, testClient)
+	return nil
+}
+
+func naanCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "naan",
+		Usage: "register and list NAANs",
+		Subcommands: []*cli.Command{
+			{
+				Name: "add", Usage: "register a NAAN", ArgsUsage: "NAAN",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "name", Usage: "organisation name"},
+					&cli.BoolFlag{Name: "not-authoritative", Usage: "the NAAN is resolved elsewhere (set --redirect)"},
+					&cli.StringFlag{Name: "redirect", Usage: "where to forward when not authoritative"},
+					&cli.StringFlag{Name: "policy", Usage: "persistence statement URL or text"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{code: exitCannot, err: errors.New("naan add: give exactly one NAAN")}
+					}
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						created, err := l.AddNAAN(c.Context, loader.NAAN{NAAN: c.Args().First(), Name: c.String("name"),
+							IsAuthoritative: !c.Bool("not-authoritative"), Redirect: c.String("redirect"), Policy: c.String("policy")})
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(e.stdout, "NAAN %s %s\n", c.Args().First(), createdWord(created))
+						return nil
+					})
+				},
+			},
+			{
+				Name: "list", Usage: "list NAANs",
+				Action: func(c *cli.Context) error {
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						ns, err := l.ListNAANs(c.Context)
+						if err != nil {
+							return err
+						}
+						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "NAAN\tNAME\tAUTHORITATIVE\tREDIRECT")
+						for _, n := range ns {
+							fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", n.NAAN, n.Name, n.IsAuthoritative, n.Redirect)
+						}
+						return tw.Flush()
+					})
+				},
+			},
+		},
+	}
+}
+
+func managerCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "manager",
+		Usage: "register and list managers (organisations holding shoulders)",
+		Subcommands: []*cli.Command{
+			{
+				Name: "add", Usage: "register a manager", ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "naan", Required: true},
+					&cli.StringFlag{Name: "commitment", Usage: "NLM permanence rating: " + strings.Join(loader.CommitmentLevels[:], " | ")},
+					&cli.IntFlag{Name: "quota", Usage: "new mints per UTC day (0: no limit; README decision 10)"},
+					&cli.StringFlag{Name: "default-shoulder", Usage: "a shoulder this manager holds, used when a mint names none"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{code: exitCannot, err: errors.New("manager add: give exactly one NAME")}
+					}
+					name := c.Args().First()
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						created, err := l.AddManager(c.Context, loader.Manager{NAAN: c.String("naan"), Name: name,
+							CommitmentLevel: c.String("commitment"), QuotaPerDay: c.Int("quota")})
+						if err != nil {
+							return err
+						}
+						if d := c.String("default-shoulder"); d != "" {
+							if err := l.SetDefaultShoulder(c.Context, c.String("naan"), name, d); err != nil {
+								return err
+							}
+						}
+						fmt.Fprintf(e.stdout, "manager %q of NAAN %s %s\n", name, c.String("naan"), createdWord(created))
+						return nil
+					})
+				},
+			},
+			{
+				Name: "list", Usage: "list managers",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "naan"}},
+				Action: func(c *cli.Context) error {
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						ms, err := l.ListManagers(c.Context, c.String("naan"))
+						if err != nil {
+							return err
+						}
+						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "NAAN\tMANAGER\tCOMMITMENT\tQUOTA/DAY\tDEFAULT SHOULDER\tSHOULDERS\tACTIVE")
+						for _, m := range ms {
+							q := "-"
+							if m.QuotaPerDay > 0 {
+								q = fmt.Sprint(m.QuotaPerDay)
+							}
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%t\n", m.NAAN, m.Name, m.CommitmentLevel, q, m.DefaultShoulder, m.Shoulders, m.Active)
+						}
+						return tw.Flush()
+					})
+				},
+			},
+		},
+	}
+}
+
+func shoulderCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "shoulder",
+		Usage: "register, retire and list shoulders",
+		Subcommands: []*cli.Command{
+			{
+				Name: "add", Usage: "register a shoulder (given, or drawn at random with --length)", ArgsUsage: "[/SHOULDER]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "naan", Required: true},
+					&cli.StringFlag{Name: "manager", Usage: "manager name holding it"},
+					&cli.IntFlag{Name: "length", Value: 3, Usage: "characters after the slash when drawing at random (3 gives 3,610 shoulders per NAAN)"},
+					&cli.StringFlag{Name: "status", Value: "active", Usage: "active | reserved | delegated"},
+					&cli.StringFlag{Name: "check-zone", Value: "naan_name", Usage: "naan_name | name_only | none (README decision 8)"},
+					&cli.IntFlag{Name: "blade-length", Value: 8, Usage: "betanumerics drawn per minted name, before the check character"},
+					&cli.BoolFlag{Name: "default", Usage: "make it the manager's default mint target"},
+				},
+				Action: func(c *cli.Context) error {
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						got, err := l.AddShoulder(c.Context, loader.Shoulder{NAAN: c.String("naan"), Shoulder: c.Args().First(),
+							Manager: c.String("manager"), Status: c.String("status"), CheckZone: c.String("check-zone"),
+							BladeLength: c.Int("blade-length")}, c.Int("length"))
+						if err != nil {
+							return err
+						}
+						if c.Bool("default") {
+							if err := l.SetDefaultShoulder(c.Context, c.String("naan"), c.String("manager"), got); err != nil {
+								return err
+							}
+						}
+						fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s registered (ark:%s%s...)\n", got, c.String("naan"), c.String("naan"), got)
+						return nil
+					})
+				},
+			},
+			{
+				Name: "retire", Usage: "retire a shoulder for ever (it never mints again)", ArgsUsage: "/SHOULDER",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Required: true}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{code: exitCannot, err: errors.New("shoulder retire: give exactly one shoulder")}
+					}
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						changed, err := l.RetireShoulder(c.Context, c.String("naan"), c.Args().First())
+						if err != nil {
+							return err
+						}
+						if changed {
+							fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s retired\n", c.Args().First(), c.String("naan"))
+						} else {
+							fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s was retired already\n", c.Args().First(), c.String("naan"))
+						}
+						return nil
+					})
+				},
+			},
+			{
+				Name: "list", Usage: "list shoulders with minted counts and collisions",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "naan"}},
+				Action: func(c *cli.Context) error {
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						ss, err := l.ListShoulders(c.Context, c.String("naan"))
+						if err != nil {
+							return err
+						}
+						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "NAAN\tSHOULDER\tMANAGER\tSTATUS\tCHECK ZONE\tBLADE\tARKS\tDRAWS\tCOLLISIONS")
+						for _, s := range ss {
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.NAAN, s.Shoulder, s.Manager, s.Status, s.CheckZone, s.BladeLength, s.Minted, s.Draws, s.Collisions)
+						}
+						return tw.Flush()
+					})
+				},
+			},
+		},
+	}
+}
+
+func clientCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "client",
+		Usage: "register and list clients (who may mint where)",
+		Subcommands: []*cli.Command{
+			{
+				Name: "add", Usage: "register a client", ArgsUsage: "CLIENT_ID",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "naan", Required: true},
+					&cli.StringFlag{Name: "authority", Value: "manager", Usage: "system | naan | manager"},
+					&cli.StringFlag{Name: "manager", Usage: "manager name (required for authority manager)"},
+					&cli.StringFlag{Name: "shoulder", Usage: "pin the client to this shoulder"},
+					&cli.StringSliceFlag{Name: "scope", Value: cli.NewStringSlice("ark:mint"), Usage: "ark:mint ark:update ark:tombstone ark:import ark:read (repeat)"},
+					&cli.StringFlag{Name: "subject", Value: "machine", Usage: "machine | person"},
+					&cli.StringFlag{Name: "expires", Usage: "expiry (RFC 3339 or date); required for authority naan"},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{code: exitCannot, err: errors.New("client add: give exactly one CLIENT_ID")}
+					}
+					exp, err := parseTime(c.String("expires"))
+					if err != nil {
+						return err
+					}
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						err := l.AddClient(c.Context, loader.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
+							Manager: c.String("manager"), SubjectType: c.String("subject"), Authority: c.String("authority"),
+							Shoulder: c.String("shoulder"), Scopes: c.StringSlice("scope"), ExpiresAt: exp})
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(e.stdout, "client %s registered\n", c.Args().First())
+						return nil
+					})
+				},
+			},
+			{
+				Name: "list", Usage: "list clients and their reach",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "naan"}},
+				Action: func(c *cli.Context) error {
+					return withLedger(c, e, func(l *loader.Ledger) error {
+						cs, err := l.ListClients(c.Context, c.String("naan"))
+						if err != nil {
+							return err
+						}
+						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "CLIENT\tNAAN\tSUBJECT\tAUTHORITY\tMANAGER\tPINNED\tSCOPES\tACTIVE\tEXPIRES")
+						for _, cl := range cs {
+							exp := "-"
+							if cl.ExpiresAt != nil {
+								exp = cl.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z")
+							}
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", cl.ClientID, cl.NAAN, cl.SubjectType, cl.Authority, cl.Manager, cl.Shoulder, strings.Join(cl.Scopes, " "), cl.Active, exp)
+						}
+						return tw.Flush()
+					})
+				},
+			},
+		},
+	}
+}
+
+func dbCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "db",
+		Usage: "the embedded local cluster",
+		Subcommands: []*cli.Command{
+			{
+				Name: "stop", Usage: "stop the embedded cluster (it starts again on demand)",
+				Action: func(c *cli.Context) error {
+					dataDir := c.String("data-dir")
+					if dataDir == "" {
+						d, err := loader.DefaultDataDir()
+						if err != nil {
+							return err
+						}
+						dataDir = d
+					}
+					if err := loader.StopEmbedded(c.Context, dataDir); err != nil {
+						return err
+					}
+					fmt.Fprintf(e.stdout, "embedded cluster in %s stopped\n", dataDir)
+					return nil
+				},
+			},
+			{
+				Name: "url", Usage: "print the ledger's database URL (for psql)",
+				Action: func(c *cli.Context) error {
+					dataDir := c.String("data-dir")
+					if dataDir == "" {
+						d, err := loader.DefaultDataDir()
+						if err != nil {
+							return err
+						}
+						dataDir = d
+					}
+					url, err := loader.ResolveDatabase(c.Context, c.String("database-url"), dataDir, e.stderr)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(e.stdout, url)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// withLedger opens and initializes the ledger, runs f and closes it.
+func withLedger(c *cli.Context, e *env, f func(*loader.Ledger) error) error {
+	l, err := openInitialized(c, e, 4)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return f(l)
+}
+
+func createdWord(created bool) string {
+	if created {
+		return "registered"
+	}
+	return "was registered already (unchanged)"
+}

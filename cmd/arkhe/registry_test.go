@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+)
+
+// arkhe runs the CLI against the test's database and returns its exit code and outputs.
+func arkhe(t *testing.T, url string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{"arkhe", "--database-url", url, "--quiet"}, args...)
+	code := run(context.Background(), full, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRegistrationCommands(t *testing.T) {
+	url := pgtest.URL(t)
+	steps := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"init"}, 0, "nothing changed"}, // pgtest databases come migrated
+		{[]string{"init"}, 0, "nothing changed"},
+		{[]string{"naan", "add", "99999", "--name", "test"}, 0, "NAAN 99999 registered"},
+		{[]string{"naan", "add", "99999", "--name", "test"}, 0, "was registered already"},
+		{[]string{"naan", "add", "12a45"}, 2, ""},
+		{[]string{"manager", "add", "--naan", "99999", "--commitment", "Not Guaranteed", "--quota", "1000", "Library"}, 0, "registered"},
+		{[]string{"manager", "add", "--naan", "99999", "--commitment", "forever", "Other"}, 2, ""},
+		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--default", "/x9"}, 0, "shoulder /x9 of NAAN 99999 registered"},
+		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "/x9"}, 2, ""},
+		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--status", "active", "/dsp01"}, 2, ""},
+		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--length", "4"}, 0, "registered"},
+		{[]string{"client", "add", "--naan", "99999", "--manager", "Library", "--scope", "ark:mint", "--scope", "ark:read", "minter"}, 0, "client minter registered"},
+		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "wide"}, 2, ""},
+		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "--expires", "2027-01-01", "wide"}, 0, "registered"},
+		{[]string{"shoulder", "retire", "--naan", "99999", "/x9"}, 0, "retired"},
+		{[]string{"shoulder", "retire", "--naan", "99999", "/x9"}, 0, "was retired already"},
+	}
+	for _, s := range steps {
+		code, out, errOut := arkhe(t, url, "", s.args...)
+		if code != s.code || !strings.Contains(out, s.want) {
+			t.Fatalf("arkhe %s: exit %d (want %d)\nstdout: %s\nstderr: %s", strings.Join(s.args, " "), code, s.code, out, errOut)
+		}
+	}
+	code, out, _ := arkhe(t, url, "", "shoulder", "list", "--naan", "99999")
+	if code != 0 || !strings.Contains(out, "/x9") || !strings.Contains(out, "retired") {
+		t.Fatalf("shoulder list: %d\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 { // header, /x9 and the drawn 4-character shoulder
+		t.Fatalf("shoulder list has %d lines, want 3:\n%s", len(lines), out)
+	}
+	drawn := strings.Fields(lines[1])[1]
+	if drawn == "/x9" {
+		drawn = strings.Fields(lines[2])[1]
+	}
+	if len(drawn) != 5 || !strings.ContainsAny(drawn[4:], "0123456789") {
+		t.Errorf("drawn shoulder %q: want / + 3 consonants + a digit", drawn)
+	}
+	code, out, _ = arkhe(t, url, "", "client", "list")
+	if code != 0 || !strings.Contains(out, "minter") || !strings.Contains(out, "ark:mint ark:read") || !strings.Contains(out, "2027-01-01") {
+		t.Fatalf("client list: %d\n%s", code, out)
+	}
+	if strings.Contains(out, "7000000000") {
+		t.Errorf("client list shows an internal key:\n%s", out)
+	}
+	code, out, _ = arkhe(t, url, "", "manager", "list")
+	if code != 0 || !strings.Contains(out, "Library") || !strings.Contains(out, "1000") {
+		t.Fatalf("manager list: %d\n%s", code, out)
+	}
+}
+
+func TestInitTestRegistrationIsIdempotent(t *testing.T) {
+	url := pgtest.URL(t)
+	code, out, errOut := arkhe(t, url, "", "init", "--test-registration")
+	if code != 0 || !strings.Contains(out, "registered test NAAN 99999") {
+		t.Fatalf("first init: %d %s %s", code, out, errOut)
+	}
+	code, out, _ = arkhe(t, url, "", "init", "--test-registration")
+	if code != 0 || !strings.Contains(out, "test registration present") || !strings.Contains(out, "nothing changed") {
+		t.Fatalf("second init: %d %s", code, out)
+	}
+}
+
+func TestARKCheck(t *testing.T) {
+	// arguments: normalized form and verdict; exit 1 when one fails
+	code, out, _ := arkhe(t, "", "", "ark", "check", "ark:/13030/xf93gt2q", "https://n2t.net/ark:/77913/r7-2t0f", "ark:/13030/xf93gt2c")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, out)
+	}
+	want := "ark:13030/xf93gt2q\tok\nark:77913/r72t0f\tok\nark:13030/xf93gt2c\tFAIL"
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("output:\n%s\nwant prefix:\n%s", out, want)
+	}
+	// stdin, zone name_only
+	code, out, _ = arkhe(t, "", "ark:/12148/bpt6k65358454\n", "ark", "check", "--zone", "name_only")
+	if code != 0 || out != "ark:12148/bpt6k65358454\tok\n" {
+		t.Errorf("name_only: %d %q", code, out)
+	}
+	// the real EZID link-checker file: header, ARKs with and without check characters, DOIs
+	shared := sharedDir(t)
+	code, out, errOut := arkhe(t, "", "", "ark", "check", "-f", filepath.Join(shared, "data/ezid/linkchecker_test_id_url_v0.tsv"))
+	if code != 1 || !strings.Contains(errOut, "46 verified, 19 failed") {
+		t.Errorf("linkchecker file: exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "ark:38305/f12j68s8\tok") || !strings.Contains(out, "doi:10.13022/M36Q0G\tFAIL") {
+		t.Errorf("linkchecker output lacks expected lines:\n%s", out)
+	}
+	code, _, errOut = arkhe(t, "", "", "ark", "check", "--zone", "somewhere", "ark:/13030/xf93gt2q")
+	if code != 2 {
+		t.Errorf("bad zone: exit %d %s", code, errOut)
+	}
+}
+
+// sharedDir finds ../shared beside the module root.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
