@@ -1,0 +1,177 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// rejectHeader is the reject file's header line (issue 3: "source file,
+// line/record, field and reason").
+var rejectHeader = []string{"file", "line", "record", "request_id", "field", "reason"}
+
+// RejectWriter writes the reject file: a CSV with the header
+// file,line,record,request_id,field,reason and one row per rejected manifest
+// row (issue 3 "Bad input"; README decision 10 sends over-quota rows here
+// too). line and record are empty when unknown (0).
+//
+// The file is created lazily, on the first Write, as PATH.tmp, and renamed to
+// PATH by Close, so a run with no rejects leaves no reject file, and a crashed
+// run leaves only PATH.tmp (the re-run finds the same rejects again). When a
+// run has no rejects, Close also removes a reject file left at PATH by an
+// earlier run — only if its first line is the reject header above — so a
+// stale reject file never passes for this run's.
+//
+// A RejectWriter is not safe for concurrent use: one goroutine writes.
+type RejectWriter struct {
+	path   string
+	f      *os.File
+	bw     *bufio.Writer
+	cw     *csv.Writer
+	n      int
+	err    error // sticky write error
+	closed bool
+	rec    [6]string
+}
+
+// NewRejectWriter returns a writer for the reject file at path. Nothing is
+// created until the first Write.
+func NewRejectWriter(path string) *RejectWriter {
+	return &RejectWriter{path: path}
+}
+
+// Path returns the reject file's final path.
+func (w *RejectWriter) Path() string { return w.path }
+
+// Count returns the number of rejects written so far.
+func (w *RejectWriter) Count() int { return w.n }
+
+// Write appends one reject: e's location, field and reason (with e.Err's text
+// after ": " when set), and requestID ("" when unknown). A request ID that is
+// not valid UTF-8 or holds a control character is written Go-quoted
+// (strconv.Quote, with its surrounding double quotes), so the reject file
+// stays valid UTF-8 text. Errors wrap the underlying I/O error and are
+// sticky.
+func (w *RejectWriter) Write(e RowError, requestID string) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return fmt.Errorf("reject file %s: write after close", w.path)
+	}
+	if w.f == nil {
+		f, err := os.OpenFile(w.path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		if err != nil {
+			w.err = fmt.Errorf("create reject file: %w", err)
+			return w.err
+		}
+		w.f = f
+		w.bw = bufio.NewWriterSize(f, 64<<10)
+		w.cw = csv.NewWriter(w.bw)
+		if err := w.cw.Write(rejectHeader); err != nil {
+			w.err = fmt.Errorf("write reject file %s: %w", w.path, err)
+			return w.err
+		}
+	}
+	reason := e.Reason
+	if e.Err != nil {
+		if reason != "" {
+			reason += ": "
+		}
+		reason += e.Err.Error()
+	}
+	w.rec = [6]string{e.Loc.File, itoaOrEmpty(e.Loc.Line), itoaOrEmpty(e.Loc.Record), printable(requestID), e.Field, printable(reason)}
+	if err := w.cw.Write(w.rec[:]); err != nil {
+		w.err = fmt.Errorf("write reject file %s: %w", w.path, err)
+		return w.err
+	}
+	w.n++
+	return nil
+}
+
+func itoaOrEmpty(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// printable returns s, or its Go-quoted form when s is not valid UTF-8 or
+// contains a control character other than tab and newline.
+func printable(s string) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool {
+		return r < 0x20 && r != '\t' && r != '\n' || r == 0x7f
+	}) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// Close flushes and syncs the reject file and renames PATH.tmp to PATH. With
+// no rejects it writes nothing and removes a stale reject file at PATH (see
+// RejectWriter). Calling Close again is a no-op.
+func (w *RejectWriter) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.f == nil {
+		if w.err != nil {
+			return w.err
+		}
+		return removeStaleRejects(w.path)
+	}
+	err := w.err
+	if err == nil {
+		w.cw.Flush()
+		err = w.cw.Error()
+	}
+	if err == nil {
+		err = w.bw.Flush()
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(w.path+".tmp", w.path)
+	}
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("close reject file %s: %w", w.path, err)
+	}
+	return w.err
+}
+
+// removeStaleRejects removes path if it starts with the reject header.
+func removeStaleRejects(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check stale reject file: %w", err)
+	}
+	head := make([]byte, 64)
+	n, err := io.ReadFull(f, head)
+	_ = f.Close()
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("check stale reject file: %w", err)
+	}
+	want := strings.Join(rejectHeader, ",") + "\n"
+	if !bytes.HasPrefix(head[:n], []byte(want)) {
+		return nil
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("remove stale reject file: %w", err)
+	}
+	return nil
+}
