@@ -1,0 +1,286 @@
+package legacy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Metadata keys under which arklet readers keep the columns that are not
+// Record fields (legacy-formats.md §1.1, §1.2). The importer uses them to
+// check `ark == naan + shoulder + assigned_name` and flag NAANs that only
+// match after int() (§6.1).
+const (
+	// MetaArkletNAAN: `naan` / `naan_id`, the integer NAAN key as decimal text.
+	MetaArkletNAAN = "arklet.naan"
+	// MetaArkletShoulder: upstream's `shoulder` text, e.g. "/x6".
+	MetaArkletShoulder = "arklet.shoulder"
+	// MetaArkletShoulderID: the Frick fork's `shoulder_id` (a key into
+	// ark.shoulder; see ShoulderRecord.SourceID).
+	MetaArkletShoulderID = "arklet.shoulder_id"
+	// MetaArkletAssignedName: `assigned_name`, blade + check character
+	// without the shoulder; "" for `mintarks` test rows (§1.3).
+	MetaArkletAssignedName = "arklet.assigned_name"
+	// MetaArkletMetadata: the free-text `metadata` (may be a Python repr, §1.5).
+	MetaArkletMetadata = "arklet.metadata"
+	// MetaArkletCreatedRaw: the text of a created_at that had no zone (the
+	// time itself is read as UTC).
+	MetaArkletCreatedRaw = "arklet.created_at"
+	// MetaArkletUpdatedRaw: the text of an updated_at that had no zone.
+	MetaArkletUpdatedRaw = "arklet.updated_at"
+)
+
+// isSecretModel reports Django models that hold credentials: arklet users
+// (password hashes), legacy keys (plaintext tokens) and API keys (hashes).
+func isSecretModel(model string) bool {
+	switch strings.ToLower(model) {
+	case "ark.user", "ark.key", "ark.apikey", "auth.user", "ezidapp.user", "ezidapp.storeuser", "ezidapp.searchuser":
+		return true
+	}
+	return false
+}
+
+// refuse builds the Refused item for a model that is not imported. Nothing
+// of a secret-bearing record (not even its key, which for ark.key is the
+// token itself) is kept.
+func refuse(model string, loc Location) Item {
+	reason := fmt.Sprintf("model %q is not an ARK, NAAN or shoulder record; skipped", model)
+	if isSecretModel(model) {
+		reason = fmt.Sprintf("model %q holds credentials (password hashes or API tokens) and is never imported; "+
+			"dump with --exclude ark.user --exclude ark.key --exclude ark.apikey", model)
+	}
+	return Item{Refused: &Refused{Model: model, Reason: reason, Source: loc}}
+}
+
+// arkletObject maps one dumpdata object: ark.ark → Record, ark.naan →
+// NAANRecord, ark.shoulder → ShoulderRecord, anything else → Refused.
+func arkletObject(o *djangoObject, loc Location) (Item, error) {
+	switch o.Model {
+	case "ark.ark":
+	case "ark.naan":
+		return arkletNAAN(o, loc)
+	case "ark.shoulder":
+		return arkletShoulder(o, loc)
+	default:
+		return refuse(o.Model, loc), nil
+	}
+	id, null, err := jsonText(o.PK)
+	if err != nil || null || id == "" {
+		if v := o.Fields.get("ark"); v != nil {
+			id, _, err = jsonText(v)
+		}
+		if err != nil || id == "" {
+			return Item{}, &RecordError{Field: "pk", Reason: "ark.ark record has no ARK (pk)", Err: err}
+		}
+	}
+	cols := make([]kv, 0, len(o.Fields))
+	for _, f := range o.Fields {
+		k, raw := f.key, f.raw
+		s, null, err := jsonText(raw)
+		if err != nil {
+			return Item{}, &RecordError{ID: id, Field: k, Reason: "not a JSON value", Err: err}
+		}
+		if null {
+			continue
+		}
+		if k == "shoulder" && len(raw) > 0 && raw[0] != '"' {
+			k = "shoulder_id" // Frick fork: FK to ark.shoulder
+		}
+		cols = append(cols, kv{k, s})
+	}
+	rec, err := arkletRecord(id, loc, cols)
+	if err != nil {
+		return Item{}, err
+	}
+	return Item{Record: rec}, nil
+}
+
+// arkletRecord maps arklet ark_ark columns (upstream and Frick) onto a
+// Record: url → Target (empty = none), commitment (or Frick `rights`) →
+// Commitment, Frick `title` → What, other Frick Dublin Core columns →
+// "dc.<name>", created_at/updated_at kept with their zone (NULL → nil).
+// arklet has no status: every row is public.
+func arkletRecord(id string, loc Location, cols []kv) (*Record, error) {
+	rec := &Record{ID: id, Kind: IdentifierKind(id), Status: StatusPublic, Source: loc}
+	var rights string
+	for _, c := range cols {
+		switch c.k {
+		case "ark":
+		case "naan", "naan_id":
+			rec.Metadata = addMeta(rec.Metadata, MetaArkletNAAN, c.v)
+		case "shoulder":
+			rec.Metadata = addMeta(rec.Metadata, MetaArkletShoulder, c.v)
+		case "shoulder_id":
+			rec.Metadata = addMeta(rec.Metadata, MetaArkletShoulderID, c.v)
+		case "assigned_name":
+			rec.Metadata = addMeta(rec.Metadata, MetaArkletAssignedName, c.v)
+		case "url":
+			rec.Target = c.v
+		case "metadata":
+			if c.v != "" {
+				rec.Metadata = addMeta(rec.Metadata, MetaArkletMetadata, c.v)
+			}
+		case "commitment":
+			if c.v != "" {
+				rec.Commitment = strPtr(c.v)
+			}
+		case "rights":
+			rights = c.v
+		case "title":
+			if c.v != "" {
+				rec.What = strPtr(c.v)
+			}
+		case "type", "identifier", "format", "relation", "source":
+			if c.v != "" {
+				rec.Metadata = addMeta(rec.Metadata, "dc."+c.k, c.v)
+			}
+		case "created_at", "updated_at":
+			if c.v == "" {
+				continue
+			}
+			t, naive, err := parseTimestamp(c.v)
+			if err != nil {
+				return nil, &RecordError{Loc: loc, ID: id, Field: c.k, Reason: "bad time stamp", Err: err}
+			}
+			if c.k == "created_at" {
+				rec.Created = &t
+			} else {
+				rec.Updated = &t
+			}
+			if naive {
+				rec.Metadata = addMeta(rec.Metadata, "arklet."+c.k, c.v)
+			}
+		default:
+			if c.v != "" {
+				rec.Metadata = addMeta(rec.Metadata, "arklet."+c.k, c.v)
+			}
+		}
+	}
+	if rights != "" {
+		if rec.Commitment == nil {
+			rec.Commitment = strPtr(rights)
+		} else {
+			rec.Metadata = addMeta(rec.Metadata, "dc.rights", rights)
+		}
+	}
+	rec.HasTarget = rec.Target != ""
+	return rec, nil
+}
+
+func arkletNAAN(o *djangoObject, loc Location) (Item, error) {
+	naan, null, err := jsonText(o.PK)
+	if err != nil || null || naan == "" {
+		return Item{}, &RecordError{Field: "pk", Reason: "ark.naan record has no NAAN (pk)", Err: err}
+	}
+	n := &NAANRecord{NAAN: naan, Source: loc}
+	for _, f := range o.Fields {
+		k := f.key
+		v, _, err := jsonText(f.raw)
+		if err != nil {
+			return Item{}, &RecordError{ID: naan, Field: k, Reason: "not a JSON value", Err: err}
+		}
+		switch k {
+		case "name":
+			n.Name = v
+		case "description":
+			n.Description = v
+		case "url":
+			n.Where = v
+		default:
+			if v != "" {
+				n.Metadata = addMeta(n.Metadata, "arklet."+k, v)
+			}
+		}
+	}
+	return Item{NAAN: n}, nil
+}
+
+func arkletShoulder(o *djangoObject, loc Location) (Item, error) {
+	s := &ShoulderRecord{Kind: "ark", Source: loc}
+	s.SourceID, _, _ = jsonText(o.PK)
+	for _, f := range o.Fields {
+		k := f.key
+		v, _, err := jsonText(f.raw)
+		if err != nil {
+			return Item{}, &RecordError{Field: k, Reason: "not a JSON value", Err: err}
+		}
+		switch k {
+		case "shoulder":
+			s.Shoulder = v
+		case "naan":
+			s.NAAN = v
+		case "name":
+			s.Name = v
+		case "description":
+			s.Description = v
+		default:
+			if v != "" {
+				s.Metadata = addMeta(s.Metadata, "arklet."+k, v)
+			}
+		}
+	}
+	if s.Shoulder == "" {
+		return Item{}, &RecordError{ID: s.SourceID, Field: "shoulder", Reason: "ark.shoulder record has no shoulder"}
+	}
+	return Item{Shoulder: s}, nil
+}
+
+// arkletCSVReader reads `COPY ark_ark TO … CSV HEADER` (upstream or Frick
+// columns, any order; legacy-formats.md §1.6). Empty cells are NULL or empty strings
+// (CSV cannot tell them apart; both mean "none" for every ark_ark column).
+type arkletCSVReader struct {
+	src    *csvSource
+	header []string
+	arkCol int
+}
+
+func newArkletCSVReader(name string, br *bufio.Reader) (*arkletCSVReader, error) {
+	src := newCSVSource(name, br)
+	h, _, err := src.row()
+	if err != nil {
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s: empty file, no ark_ark CSV header: %w", name, ErrUnknownFormat)
+		}
+		return nil, fmt.Errorf("%s: ark_ark CSV header: %w", name, err)
+	}
+	src.records = 0
+	r := &arkletCSVReader{src: src, header: h, arkCol: -1}
+	for i := range h {
+		h[i] = strings.ToLower(strings.TrimSpace(h[i]))
+		if h[i] == "ark" && r.arkCol < 0 {
+			r.arkCol = i
+		}
+	}
+	if r.arkCol < 0 {
+		return nil, fmt.Errorf("%s:line 1: header %q has no ark column (COPY ark_ark … CSV HEADER expected): %w", name, clip(strings.Join(h, ","), 200), ErrUnknownFormat)
+	}
+	return r, nil
+}
+
+func (r *arkletCSVReader) step() (Item, error) {
+	f, loc, err := r.src.row()
+	if err != nil {
+		return Item{}, err
+	}
+	if len(f) != len(r.header) {
+		return Item{}, &RecordError{Loc: loc, Field: "row", Raw: rawRow(f),
+			Reason: fmt.Sprintf("row has %d fields, header has %d", len(f), len(r.header))}
+	}
+	id := f[r.arkCol]
+	if id == "" {
+		return Item{}, &RecordError{Loc: loc, Field: "ark", Reason: "empty ark", Raw: rawRow(f)}
+	}
+	cols := make([]kv, 0, len(f))
+	for i, v := range f {
+		cols = append(cols, kv{r.header[i], v})
+	}
+	rec, err := arkletRecord(id, loc, cols)
+	if err != nil {
+		if re, ok := err.(*RecordError); ok {
+			re.Raw = rawRow(f)
+		}
+		return Item{}, err
+	}
+	return Item{Record: rec}, nil
+}

@@ -1,0 +1,136 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sharedData returns <module root>/../shared/data (COMMON.md), skipping the
+// test when it is absent.
+func sharedData(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("module root (go.mod) not found")
+		}
+		dir = parent
+	}
+	d := filepath.Join(dir, "..", "shared", "data")
+	if _, err := os.Stat(d); err != nil {
+		t.Skipf("shared data not present: %v", err)
+	}
+	return d
+}
+
+// result collects everything a reader yields.
+type collected struct {
+	records   []*Record
+	naans     []*NAANRecord
+	shoulders []*ShoulderRecord
+	refused   []*Refused
+	errs      []*RecordError
+	truncated *TruncatedError
+	order     []string // "R", "N", "S", "X" (refused), "E", "T" in yield order
+}
+
+func drain(t testing.TB, r Reader) collected {
+	t.Helper()
+	var c collected
+	ctx := context.Background()
+	for n := 0; ; n++ {
+		if n > 10_000_000 {
+			t.Fatal("reader does not end")
+		}
+		it, err := r.Next(ctx)
+		if err == io.EOF {
+			// EOF is sticky
+			if _, err2 := r.Next(ctx); err2 != io.EOF {
+				t.Fatalf("after EOF: %v", err2)
+			}
+			return c
+		}
+		var re *RecordError
+		var te *TruncatedError
+		switch {
+		case errors.As(err, &re):
+			c.errs = append(c.errs, re)
+			c.order = append(c.order, "E")
+			continue
+		case errors.As(err, &te):
+			if c.truncated != nil {
+				t.Fatalf("second TruncatedError: %v", te)
+			}
+			c.truncated = te
+			c.order = append(c.order, "T")
+			continue
+		case err != nil:
+			t.Fatalf("fatal error: %v", err)
+		}
+		switch {
+		case it.Record != nil:
+			c.records = append(c.records, it.Record)
+			c.order = append(c.order, "R")
+		case it.NAAN != nil:
+			c.naans = append(c.naans, it.NAAN)
+			c.order = append(c.order, "N")
+		case it.Shoulder != nil:
+			c.shoulders = append(c.shoulders, it.Shoulder)
+			c.order = append(c.order, "S")
+		case it.Refused != nil:
+			c.refused = append(c.refused, it.Refused)
+			c.order = append(c.order, "X")
+		default:
+			t.Fatal("empty item without error")
+		}
+	}
+}
+
+// readFile opens a real file (format "" = detect) and drains it.
+func readFile(t testing.TB, path string, f Format) collected {
+	t.Helper()
+	r, err := Open(context.Background(), path, f)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	defer r.Close()
+	return drain(t, r)
+}
+
+// readString reads an inline fixture.
+func readString(t testing.TB, s string, f Format) collected {
+	t.Helper()
+	r, err := NewReader(strings.NewReader(s), "inline", f)
+	if err != nil {
+		t.Fatalf("NewReader(%s): %v", f, err)
+	}
+	return drain(t, r)
+}
+
+func recByID(c collected, id string) *Record {
+	for _, r := range c.records {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return *p
+}

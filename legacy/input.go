@@ -1,0 +1,168 @@
+package legacy
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ulikunitz/xz"
+)
+
+// MaxLineBytes is the longest line (in octets, without its line end) the
+// line-oriented readers accept. A longer line is reported as a *RecordError
+// and skipped, so one runaway value never takes unbounded memory. N2T allows
+// values up to 4 GB (legacy-formats.md §6.8); real values are far smaller.
+const MaxLineBytes = 16 << 20
+
+// maxGroupBytes bounds the decoded bytes kept for one N2T identifier or one
+// ANVL block before it is refused as too large.
+const maxGroupBytes = 64 << 20
+
+// utf8BOM is the UTF-8 byte order mark tolerated at the start of any input.
+const utf8BOM = "\xEF\xBB\xBF"
+
+// errLineTooLong is wrapped into a *RecordError when a line exceeds MaxLineBytes.
+var errLineTooLong = errors.New("line longer than the limit")
+
+// decompress returns r, transparently gunzipped or un-xz'd when its first
+// bytes carry the gzip (1f 8b) or xz (fd 37 7a 58 5a 00) magic.
+func decompress(br *bufio.Reader) (io.Reader, error) {
+	head, _ := br.Peek(6)
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		return zr, nil
+	case len(head) == 6 && string(head) == "\xfd7zXZ\x00":
+		xr, err := xz.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("xz: %w", err)
+		}
+		return xr, nil
+	}
+	return br, nil
+}
+
+// skipBOM discards a leading UTF-8 byte order mark.
+func skipBOM(br *bufio.Reader) {
+	if b, err := br.Peek(3); err == nil && string(b) == utf8BOM {
+		_, _ = br.Discard(3)
+	}
+}
+
+// lineReader reads LF- or CRLF-terminated lines and counts them. The slice it
+// returns is only valid until the next call.
+type lineReader struct {
+	br   *bufio.Reader
+	buf  []byte
+	line int // number of the line last returned, 1-based
+	eof  bool
+}
+
+func newLineReader(br *bufio.Reader) *lineReader { return &lineReader{br: br} }
+
+// next returns the next line without its line end, its 1-based number and
+// whether it was terminated by a newline. At end of input it returns io.EOF.
+// A line longer than MaxLineBytes is discarded up to its newline and
+// errLineTooLong is returned (with the line's number).
+func (lr *lineReader) next() (text []byte, n int, terminated bool, err error) {
+	if lr.eof {
+		return nil, lr.line, false, io.EOF
+	}
+	lr.buf = lr.buf[:0]
+	tooLong := false
+	for {
+		chunk, rerr := lr.br.ReadSlice('\n')
+		if !tooLong {
+			if len(lr.buf)+len(chunk) > MaxLineBytes+2 {
+				tooLong = true
+				lr.buf = lr.buf[:0]
+			} else {
+				lr.buf = append(lr.buf, chunk...)
+			}
+		}
+		if rerr == bufio.ErrBufferFull {
+			continue
+		}
+		if rerr != nil && rerr != io.EOF {
+			return nil, lr.line, false, rerr
+		}
+		if rerr == io.EOF {
+			lr.eof = true
+			if len(chunk) == 0 && len(lr.buf) == 0 && !tooLong {
+				return nil, lr.line, false, io.EOF
+			}
+		}
+		break
+	}
+	lr.line++
+	if tooLong {
+		return nil, lr.line, !lr.eof, errLineTooLong
+	}
+	text = lr.buf
+	if len(text) > 0 && text[len(text)-1] == '\n' {
+		terminated = true
+		text = text[:len(text)-1]
+		if len(text) > 0 && text[len(text)-1] == '\r' {
+			text = text[:len(text)-1]
+		}
+	} else if len(text) > 0 && text[len(text)-1] == '\r' {
+		// A lone CR at end of input is a CRLF file cut between CR and LF.
+		text = text[:len(text)-1]
+	}
+	return text, lr.line, terminated, nil
+}
+
+// lineCounter passes bytes through and remembers where the newlines are, so
+// that a byte offset reported by encoding/json can be turned into a line
+// number. Offsets must be asked in increasing order; newline positions
+// already passed are dropped, so memory stays bounded by the decoder's
+// look-ahead.
+type lineCounter struct {
+	r       io.Reader
+	read    int64   // bytes passed through so far
+	pending []int64 // offsets of newlines not yet passed by a query
+	passed  int     // newlines before the last queried offset
+}
+
+func (c *lineCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i := 0; i < n; {
+		j := bytes.IndexByte(p[i:n], '\n')
+		if j < 0 {
+			break
+		}
+		c.pending = append(c.pending, c.read+int64(i+j))
+		i += j + 1
+	}
+	c.read += int64(n)
+	return n, err
+}
+
+// lineAt returns the 1-based line of byte offset off.
+func (c *lineCounter) lineAt(off int64) int {
+	k := 0
+	for k < len(c.pending) && c.pending[k] < off {
+		k++
+	}
+	if k > 0 {
+		c.passed += k
+		c.pending = append(c.pending[:0], c.pending[k:]...)
+	}
+	return c.passed + 1
+}
+
+// lastLine returns the number of the last line read so far (the line on
+// which the input ended, once it is exhausted).
+func (c *lineCounter) lastLine() int {
+	n := c.passed + len(c.pending)
+	if len(c.pending) > 0 && c.pending[len(c.pending)-1] == c.read-1 {
+		return n // input ends with a newline: the last line is the one it closes
+	}
+	return n + 1
+}

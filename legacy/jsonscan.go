@@ -1,0 +1,568 @@
+package legacy
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file holds a small JSON framer and parser for Django dumpdata
+// streams. encoding/json needs several passes per record (find the end,
+// validate, decode, re-decode fields); dumpdata objects are flat, so one
+// framing pass plus one parsing pass over a reused buffer is enough. It is
+// strict JSON (RFC 8259) and is fuzzed against encoding/json
+// (FuzzDumpObject).
+
+// maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxJSONDepth = 512
+
+// errJSONEOF means the input ended inside a value.
+var errJSONEOF = errors.New("input ends inside a JSON value")
+
+// arrayFramer splits a top-level JSON array into its elements without
+// parsing them: it tracks strings and nesting only. Lines are counted so
+// each element's first line is known.
+type arrayFramer struct {
+	br      *bufio.Reader
+	line    int  // current line, 1-based
+	last    byte // last byte consumed
+	buf     []byte
+	started bool
+	ended   bool
+}
+
+// errArrayUnclosed: the input ended between elements, before `]`.
+var errArrayUnclosed = errors.New("JSON array not closed")
+
+func newArrayFramer(br *bufio.Reader) *arrayFramer { return &arrayFramer{br: br, line: 1} }
+
+// lastLine is the number of the last line that has content.
+func (f *arrayFramer) lastLine() int {
+	if f.last == '\n' && f.line > 1 {
+		return f.line - 1
+	}
+	return f.line
+}
+
+// skip consumes JSON white space (and commas, when commas is set), counting
+// lines; it returns the next byte without consuming it.
+func (f *arrayFramer) skip(commas bool) (byte, error) {
+	for {
+		c, err := f.br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		case ',':
+			if !commas {
+				_ = f.br.UnreadByte()
+				return c, nil
+			}
+		default:
+			_ = f.br.UnreadByte()
+			return c, nil
+		}
+		f.last = c
+		if c == '\n' {
+			f.line++
+		}
+	}
+}
+
+// next returns the bytes of the next element (valid until the next call)
+// and the line it starts on; io.EOF after `]`; errArrayUnclosed when input
+// ends between elements; errJSONEOF when it ends inside one; a syntax error
+// when the stream is not an array.
+func (f *arrayFramer) next() ([]byte, int, error) {
+	if f.ended {
+		return nil, f.line, io.EOF
+	}
+	if !f.started {
+		c, err := f.skip(false)
+		if err != nil {
+			return nil, f.line, errArrayUnclosed
+		}
+		if c != '[' {
+			return nil, f.line, fmt.Errorf("line %d: expected [ to open the array, found %q", f.line, c)
+		}
+		f.last, _ = f.br.ReadByte()
+		f.started = true
+	}
+	c, err := f.skip(true)
+	if err == io.EOF {
+		return nil, f.line, errArrayUnclosed
+	}
+	if err != nil {
+		return nil, f.line, err
+	}
+	if c == ']' {
+		f.last, _ = f.br.ReadByte()
+		f.ended = true
+		return nil, f.line, io.EOF
+	}
+	start := f.line
+	f.buf = f.buf[:0]
+	var kind byte // '{' container, '"' string, 'l' literal
+	depth, inStr, esc := 0, false, false
+	emit := func(chunk []byte, n int) ([]byte, int, error) {
+		f.buf = append(f.buf, chunk[:n]...)
+		if n > 0 {
+			f.last = chunk[n-1]
+		}
+		_, _ = f.br.Discard(n)
+		return f.buf, start, nil
+	}
+	for {
+		if f.br.Buffered() == 0 {
+			if _, perr := f.br.Peek(1); perr != nil {
+				if perr == io.EOF {
+					if kind == 'l' {
+						return f.buf, start, nil
+					}
+					return nil, start, errJSONEOF
+				}
+				return nil, start, perr
+			}
+		}
+		chunk, _ := f.br.Peek(f.br.Buffered())
+		for i, c := range chunk {
+			if c == '\n' {
+				f.line++
+			}
+			if kind == 0 {
+				switch c {
+				case '{', '[':
+					kind, depth = '{', 1
+				case '"':
+					kind, inStr = '"', true
+				default:
+					kind = 'l'
+				}
+				continue
+			}
+			if inStr {
+				switch {
+				case esc:
+					esc = false
+				case c == '\\':
+					esc = true
+				case c == '"':
+					inStr = false
+					if kind == '"' {
+						return emit(chunk, i+1)
+					}
+				}
+				continue
+			}
+			switch kind {
+			case 'l':
+				switch c {
+				case ',', ']', '}', ' ', '\t', '\r', '\n':
+					if c == '\n' {
+						f.line--
+					}
+					return emit(chunk, i)
+				}
+			case '{':
+				switch c {
+				case '"':
+					inStr = true
+				case '{', '[':
+					depth++
+				case '}', ']':
+					depth--
+					if depth == 0 {
+						return emit(chunk, i+1)
+					}
+				}
+			}
+		}
+		f.buf = append(f.buf, chunk...)
+		f.last = chunk[len(chunk)-1]
+		_, _ = f.br.Discard(len(chunk))
+		if len(f.buf) > maxGroupBytes {
+			return nil, start, fmt.Errorf("line %d: array element longer than %d octets", start, maxGroupBytes)
+		}
+	}
+}
+
+// jsonParser parses one JSON value held in memory.
+type jsonParser struct {
+	b []byte
+	i int
+}
+
+func (p *jsonParser) errf(format string, a ...any) error {
+	return fmt.Errorf("JSON syntax error at octet %d: %s", p.i+1, fmt.Sprintf(format, a...))
+}
+
+func (p *jsonParser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// value validates the value at p.i and returns its bytes.
+func (p *jsonParser) value(depth int) ([]byte, error) {
+	if depth > maxJSONDepth {
+		return nil, p.errf("nesting deeper than %d", maxJSONDepth)
+	}
+	p.ws()
+	if p.i >= len(p.b) {
+		return nil, errJSONEOF
+	}
+	start := p.i
+	var err error
+	switch c := p.b[p.i]; {
+	case c == '"':
+		err = p.skipString()
+	case c == '{':
+		err = p.object(depth, nil)
+	case c == '[':
+		err = p.array(depth)
+	case c == '-' || c >= '0' && c <= '9':
+		err = p.number()
+	case c == 't':
+		err = p.literal("true")
+	case c == 'f':
+		err = p.literal("false")
+	case c == 'n':
+		err = p.literal("null")
+	default:
+		err = p.errf("unexpected %q", c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p.b[start:p.i], nil
+}
+
+func (p *jsonParser) literal(w string) error {
+	if len(p.b)-p.i < len(w) {
+		return errJSONEOF
+	}
+	if string(p.b[p.i:p.i+len(w)]) != w {
+		return p.errf("bad literal")
+	}
+	p.i += len(w)
+	return nil
+}
+
+func (p *jsonParser) number() error {
+	b, i := p.b, p.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return errJSONEOF
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	default:
+		p.i = i
+		return p.errf("bad number")
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !isDigit(b[i]) {
+			p.i = i
+			return p.errf("bad fraction")
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			p.i = i
+			return p.errf("bad exponent")
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	p.i = i
+	return nil
+}
+
+// skipString validates the string at p.i and moves past it.
+func (p *jsonParser) skipString() error {
+	b := p.b
+	i := p.i + 1
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c == '"':
+			p.i = i + 1
+			return nil
+		case c == '\\':
+			if i+1 >= len(b) {
+				return errJSONEOF
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) {
+					return errJSONEOF
+				}
+				for k := i + 2; k < i+6; k++ {
+					if !isHex(b[k]) {
+						p.i = k
+						return p.errf("bad \\u escape")
+					}
+				}
+				i += 6
+			default:
+				p.i = i
+				return p.errf("bad escape \\%c", b[i+1])
+			}
+		case c < 0x20:
+			p.i = i
+			return p.errf("control character in string")
+		default:
+			i++
+		}
+	}
+	return errJSONEOF
+}
+
+// str decodes the string at p.i.
+func (p *jsonParser) str() (string, error) {
+	start := p.i
+	if err := p.skipString(); err != nil {
+		return "", err
+	}
+	return unquoteJSON(p.b[start:p.i]), nil
+}
+
+// unquoteJSON decodes a validated JSON string literal (quotes included).
+// Invalid UTF-8 and lone surrogates become U+FFFD, as encoding/json does.
+func unquoteJSON(q []byte) string {
+	s := q[1 : len(q)-1]
+	plain := true
+	for _, c := range s {
+		if c == '\\' || c >= utf8.RuneSelf {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(s)
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(s[i:])
+			out = utf8.AppendRune(out, r)
+			i += size
+			continue
+		}
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		switch s[i+1] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := rune(hex4(s[i+2 : i+6]))
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					r2 := rune(hex4(s[i+2 : i+6]))
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						out = utf8.AppendRune(out, d)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default: // " \ /
+			out = append(out, s[i+1])
+		}
+		i += 2
+	}
+	return string(out)
+}
+
+func hex4(b []byte) int {
+	n := 0
+	for _, c := range b {
+		n = n<<4 | int(unhex(c))
+	}
+	return n
+}
+
+// object validates an object; fn, if set, receives each member.
+func (p *jsonParser) object(depth int, fn func(key string, raw []byte) error) error {
+	p.i++ // {
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return nil
+	}
+	for {
+		p.ws()
+		if p.i >= len(p.b) {
+			return errJSONEOF
+		}
+		if p.b[p.i] != '"' {
+			return p.errf("object key expected")
+		}
+		var key string
+		var err error
+		if fn != nil {
+			key, err = p.str()
+		} else {
+			err = p.skipString()
+		}
+		if err != nil {
+			return err
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return errJSONEOF
+		}
+		if p.b[p.i] != ':' {
+			return p.errf("':' expected")
+		}
+		p.i++
+		raw, err := p.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		if fn != nil {
+			if err := fn(key, raw); err != nil {
+				return err
+			}
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return errJSONEOF
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return nil
+		default:
+			return p.errf("',' or '}' expected")
+		}
+	}
+}
+
+func (p *jsonParser) array(depth int) error {
+	p.i++ // [
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return nil
+	}
+	for {
+		if _, err := p.value(depth + 1); err != nil {
+			return err
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return errJSONEOF
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return nil
+		default:
+			return p.errf("',' or ']' expected")
+		}
+	}
+}
+
+// parseDumpObject parses one dumpdata object {"model", "pk", "fields"}.
+// Field values are sub-slices of b (valid while b is). A later duplicate
+// key wins, as in encoding/json. Errors name the octet.
+func parseDumpObject(b []byte) (*djangoObject, error) {
+	p := &jsonParser{b: b}
+	p.ws()
+	if p.i >= len(b) {
+		return nil, errJSONEOF
+	}
+	if b[p.i] != '{' {
+		return nil, p.errf("a dumpdata record must be an object")
+	}
+	o := &djangoObject{}
+	err := p.object(0, func(key string, raw []byte) error {
+		switch key {
+		case "model":
+			if raw[0] != '"' {
+				if string(raw) == "null" {
+					o.Model = ""
+					return nil
+				}
+				return fmt.Errorf("model is not a string")
+			}
+			o.Model = unquoteJSON(raw)
+		case "pk":
+			o.PK = json.RawMessage(raw)
+		case "fields":
+			if raw[0] != '{' {
+				if string(raw) == "null" {
+					o.Fields = nil
+					return nil
+				}
+				return fmt.Errorf("fields is not an object")
+			}
+			fp := &jsonParser{b: raw}
+			fields := make(fieldList, 0, 16)
+			if err := fp.object(1, func(k string, v []byte) error {
+				fields = fields.set(k, json.RawMessage(v))
+				return nil
+			}); err != nil {
+				return err
+			}
+			o.Fields = fields
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i != len(b) {
+		return nil, p.errf("text after the object")
+	}
+	return o, nil
+}
