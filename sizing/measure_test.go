@@ -1,0 +1,196 @@
+package sizing_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/sizing"
+)
+
+// seedLedger registers NAAN 99999, a manager, shoulders /x9 (active), /bc7 (active) and /dsp01
+// (reserved, legacy) and a system client, and mints n ARKs on /x9 with receipts, written with
+// plain SQL as mint writes them (created_by is the client, so the reach trigger checks them).
+func seedLedger(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`insert into naan (naan, name) values ('99999', 'test')`,
+		`insert into naan (naan, name) values ('12345', 'empty')`,
+		`insert into manager (naan, name) values ('99999', 'm')`,
+		`insert into shoulder (naan, shoulder, manager_id) select '99999', s, (select id from manager) from unnest(array['/x9', '/bc7']) s`,
+		`insert into shoulder (naan, shoulder, status, check_zone) values ('99999', '/dsp01', 'reserved', 'none')`,
+		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-test-minter', '99999', 'machine', 'system', '{ark:mint}')`,
+		fmt.Sprintf(`insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_who, erc_what, erc_when, created_at, created_by)
+			select '99999/x9' || lpad(i::text, 8, '0') || 'b', '99999', (select id from shoulder where shoulder = '/x9'),
+				'x9' || lpad(i::text, 8, '0') || 'b', 'https://example.org/works/' || i, 'Someone ' || i, 'A title ' || i, '1900',
+				now(), (select id from client)
+			from generate_series(1, %d) i`, n),
+		`insert into mint_receipt (client_pk, request_id, ark, payload_digest, created_at)
+			select created_by, 'req-' || seq, ark, decode(md5(ark), 'hex'), now() from ark`,
+		`update shoulder set draws = 1000, collisions = 5 where shoulder = '/x9'`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("seed: %v\n%s", err, q)
+		}
+	}
+}
+
+func TestMeasureCountsTOASTAndIndexes(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	seedLedger(t, pool, 300)
+	before, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.ARKs != 300 || before.Receipts != 300 || before.Changes != 0 {
+		t.Fatalf("counts: %d ARKs, %d receipts, %d changes", before.ARKs, before.Receipts, before.Changes)
+	}
+	// every table: total = heap + maps + TOAST + TOAST index + indexes = pg_total_relation_size,
+	// and every index as pg_relation_size reports it
+	for _, tb := range before.Tables {
+		if sum := tb.Heap + tb.Maps + tb.TOAST + tb.TOASTIndex + tb.IndexBytes(); sum != tb.Total {
+			t.Errorf("%s: parts add to %d, total %d", tb.Name, sum, tb.Total)
+		}
+		var total int64
+		if err := pool.QueryRow(ctx, `select pg_total_relation_size($1::regclass)`, tb.Name).Scan(&total); err != nil {
+			t.Fatal(err)
+		}
+		if total != tb.Total {
+			t.Errorf("%s: total %d, pg_total_relation_size %d", tb.Name, tb.Total, total)
+		}
+		for _, ix := range tb.Indexes {
+			var size int64
+			if err := pool.QueryRow(ctx, `select pg_relation_size($1::regclass)`, ix.Name).Scan(&size); err != nil {
+				t.Fatal(err)
+			}
+			if size != ix.Bytes || size == 0 {
+				t.Errorf("index %s: measured %d, pg_relation_size %d", ix.Name, ix.Bytes, size)
+			}
+		}
+	}
+	arkT, _ := before.Table("ark")
+	var names []string
+	for _, ix := range arkT.Indexes {
+		names = append(names, ix.Name)
+		if ix.Name == "ark_pkey" && !ix.Primary {
+			t.Errorf("ark_pkey not marked primary")
+		}
+	}
+	if len(names) != 2 {
+		t.Errorf("ark indexes %v, want ark_pkey and ark_seq_brin", names)
+	}
+	if _, ok := before.Table("audit_event"); !ok {
+		t.Errorf("audit_event not measured")
+	}
+
+	// one ARK with a 10 kB incompressible title: its TOAST relation and the total grow by it
+	raw := make([]byte, 7_500)
+	if _, err := rand.Read(raw); err != nil {
+		t.Fatal(err)
+	}
+	title := base64.StdEncoding.EncodeToString(raw) // 10,000 octets of random text
+	if _, err := pool.Exec(ctx, `insert into ark (ark, naan, shoulder_id, assigned_name, erc_what, created_at, created_by)
+		values ('99999/x9zzzzzzzzb', '99999', (select id from shoulder where shoulder = '/x9'), 'x9zzzzzzzzb', $1, now(),
+			(select id from client))`, title); err != nil {
+		t.Fatal(err)
+	}
+	after, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arkA, _ := after.Table("ark")
+	if grew := arkA.TOASTBytes() - arkT.TOASTBytes(); grew < 10_000 {
+		t.Errorf("TOAST grew by %d octets for a 10 kB title (before %d, after %d)", grew, arkT.TOASTBytes(), arkA.TOASTBytes())
+	}
+	if grew := arkA.Total - arkT.Total; grew < 10_000 {
+		t.Errorf("ark total grew by %d octets for a 10 kB title", grew)
+	}
+	if after.Total()-before.Total() < 10_000 {
+		t.Errorf("ledger total grew by %d octets", after.Total()-before.Total())
+	}
+	if after.ARKs != 301 {
+		t.Errorf("ARKs after = %d", after.ARKs)
+	}
+}
+
+func TestMeasureNamespacesAndFields(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	seedLedger(t, pool, 50)
+	m, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{CollisionWarning: 0.001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Namespaces) != 2 || m.Namespaces[0].NAAN != "12345" || m.Namespaces[1].NAAN != "99999" {
+		t.Fatalf("namespaces: %+v", m.Namespaces)
+	}
+	n := m.Namespaces[1]
+	if n.Legacy != 1 || len(n.Lengths) != 2 || n.Lengths[0] != (sizing.LengthUse{Length: 2, Used: 1, Available: 190, Fraction: 1.0 / 190}) ||
+		n.Lengths[1].Length != 3 || n.Lengths[1].Available != 3610 {
+		t.Fatalf("99999 namespace: %+v", n)
+	}
+	got := map[string]sizing.ShoulderUse{}
+	for _, s := range n.Shoulders {
+		got[s.Shoulder] = s
+	}
+	x9 := got["/x9"]
+	if x9.ARKs != 50 || x9.Draws != 1000 || x9.Collisions != 5 || x9.CollisionRate != 0.005 || !x9.Warn ||
+		x9.Fraction != 50/sizing.BladeCapacity(8) {
+		t.Errorf("/x9: %+v", x9)
+	}
+	if bc7 := got["/bc7"]; bc7.ARKs != 0 || bc7.Warn {
+		t.Errorf("/bc7: %+v", bc7)
+	}
+	// field lengths: key "99999/x9" + 8 digits + "b" = 17; name 11; url "https://example.org/works/" + i
+	f := m.Fields
+	if f.NAAN != 5 || f.Name != 11 || f.Key() != 17 || f.When != 4 || f.URLShare != 1 || f.RequestID < 5 || f.RequestID > 20 {
+		t.Errorf("fields: %+v", f)
+	}
+	if m.Settings.MaxWALSize <= 0 || m.Settings.SharedBuffers <= 0 {
+		t.Errorf("settings: %+v", m.Settings)
+	}
+	if len(m.WAL.Runs) != 0 || m.WAL.ClusterBytes <= 0 {
+		t.Errorf("WAL before any recorded run: %+v", m.WAL)
+	}
+	// a mint run that recorded its WAL (audit_event detail) sets the WAL per ARK
+	if _, err := pool.Exec(ctx, `insert into audit_event (client_id, action, target, detail)
+		values ('sizing-test-minter', 'mint', 'ark:99999/x9', '{"minted": 20000, "wal_bytes": 12000000}')`); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = sizing.Measure(ctx, pool, sizing.MeasureOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.WAL.Runs) != 1 || m.WAL.Runs[0].Bytes != 12_000_000 || m.WAL.Runs[0].Rows != 20_000 || m.WAL.Runs[0].Source != "mint ark:99999/x9" {
+		t.Fatalf("WAL runs: %+v", m.WAL.Runs)
+	}
+	if c := m.Costs(sizing.ArkheModel(m.Fields)); c.WALPer != 600 {
+		t.Errorf("WAL per ARK from the recorded run: %v, want 600", c.WALPer)
+	}
+	rep := sizing.MeasuredReport(m, 0.001)
+	if rep.Warnings != 1 || rep.Costs.Source != "model" || len(rep.Projection) != 4 || rep.ReceiptsPerARK != 1 {
+		t.Errorf("report: warnings %d, costs from %s, %d points, %.2f receipts per ARK", rep.Warnings, rep.Costs.Source, len(rep.Projection), rep.ReceiptsPerARK)
+	}
+}
+
+// TestFixedBytes checks ModelFixedBytes against a fresh, migrated ledger.
+func TestFixedBytes(t *testing.T) {
+	pool := pgtest.New(t)
+	tables, err := sizing.MeasureTables(context.Background(), pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, tb := range tables {
+		total += tb.Total
+	}
+	if r := float64(total) / sizing.ModelFixedBytes; r < 0.5 || r > 1.5 {
+		t.Errorf("an empty ledger is %d octets; ModelFixedBytes %d is off by a factor %.2f", total, sizing.ModelFixedBytes, r)
+	}
+}

@@ -1,0 +1,123 @@
+package sizing_test
+
+import (
+	"compress/gzip"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/sizing"
+)
+
+func TestGenerateRows(t *testing.T) {
+	a, err := sizing.GenerateRows("99999", "/x9", 5000, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := sizing.GenerateRows("99999", "x9", 5000, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Shoulder != "/x9" || b.Shoulder != "/x9" {
+		t.Errorf("shoulder %q / %q, want /x9", a.Shoulder, b.Shoulder)
+	}
+	seen := map[string]bool{}
+	for i := range a.Rows {
+		if a.Rows[i] != b.Rows[i] {
+			t.Fatalf("row %d differs for the same seed: %+v / %+v", i, a.Rows[i], b.Rows[i])
+		}
+		key := a.Key(i)
+		if seen[key] {
+			t.Fatalf("duplicate key %s", key)
+		}
+		seen[key] = true
+		parsed, err := ark.ParseKey(key)
+		if err != nil || !ark.Verify(parsed, ark.ZoneNAANName) {
+			t.Fatalf("row %d key %s: %v (check character must verify)", i, key, err)
+		}
+	}
+	c, _ := sizing.GenerateRows("99999", "/x9", 10, 8)
+	if c.Rows[0].Name == a.Rows[0].Name {
+		t.Errorf("another seed drew the same first name %s", c.Rows[0].Name)
+	}
+	f := a.Fields()
+	// Tate-like: url ~60, title ~40, who ~20, when ~4
+	for _, x := range []struct {
+		what      string
+		got, want float64
+	}{{"url", f.URL, 60}, {"title", f.What, 40}, {"who", f.Who, 20}, {"when", f.When, 5}} {
+		if x.got < 0.8*x.want || x.got > 1.2*x.want {
+			t.Errorf("average %s %.1f octets, want about %.0f", x.what, x.got, x.want)
+		}
+	}
+	if f.Key() != 17 || f.RequestID != 7 || f.URLShare != 1 {
+		t.Errorf("fields %+v", f)
+	}
+}
+
+// moduleRoot walks up from the package directory to go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = parent
+	}
+}
+
+func TestReadTate(t *testing.T) {
+	path := filepath.Join(moduleRoot(t), "..", "shared", "data", "tategallery-collection", "artworks.jsonl.gz")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("Tate data not present: %v", err)
+	}
+	set, err := sizing.ReadTate(context.Background(), path, 2000, "99999", "/x9", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Rows) != 2000 {
+		t.Fatalf("%d rows, want 2000", len(set.Rows))
+	}
+	r := set.Rows[0]
+	if r.RequestID != "A00001" || !strings.HasPrefix(r.URL, "http://www.tate.org.uk/art/artworks/") || r.Who != "Robert Blake" ||
+		r.When != "date not known" || !strings.HasPrefix(r.What, "A Figure Bowing") {
+		t.Errorf("first row %+v", r)
+	}
+	if !strings.HasPrefix(r.Name, "x9") || len(r.Name) != 11 {
+		t.Errorf("name %q", r.Name)
+	}
+}
+
+func TestReadTateErrorsNameTheLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bad.jsonl.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := gzip.NewWriter(f)
+	gz.Write([]byte(`{"acno":"A1","title":"t","url":"http://x/1"}` + "\n" + `{"acno":"A2","title":` + "\n"))
+	gz.Close()
+	f.Close()
+	_, err = sizing.ReadTate(context.Background(), path, 0, "99999", "/x9", 1)
+	if err == nil || !strings.Contains(err.Error(), path+" line 2") {
+		t.Errorf("error %v, want one naming %s line 2", err, path)
+	}
+	noID := filepath.Join(dir, "noid.jsonl")
+	os.WriteFile(noID, []byte(`{"title":"t"}`+"\n"), 0o644)
+	_, err = sizing.ReadTate(context.Background(), noID, 0, "99999", "/x9", 1)
+	if err == nil || !strings.Contains(err.Error(), "line 1: field acno") {
+		t.Errorf("error %v, want one naming line 1 and field acno", err)
+	}
+}
