@@ -11,29 +11,34 @@ import "time"
 //     (README decisions 6 and 17).
 //   - naan (string, never NULL): the NAAN, a string ("099999" is not "99999").
 //   - shoulder (string, never NULL): the shoulder as the ledger stores it, with
-//     its slash, e.g. "/x9" (ark-rules.md §1).
-//   - at (TIMESTAMP(isAdjustedToUTC=true, unit=MICROS), never NULL): when the
+//     its slash, e.g. "/x9" (ark-rules.md §1); "" only for the history of an
+//     ARK that is no longer in the ledger (which `arkhe verify` reports).
+//   - at (TIMESTAMP(isAdjustedToUTC=true, unit=MICROS), NULL allowed): when the
 //     change was made; the instant is kept, finer than a microsecond is
-//     truncated.
-//   - action (string, never NULL): what the change did, "update" (repointed)
-//     or "tombstone" (withdrawn, ark-rules.md §5), as the ledger records it.
+//     truncated. NULL only where the ledger has no time for the change
+//     (history imported from a legacy system that kept none; README decision
+//     4: unknown is NULL, never "now").
+//   - action (string, never NULL): what the change did, as the ledger records
+//     it: "update" (repointed), "tombstone" (withdrawn, ark-rules.md §5),
+//     "metadata" (ERC fields changed) or "restore" (a tombstone lifted).
 //   - before_url (string, NULL allowed): the target before the change. NULL
 //     when the ledger holds no previous target; "" when the target was truly
 //     empty (an empty url returns the description, ark-rules.md §4).
 //   - after_url (string, NULL allowed): the target after the change, with the
 //     same NULL / "" rule as before_url.
 //   - by (string, NULL allowed): the public client_id of the client that made
-//     the change, never its internal key (README decision 6); NULL when the
-//     change carries no client (e.g. imported history). Never "".
+//     the change, never its internal key (README decision 6); for a change
+//     without a registered client (e.g. imported history), who made it as the
+//     source recorded it; NULL when neither is known. Never "".
 type ChangeRow struct {
-	ARK       string    `parquet:"ark"`
-	NAAN      string    `parquet:"naan,dict"`
-	Shoulder  string    `parquet:"shoulder,dict"`
-	At        time.Time `parquet:"at,timestamp(microsecond:utc)"`
-	Action    string    `parquet:"action,dict"`
-	BeforeURL *string   `parquet:"before_url"`
-	AfterURL  *string   `parquet:"after_url"`
-	By        *string   `parquet:"by,dict"`
+	ARK       string     `parquet:"ark"`
+	NAAN      string     `parquet:"naan,dict"`
+	Shoulder  string     `parquet:"shoulder,dict"`
+	At        *time.Time `parquet:"at,timestamp(microsecond:utc)"`
+	Action    string     `parquet:"action,dict"`
+	BeforeURL *string    `parquet:"before_url"`
+	AfterURL  *string    `parquet:"after_url"`
+	By        *string    `parquet:"by,dict"`
 }
 
 // ARKRow is one ARK of the ledger as `arkhe report arks` writes it (issue 5;

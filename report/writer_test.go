@@ -22,17 +22,19 @@ import (
 
 func sp(s string) *string { return &s }
 
+func tp(t time.Time) *time.Time { return &t }
+
 // changeFixture covers NULL before_url, empty after_url, NULL after_url,
 // NULL by, sub-second microseconds, a non-UTC input zone, nanoseconds that
 // must be truncated, and a URL needing CSV quoting.
 func changeFixture() []ChangeRow {
 	jst := time.FixedZone("JST", 9*3600)
 	return []ChangeRow{
-		{ARK: "ark:99999/x9aaa1", NAAN: "99999", Shoulder: "/x9", At: time.Date(2024, 3, 1, 12, 34, 56, 123456789, jst),
+		{ARK: "ark:99999/x9aaa1", NAAN: "99999", Shoulder: "/x9", At: tp(time.Date(2024, 3, 1, 12, 34, 56, 123456789, jst)),
 			Action: "update", BeforeURL: nil, AfterURL: sp("https://example.org/a"), By: sp("client-a")},
-		{ARK: "ark:99999/x9bbb2", NAAN: "99999", Shoulder: "/x9", At: time.Date(2024, 3, 2, 0, 0, 0, 1000, time.UTC),
+		{ARK: "ark:99999/x9bbb2", NAAN: "99999", Shoulder: "/x9", At: tp(time.Date(2024, 3, 2, 0, 0, 0, 1000, time.UTC)),
 			Action: "update", BeforeURL: sp("https://example.org/a"), AfterURL: sp(""), By: nil},
-		{ARK: "ark:12345/bc7ccc3", NAAN: "12345", Shoulder: "/bc7", At: time.Date(1999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		{ARK: "ark:12345/bc7ccc3", NAAN: "12345", Shoulder: "/bc7", At: tp(time.Date(1999, 12, 31, 23, 59, 59, 999999999, time.UTC)),
 			Action: "tombstone", BeforeURL: sp(`https://example.org/?q="a,b"`), AfterURL: nil, By: sp("client-b")},
 	}
 }
@@ -133,7 +135,7 @@ func TestChangeRowParquetDuckDB(t *testing.T) {
 	for _, row := range s.Rows {
 		name := row["name"].(string)
 		wantRep := "REQUIRED"
-		if name == "before_url" || name == "after_url" || name == "by" {
+		if name == "at" || name == "before_url" || name == "after_url" || name == "by" {
 			wantRep = "OPTIONAL"
 		}
 		if row["repetition_type"] != wantRep {
@@ -171,12 +173,12 @@ func TestChangeRowParquetGo(t *testing.T) {
 	}
 	for i := range rows {
 		want := rows[i]
-		want.At = want.At.Truncate(time.Microsecond)
+		wantAt := want.At.Truncate(time.Microsecond)
 		g := got[i]
-		if !g.At.Equal(want.At) || g.At.UTC().Format(layoutMicros) != changeFixtureAt[i] {
-			t.Errorf("row %d at = %v, want %v", i, g.At, want.At)
+		if g.At == nil || !g.At.Equal(wantAt) || g.At.UTC().Format(layoutMicros) != changeFixtureAt[i] {
+			t.Errorf("row %d at = %v, want %v", i, g.At, wantAt)
 		}
-		g.At, want.At = time.Time{}, time.Time{}
+		g.At, want.At = nil, nil
 		if !reflect.DeepEqual(g, want) {
 			t.Errorf("row %d = %+v, want %+v", i, g, want)
 		}
@@ -503,7 +505,7 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 	bad := changeFixture()
 	bad[1].BeforeURL = sp("https://example.org/\xff")
 	zero := changeFixture()
-	zero[2].At = time.Time{}
+	zero[2].At = &time.Time{}
 	for _, f := range []Format{Parquet, CSV, JSONL} {
 		for _, tc := range []struct {
 			name   string
@@ -773,7 +775,7 @@ func TestMillionChangeRows(t *testing.T) {
 			}
 			batch[i] = ChangeRow{
 				ARK: "ark:99999/" + name, NAAN: "99999", Shoulder: "/x9",
-				At:     base.Add(time.Duration(n) * 1001 * time.Microsecond),
+				At:     tp(base.Add(time.Duration(n) * 1001 * time.Microsecond)),
 				Action: "update", BeforeURL: before,
 				AfterURL: sp("https://new.example.org/objects/" + name), By: sp("host-move"),
 			}

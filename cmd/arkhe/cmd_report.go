@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/report"
+	"github.com/arkhe-ledger/arkhe/verify"
+)
+
+func reportCommand(e *env) *cli.Command {
+	flags := func(what string) []cli.Flag {
+		return []cli.Flag{
+			&cli.StringFlag{Name: "since", Usage: what + " at or after this time (RFC 3339 or a date, UTC midnight)"},
+			&cli.StringFlag{Name: "until", Usage: what + " before this time"},
+			&cli.StringFlag{Name: "naan", Usage: "only this NAAN"},
+			&cli.StringFlag{Name: "shoulder", Usage: "only this shoulder (/x9)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file (default in the current directory, named after the report and format)"},
+			&cli.StringFlag{Name: "format", Usage: "parquet, csv or jsonl (default: from the output's extension, else parquet)"},
+		}
+	}
+	return &cli.Command{
+		Name:  "report",
+		Usage: "write the ledger's history or contents as Parquet (or CSV, JSON Lines), streamed and atomic",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "changes",
+				Usage: "ARK_CHANGE rows: where ARKs pointed, when, by whom (columns: ark naan shoulder at action before_url after_url by)",
+				Flags: flags("changes"),
+				Action: func(c *cli.Context) error {
+					return runReport(c, e, "changes", "ARK_CHANGE rows", verify.ChangeRows)
+				},
+			},
+			{
+				Name:  "arks",
+				Usage: "the ARKs (columns: ark naan shoulder target who what when commitment status tombstone_reason created_at updated_at)",
+				Flags: flags("ARKs created"),
+				Action: func(c *cli.Context) error {
+					return runReport(c, e, "arks", "ARKs", verify.ARKRows)
+				},
+			},
+		},
+	}
+}
+
+// runReport writes one report: rows from the ledger through report.Writer, atomically.
+func runReport[T any](c *cli.Context, e *env, name, what string,
+	rows func(context.Context, *loader.Ledger, verify.ReportFilter) iter.Seq2[T, error]) error {
+	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
+	if c.NArg() > 0 {
+		return cannot(fmt.Errorf("report %s: unexpected argument %q", name, c.Args().First()))
+	}
+	var f verify.ReportFilter
+	var err error
+	if f.Since, err = parseTime(c.String("since")); err != nil {
+		return cannot(fmt.Errorf("--since: %w", err))
+	}
+	if f.Until, err = parseTime(c.String("until")); err != nil {
+		return cannot(fmt.Errorf("--until: %w", err))
+	}
+	f.NAAN, f.Shoulder = c.String("naan"), c.String("shoulder")
+	if err := f.Validate(); err != nil {
+		return cannot(err)
+	}
+	path, flag := c.String("output"), c.String("format")
+	if path == "" {
+		format := report.Parquet
+		if flag != "" {
+			if format, err = report.ParseFormat(flag); err != nil {
+				return cannot(err)
+			}
+		}
+		path = name + format.Extension()
+	}
+	format, err := report.ResolveFormat(flag, path)
+	if err != nil {
+		return cannot(err)
+	}
+	w, err := report.Create[T](path, format)
+	if err != nil {
+		return cannot(err)
+	}
+	defer w.Abort()
+	l, err := openInitialized(c, e, 2)
+	if err != nil {
+		return cannot(err)
+	}
+	defer l.Close()
+	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "writing "+what, -1)
+	counted := func(yield func(T, error) bool) {
+		var n int64
+		for r, err := range rows(c.Context, l, f) {
+			if err == nil {
+				if n++; n%10_000 == 0 {
+					p.Add(10_000)
+				}
+			}
+			if !yield(r, err) {
+				return
+			}
+		}
+	}
+	n, err := w.WriteSeq(c.Context, counted)
+	p.Finish()
+	if err != nil {
+		return cannot(err)
+	}
+	if err := w.Close(); err != nil {
+		return cannot(err)
+	}
+	fmt.Fprintf(e.stdout, "wrote %s %s to %s (%s)\n", group(n), what, path, format)
+	return nil
+}

@@ -1,0 +1,613 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+)
+
+// shoulderInfo is a registered shoulder as the ARK pass needs it.
+type shoulderInfo struct {
+	naan    string
+	stored  string // "/x9"
+	bare    string // "x9"; "" for the NAAN-wide shoulder "/"
+	label   string // "99999/x9"
+	zone    ark.Zone
+	retired *time.Time
+	// retiredMicros is retired as microseconds since 2000-01-01 UTC (binary timestamptz).
+	retiredMicros int64
+	// longer are the shoulders of the same NAAN whose bare form extends this one's, longest
+	// first: a name matching one of them belongs there (longest prefix, decision 2).
+	longer []*shoulderInfo
+}
+
+// pgEpochMicros is the origin of PostgreSQL's binary timestamps, 2000-01-01T00:00:00Z, in
+// microseconds since the Unix epoch.
+const pgEpochMicros = 946_684_800_000_000
+
+// loadShoulders reads every shoulder, keyed by its internal id (used only to join, never shown).
+func loadShoulders(ctx context.Context, ln *lane) (map[int64]*shoulderInfo, error) {
+	rows, err := ln.tx.Query(ctx, `select id, naan, shoulder, check_zone, retired_at from shoulder`)
+	if err != nil {
+		return nil, fmt.Errorf("verify: read shoulders: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]*shoulderInfo{}
+	byNAAN := map[string][]*shoulderInfo{}
+	for rows.Next() {
+		var id int64
+		var s shoulderInfo
+		var zone string
+		if err := rows.Scan(&id, &s.naan, &s.stored, &zone, &s.retired); err != nil {
+			return nil, fmt.Errorf("verify: read shoulders: %w", err)
+		}
+		z, err := ark.ParseZone(zone)
+		if err != nil {
+			return nil, fmt.Errorf("verify: shoulder %s of NAAN %s: %w", s.stored, s.naan, err)
+		}
+		s.zone = z
+		s.bare = ark.BareShoulder(s.stored)
+		s.label = s.naan + s.stored
+		if s.retired != nil {
+			s.retiredMicros = s.retired.UnixMicro() - pgEpochMicros
+		}
+		out[id] = &s
+		byNAAN[s.naan] = append(byNAAN[s.naan], &s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("verify: read shoulders: %w", err)
+	}
+	for _, list := range byNAAN {
+		for _, s := range list {
+			for _, t := range list {
+				if len(t.bare) > len(s.bare) && strings.HasPrefix(t.bare, s.bare) {
+					s.longer = append(s.longer, t)
+				}
+			}
+			// longest first
+			for i := 1; i < len(s.longer); i++ {
+				for j := i; j > 0 && len(s.longer[j].bare) > len(s.longer[j-1].bare); j-- {
+					s.longer[j], s.longer[j-1] = s.longer[j-1], s.longer[j]
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// streamLayout says which optional columns the ARK pass streams: each is left out when it
+// would be the same for every row, so the server sends only what varies.
+type streamLayout struct {
+	then    bool // whether the ARK counts against the baseline (only with a baseline)
+	scope   bool // whether the ARK is in the --since scope (only with --since)
+	created bool // created_at of ARKs of retired shoulders (only when a shoulder is retired)
+}
+
+// fields returns the number of columns.
+func (l streamLayout) fields() int {
+	n := 5
+	for _, b := range []bool{l.then, l.scope, l.created} {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// streamQuery returns the binary COPY of the ARK pass, one row per ARK: the ledger key, the
+// shoulder id and seq (internal: a join key and the digest's seed, never shown), minted by
+// arkhe (import_run_id is null), check_ok, then the optional columns of the layout. Plain
+// columns and boolean tests only: the hashes are computed by the client (hashTextExtended),
+// so the server does little more than for the floor's COPY (SELECT ark, url FROM ark).
+func (a *audit) streamQuery(r ageRef) (string, streamLayout) {
+	var lay streamLayout
+	cols := []string{"a.ark", "a.shoulder_id", "a.seq", "a.import_run_id is null", "a.check_ok"}
+	then, join := a.inBaseline(r)
+	if a.base != nil {
+		lay.then = true
+		cols = append(cols, then)
+	}
+	if a.since {
+		lay.scope = true
+		cols = append(cols, fmt.Sprintf("a.seq > %d or c.ark is not null or not %s", a.base.mark, visibleToBase(r)))
+	}
+	var retired []string
+	for id, s := range a.shoulder {
+		if s.retired != nil {
+			retired = append(retired, strconv.FormatInt(id, 10))
+		}
+	}
+	if len(retired) > 0 {
+		lay.created = true
+		cols = append(cols, fmt.Sprintf("case when a.shoulder_id = any('{%s}'::bigint[]) then a.created_at end", strings.Join(retired, ",")))
+	}
+	return fmt.Sprintf(`copy (select %s from ark a %s) to stdout (format binary)`, strings.Join(cols, ", "), join), lay
+}
+
+// arkPass streams the ARKs (binary COPY) to cfg.Workers goroutines that run the ARK-level
+// checks and add up the digest and the receipt hash.
+func (a *audit) arkPass(ctx context.Context, ln *lane) error {
+	query, lay := a.streamQuery(ln.age)
+	workers := a.cfg.Workers
+	batches := make(chan []byte, 2*workers)
+	free := make(chan []byte, 2*workers+2)
+	g, gctx := errgroup.WithContext(ctx)
+	var done atomic.Int64
+	stats := make([]*passStats, workers)
+	for w := range workers {
+		ps := newPassStats()
+		stats[w] = ps
+		g.Go(func() error {
+			for b := range batches {
+				n, err := a.checkBatch(b, lay, ps)
+				if err != nil {
+					return err
+				}
+				select {
+				case free <- b:
+				default:
+				}
+				total := done.Add(n)
+				if a.cfg.Progress != nil {
+					a.cfg.Progress(total)
+				}
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(batches)
+		sp := newCopySplitter(gctx, lay.fields(), batches, free)
+		if _, err := ln.tx.Conn().PgConn().CopyTo(gctx, sp, query); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("verify: stream ARKs: %w", err)
+		}
+		return sp.finish()
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	a.mergeStats(stats)
+	return nil
+}
+
+// checkBatch adds up and checks every tuple of one batch and returns how many.
+func (a *audit) checkBatch(b []byte, lay streamLayout, ps *passStats) (int64, error) {
+	r := tupleReader{b: b}
+	var n int64
+	for r.next() {
+		key := r.field()
+		sid, _, err := r.int64Field()
+		if err != nil {
+			return n, err
+		}
+		seq, _, err := r.int64Field()
+		if err != nil {
+			return n, err
+		}
+		minted := r.boolField()
+		checkOK := r.field()
+		then, inScope := false, true
+		if lay.then {
+			then = r.boolField()
+		}
+		if lay.scope {
+			inScope = r.boolField()
+		}
+		var created int64
+		var hasCreated bool
+		if lay.created {
+			if created, hasCreated, err = r.int64Field(); err != nil {
+				return n, err
+			}
+		}
+		if key == nil {
+			return n, fmt.Errorf("verify: %w: an ARK without a key", errCopyFormat)
+		}
+		k := groupKey{shoulder: sid, block: seq >> blockShift, then: then}
+		g := ps.groups[k]
+		if g == nil {
+			g = &groupSum{}
+			ps.groups[k] = g
+		}
+		g.n++
+		g.d += hashTextExtended(key, uint64(seq))
+		g.max = max(g.max, seq)
+		if minted {
+			ps.minted.add(blockSum{n: 1, d: hashTextExtended(key, 0)})
+		}
+		n++
+		if !inScope {
+			continue
+		}
+		ps.checked++
+		// decision 8: an imported ARK whose failing check character the import recorded
+		knownBad := !minted && len(checkOK) == 1 && checkOK[0] == 0
+		a.checkARK("ark:"+string(key), a.shoulder[sid], knownBad, created, hasCreated)
+	}
+	return n, nil
+}
+
+// checkARK runs the ARK-level checks on one ledger key, given with the label as stored
+// ("ark:" + key: one allocation per ARK). sh is its shoulder (nil when not registered);
+// knownBad says the import recorded a failing check character; created is created_at in
+// microseconds since 2000, given only for ARKs of retired shoulders.
+func (a *audit) checkARK(stored string, sh *shoulderInfo, knownBad bool, created int64, hasCreated bool) {
+	key := stored[len("ark:"):]
+	p, err := ark.Parse(stored)
+	if err != nil {
+		var le *ark.LimitError
+		if errors.As(err, &le) {
+			a.rec.add(CheckWidth, stored, stored, le.Error())
+		} else {
+			a.rec.add(CheckSyntax, stored, stored, err.Error())
+		}
+		return
+	}
+	if p.Key() != key {
+		a.rec.add(CheckNormalized, stored, stored,
+			fmt.Sprintf("stored as %q, normalized %q (ark-rules.md §2)", key, p.Key()))
+		return
+	}
+	if !a.naans[p.NAAN] {
+		a.rec.add(CheckNAANExists, stored, stored, fmt.Sprintf("NAAN %s is not registered", p.NAAN))
+	}
+	if sh == nil {
+		a.rec.add(CheckShoulderExists, stored, stored, "the ARK's shoulder is not registered")
+		return
+	}
+	if sh.naan != p.NAAN {
+		a.rec.add(CheckShoulderNAAN, stored, stored,
+			fmt.Sprintf("its shoulder %s belongs to NAAN %s, not %s", sh.stored, sh.naan, p.NAAN))
+	}
+	if !strings.HasPrefix(p.Name, sh.bare) {
+		a.rec.add(CheckShoulderPrefix, stored, stored,
+			fmt.Sprintf("name %s does not start with its shoulder %s", p.Name, sh.stored))
+	} else {
+		for _, l := range sh.longer {
+			if strings.HasPrefix(p.Name, l.bare) {
+				a.rec.add(CheckShoulderPrefix, stored, stored,
+					fmt.Sprintf("name %s falls under the longer shoulder %s, not %s (longest prefix, README decision 2)", p.Name, l.stored, sh.stored))
+				break
+			}
+		}
+	}
+	if sh.zone != ark.ZoneNone {
+		if err := ark.VerifyDetail(p, sh.zone); err != nil && !knownBad {
+			a.rec.add(CheckCheckCharacter, stored, stored,
+				fmt.Sprintf("%v (zone %s of shoulder %s)", err, sh.zone, sh.label))
+		}
+	}
+	if sh.retired != nil && hasCreated && created > sh.retiredMicros {
+		at := time.UnixMicro(created + pgEpochMicros).UTC()
+		a.rec.add(CheckMintedAfterRetired, stored, stored,
+			fmt.Sprintf("created %s, after shoulder %s was retired at %s", at.Format(time.RFC3339Nano), sh.label,
+				sh.retired.UTC().Format(time.RFC3339Nano)))
+	}
+}
+
+// schemaCheck runs schema.triggers.
+func (a *audit) schemaCheck(ctx context.Context, ln *lane) error {
+	if err := checkSchema(ctx, ln.tx, a.rec); err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckSchema, err)
+	}
+	return nil
+}
+
+// clientCheck runs client.pinned_to_retired.
+func (a *audit) clientCheck(ctx context.Context, ln *lane) error {
+	rows, err := ln.tx.Query(ctx, `select c.client_id, s.naan || s.shoulder, s.retired_at
+		from client c join shoulder s on s.id = c.shoulder_id
+		where c.active and s.status = 'retired' and 'ark:mint' = any (c.allowed_scopes)
+		  and (c.expires_at is null or c.expires_at > now())
+		order by c.client_id`)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckPinnedToRetired, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var client, shoulder string
+		var retired *time.Time
+		if err := rows.Scan(&client, &shoulder, &retired); err != nil {
+			return fmt.Errorf("verify: %s: %w", CheckPinnedToRetired, err)
+		}
+		when := ""
+		if retired != nil {
+			when = " at " + retired.UTC().Format(time.RFC3339)
+		}
+		a.rec.add(CheckPinnedToRetired, "client "+client, "",
+			fmt.Sprintf("client %s is active, may mint, and is pinned to shoulder %s, retired%s: its mints will be refused", client, shoulder, when))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckPinnedToRetired, err)
+	}
+	return nil
+}
+
+// receiptNAANBad is the condition of receipt.naan_of_client over mint_receipt r left join
+// client c: the client is not registered, or (unless its authority is system) its NAAN is not
+// the ARK's.
+const receiptNAANBad = `c.id is null or (c.authority <> 'system' and c.naan <> split_part(r.ark, '/', 1))`
+
+// receiptTotals counts the receipts and sums their receiptHash, for the fast path of
+// receipt.ark_exists and ark.receipt_missing, and finds whether any may fail
+// receipt.naan_of_client, in one scan without a join: per client, the smallest and largest
+// receipt ARK. In byte order (every key is COLLATE "C") every string between two that start
+// with "NAAN/" starts with it too, so when both do for the client's NAAN, all its receipts
+// are in that NAAN.
+func (a *audit) receiptTotals(ctx context.Context, ln *lane) error {
+	type client struct{ naan, authority string }
+	clients := map[int64]client{}
+	rows, err := ln.tx.Query(ctx, `select id, naan, authority from client`)
+	if err != nil {
+		return fmt.Errorf("verify: read clients: %w", err)
+	}
+	for rows.Next() {
+		var id int64
+		var c client
+		if err := rows.Scan(&id, &c.naan, &c.authority); err != nil {
+			rows.Close()
+			return fmt.Errorf("verify: read clients: %w", err)
+		}
+		clients[id] = c
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: read clients: %w", err)
+	}
+	q := fmt.Sprintf(`select client_pk, count(*), sum(%s)::text, min(ark), max(ark) from mint_receipt group by client_pk`,
+		fmt.Sprintf(receiptHash, "ark"))
+	rows, err = ln.tx.Query(ctx, q)
+	if err != nil {
+		return fmt.Errorf("verify: count receipts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, n int64
+		var sum, lo, hi string
+		if err := rows.Scan(&id, &n, &sum, &lo, &hi); err != nil {
+			return fmt.Errorf("verify: count receipts: %w", err)
+		}
+		s, err := sumMod64(sum)
+		if err != nil {
+			return fmt.Errorf("verify: count receipts: %w", err)
+		}
+		a.receipts.add(blockSum{n: n, d: s})
+		c, ok := clients[id]
+		if !ok || (c.authority != "system" && !(strings.HasPrefix(lo, c.naan+"/") && strings.HasPrefix(hi, c.naan+"/"))) {
+			a.receiptNAANSuspect = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: count receipts: %w", err)
+	}
+	return nil
+}
+
+// receiptExact runs receipt.ark_exists and ark.receipt_missing by anti-join, unless the
+// multiset of receipt ARKs equals that of minted ARKs (same count and hash sum, from
+// receiptTotals and the ARK pass; it runs after both), which rules both out.
+func (a *audit) receiptExact(ctx context.Context, ln *lane) error {
+	if a.receipts == a.digest.minted {
+		return nil
+	}
+	rows, err := ln.tx.Query(ctx, `select r.ark, r.request_id, c.client_id from mint_receipt r
+		left join client c on c.id = r.client_pk
+		where not exists (select 1 from ark a where a.ark = r.ark)
+		order by r.ark, r.request_id`)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckReceiptARKExists, err)
+	}
+	for rows.Next() {
+		var key, request string
+		var client *string
+		if err := rows.Scan(&key, &request, &client); err != nil {
+			rows.Close()
+			return fmt.Errorf("verify: %s: %w", CheckReceiptARKExists, err)
+		}
+		s := "ark:" + key
+		a.rec.add(CheckReceiptARKExists, s, s, fmt.Sprintf("the receipt of %s for request ID %q points at %s, which is not in the ledger", clientName(client), request, s))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckReceiptARKExists, err)
+	}
+	rows, err = ln.tx.Query(ctx, `select a.ark from ark a
+		where a.import_run_id is null and not exists (select 1 from mint_receipt r where r.ark = a.ark)
+		order by a.ark`)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckReceiptMissing, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return fmt.Errorf("verify: %s: %w", CheckReceiptMissing, err)
+		}
+		s := "ark:" + key
+		a.rec.add(CheckReceiptMissing, s, s, "minted by arkhe (no import run) but no receipt records it")
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckReceiptMissing, err)
+	}
+	return nil
+}
+
+// clientName names a receipt's client for a finding: its public client_id, never its key.
+func clientName(client *string) string {
+	if client == nil {
+		return "an unregistered client"
+	}
+	return "client " + *client
+}
+
+// receiptNAANCheck lists the findings of receipt.naan_of_client, when receiptTotals (run
+// before on this lane) found a client whose receipts may fail it.
+func (a *audit) receiptNAANCheck(ctx context.Context, ln *lane) error {
+	if !a.receiptNAANSuspect {
+		return nil
+	}
+	rows, err := ln.tx.Query(ctx, `select r.ark, r.request_id, c.client_id, c.naan from mint_receipt r
+		left join client c on c.id = r.client_pk
+		where `+receiptNAANBad+`
+		order by r.ark, r.request_id`)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckReceiptNAAN, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, request string
+		var client, naan *string
+		if err := rows.Scan(&key, &request, &client, &naan); err != nil {
+			return fmt.Errorf("verify: %s: %w", CheckReceiptNAAN, err)
+		}
+		s := "ark:" + key
+		detail := fmt.Sprintf("the receipt for request ID %q of %s is held by a client that is not registered", request, s)
+		if client != nil {
+			arkNAAN, _, _ := strings.Cut(key, "/")
+			detail = fmt.Sprintf("the receipt for request ID %q is held by client %s of NAAN %s, but %s is in NAAN %s", request, *client, *naan, s, arkNAAN)
+		}
+		a.rec.add(CheckReceiptNAAN, s, s, detail)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckReceiptNAAN, err)
+	}
+	return nil
+}
+
+// requestUniqueCheck runs receipt.request_unique: trusted to a valid unique index on exactly
+// (client_pk, request_id) when there is one, else by grouping the receipts.
+func (a *audit) requestUniqueCheck(ctx context.Context, ln *lane) error {
+	var indexed bool
+	err := ln.tx.QueryRow(ctx, `select exists (
+		select 1 from pg_index i
+		where i.indrelid = 'mint_receipt'::regclass and i.indisunique and i.indisvalid and i.indisready
+		  and i.indpred is null and i.indexprs is null and i.indnatts = 2
+		  and (select array_agg(a.attname::text order by a.attname) from pg_attribute a
+		       where a.attrelid = i.indrelid and a.attnum = any (i.indkey)) = array['client_pk', 'request_id'])`).Scan(&indexed)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckRequestUnique, err)
+	}
+	if indexed {
+		return nil
+	}
+	rows, err := ln.tx.Query(ctx, `select c.client_id, r.request_id, count(distinct r.ark), (array_agg(distinct r.ark order by r.ark))[1:3]
+		from mint_receipt r left join client c on c.id = r.client_pk
+		group by r.client_pk, c.client_id, r.request_id
+		having count(distinct r.ark) > 1
+		order by 2, 1`)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckRequestUnique, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var client *string
+		var request string
+		var n int64
+		var keys []string
+		if err := rows.Scan(&client, &request, &n, &keys); err != nil {
+			return fmt.Errorf("verify: %s: %w", CheckRequestUnique, err)
+		}
+		arks := make([]string, len(keys))
+		for i, k := range keys {
+			arks[i] = "ark:" + k
+		}
+		more := ""
+		if int64(len(arks)) < n {
+			more = ", ..."
+		}
+		a.rec.add(CheckRequestUnique, arks[0], arks[0],
+			fmt.Sprintf("request ID %q of %s maps to %d ARKs: %s%s", request, clientName(client), n, strings.Join(arks, ", "), more))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckRequestUnique, err)
+	}
+	return nil
+}
+
+// chainCheck runs change.chain with window functions over ARK_CHANGE; the last change of each
+// ARK is compared with the ARK by a primary-key lookup (OFFSET 0 keeps the planner from
+// turning the lookups into a scan of every ARK), so the check costs what the history holds,
+// not what the ledger holds. One finding per ARK, for its first break.
+func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
+	scope := ""
+	if a.since {
+		scope = fmt.Sprintf("where c.ark in (%s)", a.changedSince())
+	}
+	q := fmt.Sprintf(`select x.ark, x.rn, x.before_url, x.prev_url, x.before_status, x.prev_status,
+			x.after_url, x.after_status, cur.found, cur.url, cur.status
+		from (select c.ark, c.before_url, c.after_url, c.before_status, c.after_status,
+		             lag(c.after_url) over w as prev_url, lag(c.after_status) over w as prev_status,
+		             row_number() over w as rn, lead(c.id) over w is null as last
+		      from ark_change c %s
+		      window w as (partition by c.ark order by c.id)) x
+		left join lateral (select true as found, a.url, a.status from ark a
+		                   where a.ark = x.ark and x.last offset 0) cur on true
+		where (x.rn > 1 and (x.before_url is distinct from x.prev_url or x.before_status <> x.prev_status))
+		   or (x.last and (cur.found is null or cur.url is distinct from x.after_url or x.after_status <> cur.status))
+		order by x.ark, x.rn`, scope)
+	rows, err := ln.tx.Query(ctx, q)
+	if err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckChangeChain, err)
+	}
+	defer rows.Close()
+	prev := ""
+	for rows.Next() {
+		var key string
+		var rn int64
+		var beforeURL, prevURL, beforeStatus, prevStatus, afterURL, afterStatus, url, status *string
+		var found *bool
+		if err := rows.Scan(&key, &rn, &beforeURL, &prevURL, &beforeStatus, &prevStatus, &afterURL, &afterStatus,
+			&found, &url, &status); err != nil {
+			return fmt.Errorf("verify: %s: %w", CheckChangeChain, err)
+		}
+		if key == prev {
+			continue
+		}
+		prev = key
+		s := "ark:" + key
+		var detail string
+		switch {
+		case rn > 1 && !sameString(beforeURL, prevURL):
+			detail = fmt.Sprintf("change %d starts from target %s, but change %d ended at %s", rn, quoted(beforeURL), rn-1, quoted(prevURL))
+		case rn > 1 && beforeStatus != nil && prevStatus != nil && *beforeStatus != *prevStatus:
+			detail = fmt.Sprintf("change %d starts from status %s, but change %d ended at %s", rn, *beforeStatus, rn-1, *prevStatus)
+		case found == nil:
+			detail = fmt.Sprintf("%d ARK_CHANGE rows for an ARK that is not in the ledger", rn)
+		case !sameString(afterURL, url):
+			detail = fmt.Sprintf("the last change (change %d) ends at target %s, but the ARK points to %s", rn, quoted(afterURL), quoted(url))
+		default:
+			detail = fmt.Sprintf("the last change (change %d) ends at status %s, but the ARK's status is %s", rn, quoted(afterStatus), quoted(status))
+		}
+		a.rec.add(CheckChangeChain, s, s, detail)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: %s: %w", CheckChangeChain, err)
+	}
+	return nil
+}
+
+func sameString(x, y *string) bool {
+	if x == nil || y == nil {
+		return x == nil && y == nil
+	}
+	return *x == *y
+}
+
+// quoted renders a nullable value for a finding: %q, or "(none)" for NULL.
+func quoted(s *string) string {
+	if s == nil {
+		return "(none)"
+	}
+	return strconv.Quote(*s)
+}

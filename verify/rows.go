@@ -1,0 +1,125 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/report"
+)
+
+// ReportFilter selects the rows of ChangeRows and ARKRows (`arkhe report changes|arks`). The
+// zero value selects every row.
+type ReportFilter struct {
+	// Since and Until bound the time, Since inclusive and Until exclusive: ARK_CHANGE.at for
+	// ChangeRows, ark.created_at for ARKRows. A row without a time is left out when either is
+	// set. nil: unbounded.
+	Since, Until *time.Time
+	// NAAN keeps only the rows of this NAAN; "" for all.
+	NAAN string
+	// Shoulder keeps only the rows of this shoulder, in stored ("/x9") or bare ("x9") form;
+	// "" for all. Without NAAN it matches that shoulder string in every NAAN.
+	Shoulder string
+}
+
+// Validate reports a filter that can select nothing by construction: Until not after Since.
+func (f ReportFilter) Validate() error {
+	if f.Since != nil && f.Until != nil && !f.Until.After(*f.Since) {
+		return fmt.Errorf("report: --until %s is not after --since %s", f.Until.UTC().Format(time.RFC3339), f.Since.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// args returns the filter as the four query parameters $1..$4.
+func (f ReportFilter) args() []any {
+	shoulder := f.Shoulder
+	if shoulder != "" {
+		shoulder = ark.StoredShoulder(shoulder)
+	}
+	return []any{f.Since, f.Until, f.NAAN, shoulder}
+}
+
+// changeQuery streams ARK_CHANGE with the ARK in canonical form and the client's public
+// client_id (never an internal key; README decisions 6 and 17), in the order the changes were
+// recorded. A change of an ARK missing from the ledger still appears (NAAN from its key,
+// shoulder "").
+const changeQuery = `select 'ark:' || c.ark, coalesce(a.naan, split_part(c.ark, '/', 1)), coalesce(s.shoulder, ''),
+		c.at, c.action, c.before_url, c.after_url, coalesce(cl.client_id, nullif(c.by_text, ''))
+	from ark_change c
+	left join ark a on a.ark = c.ark
+	left join shoulder s on s.id = a.shoulder_id
+	left join client cl on cl.id = c.by_client
+	where ($1::timestamptz is null or c.at >= $1) and ($2::timestamptz is null or c.at < $2)
+	  and ($3::text = '' or coalesce(a.naan, split_part(c.ark, '/', 1)) = $3)
+	  and ($4::text = '' or s.shoulder = $4)
+	order by c.id`
+
+// ChangeRows streams the ARK_CHANGE rows selected by f as report rows (see report.ChangeRow
+// for the columns), in the order they were recorded, from one snapshot, in bounded memory: the
+// rows come off the connection as the iteration consumes them. An error ends the sequence
+// (yielded once, with a zero row); stopping early releases the connection.
+func ChangeRows(ctx context.Context, l *loader.Ledger, f ReportFilter) iter.Seq2[report.ChangeRow, error] {
+	return streamRows(ctx, l, "ARK_CHANGE", changeQuery, f, func(r pgx.Rows) (report.ChangeRow, error) {
+		var c report.ChangeRow
+		err := r.Scan(&c.ARK, &c.NAAN, &c.Shoulder, &c.At, &c.Action, &c.BeforeURL, &c.AfterURL, &c.By)
+		return c, err
+	})
+}
+
+// arkQuery streams the ARKs, in the ledger's physical order (close to insertion order; no sort).
+const arkQuery = `select 'ark:' || a.ark, a.naan, coalesce(s.shoulder, ''), a.url, a.erc_who, a.erc_what, a.erc_when,
+		a.commitment, a.status, a.tombstone_reason, a.created_at, a.updated_at
+	from ark a
+	left join shoulder s on s.id = a.shoulder_id
+	where ($1::timestamptz is null or a.created_at >= $1) and ($2::timestamptz is null or a.created_at < $2)
+	  and ($3::text = '' or a.naan = $3)
+	  and ($4::text = '' or s.shoulder = $4)`
+
+// ARKRows streams the ARKs selected by f as report rows (see report.ARKRow for the columns),
+// in the ledger's physical order, like ChangeRows.
+func ARKRows(ctx context.Context, l *loader.Ledger, f ReportFilter) iter.Seq2[report.ARKRow, error] {
+	return streamRows(ctx, l, "ARK", arkQuery, f, func(r pgx.Rows) (report.ARKRow, error) {
+		var a report.ARKRow
+		err := r.Scan(&a.ARK, &a.NAAN, &a.Shoulder, &a.Target, &a.Who, &a.What, &a.When,
+			&a.Commitment, &a.Status, &a.TombstoneReason, &a.CreatedAt, &a.UpdatedAt)
+		return a, err
+	})
+}
+
+// streamRows runs query with f's parameters and yields each row through scan.
+func streamRows[T any](ctx context.Context, l *loader.Ledger, what, query string, f ReportFilter,
+	scan func(pgx.Rows) (T, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		if err := f.Validate(); err != nil {
+			yield(zero, err)
+			return
+		}
+		rows, err := l.Pool.Query(ctx, query, f.args()...)
+		if err != nil {
+			yield(zero, fmt.Errorf("report: read %s: %w", what, err))
+			return
+		}
+		defer rows.Close()
+		var n int64
+		for rows.Next() {
+			n++
+			v, err := scan(rows)
+			if err != nil {
+				yield(zero, fmt.Errorf("report: read %s row %d: %w", what, n, err))
+				return
+			}
+			if !yield(v, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(zero, fmt.Errorf("report: read %s: %w", what, err))
+		}
+	}
+}
