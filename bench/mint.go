@@ -1,0 +1,739 @@
+// Package bench holds arkhe's benchmarks: the macro runs behind `arkhe bench ...` and the micro
+// benchmarks of `go test -bench` (layout.md). A macro run measures arkhe against the floor — the
+// same rows sent with a plain pgx CopyFrom — on the same server with the same settings, in one run
+// (README decision 16), and prints both.
+package bench
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/pipeline"
+)
+
+// The registration every bench ledger carries.
+const (
+	benchNAAN     = "99999"
+	benchManager  = "bench"
+	benchShoulder = "/x9"
+	benchClient   = "bench-minter"
+)
+
+// ServerSettings returns the names of the settings printed with every result (README decision
+// 16), in print order.
+func ServerSettings() []string {
+	return []string{"server_version", "shared_buffers", "wal_level", "fsync", "synchronous_commit",
+		"full_page_writes", "max_wal_size", "checkpoint_timeout", "wal_compression", "work_mem", "maintenance_work_mem"}
+}
+
+// MintConfig configures RunMint.
+type MintConfig struct {
+	// Rows is the manifest size of the measured run (issue 3: 1,000,000 in make bench).
+	Rows int
+	// Preload is the number of ARKs (with receipts) already in the ledger before the run
+	// (10,000,000 in make bench-large).
+	Preload int
+	// BatchSize and Workers are arkhe's (0: pipeline's defaults); the floor uses the same
+	// BatchSize.
+	BatchSize, Workers int
+	// FloorWorkers is the number of connections the floor COPYs on (0: Workers, the same
+	// parallelism as arkhe).
+	FloorWorkers int
+	// Repeat runs the pair of measurements this many times (0: 1), each into fresh clones, and
+	// reports the median rates.
+	Repeat int
+	// DatabaseURL, if set, is a superuser connection string of an existing server; the bench
+	// creates and drops its databases there. Otherwise a local cluster is started in Dir.
+	DatabaseURL string
+	// Dir holds the local cluster and the manifest. "" makes a temporary directory that is
+	// removed afterwards; a given Dir is kept, with the preloaded template ledger, so the next
+	// run with the same Preload skips preloading (bench-large).
+	Dir string
+	// NameCheck and ReceiptCheck are passed to the mint sink.
+	NameCheck, ReceiptCheck loader.Check
+	// Seed makes the manifest and the preload repeatable.
+	Seed uint64
+	// Log receives progress lines; nil discards.
+	Log io.Writer
+	// PgxCopyFrom makes arkhe send with pgx.CopyFrom and a CopyFromSource instead of its own
+	// binary COPY encoder (loader.MintConfig.PgxCopyFrom).
+	PgxCopyFrom bool
+	// CPUProfile, if set, is a file to write a Go CPU profile of the mint phase (b) to.
+	CPUProfile string
+}
+
+// Phase is one measured load.
+type Phase struct {
+	Rows    int64
+	Elapsed time.Duration
+}
+
+// Rate is rows per second.
+func (p Phase) Rate() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Rows) / p.Elapsed.Seconds()
+}
+
+// MintResult is what RunMint measured.
+type MintResult struct {
+	Config   MintConfig
+	Server   string            // where: "local cluster in DIR" or the database URL's host
+	Settings map[string]string // ServerSettings() as the server reports them
+	Floor    Phase             // (a) plain pgx CopyFrom of the final rows
+	Mint     Phase             // (b) arkhe mint end to end from a CSV manifest
+	Summary  pipeline.Summary  // the mint run's summary
+	// PeakRSS is the process's peak resident set (VmHWM of /proc/self/status, reset before the
+	// mint phase) during the mint phase, in bytes; 0 where /proc is missing.
+	PeakRSS int64
+	// PeakHeap is the peak of live Go heap objects during the mint phase, sampled every 20 ms.
+	PeakHeap int64
+	// ManifestBytes is the size of the generated manifest.
+	ManifestBytes int64
+	// PreloadReused says the preloaded template ledger came from an earlier run.
+	PreloadReused bool
+	// PreloadElapsed is the time spent preloading (0 when reused).
+	PreloadElapsed time.Duration
+	// Stats is where arkhe's sink spent its time (summed over workers).
+	Stats loader.MintStats
+	// FloorCopyARKs, FloorCopyReceipts and FloorCommit split the floor's time the same way.
+	FloorCopyARKs, FloorCopyReceipts, FloorCommit time.Duration
+	// Pairs are the single measurements; Floor, Mint, Summary and Stats above are the medians.
+	Pairs []Pair
+	// FloorCPU and MintCPU are the processor time of the median runs (zero server time with
+	// DatabaseURL: only a local cluster's processes can be read).
+	FloorCPU, MintCPU CPU
+
+	dataDir string
+}
+
+// Ratio is the mint rate over the floor rate (issue 3 targets: ≥ 0.8 empty, ≥ 0.7 at 10 million).
+func (r MintResult) Ratio() float64 {
+	if r.Floor.Rate() == 0 {
+		return 0
+	}
+	return r.Mint.Rate() / r.Floor.Rate()
+}
+
+// RunMint measures bulk mint against the COPY floor (issue 3 "Speed"): a template ledger is
+// migrated, registered and preloaded with cfg.Preload ARKs and receipts; two databases are cloned
+// from it; (b) `arkhe mint` (loader.Ledger.Mint, the CLI's library call) mints a generated CSV
+// manifest of cfg.Rows rows into one; then (a) the floor reads back exactly the ARK and receipt rows
+// (b) wrote and COPYs them, pre-built in memory, with pgx CopyFrom in batches of the same size into
+// the other (same schema, indexes and triggers). Both run on the same server with the same
+// settings, after a CHECKPOINT each.
+func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
+	res := MintResult{Config: cfg}
+	if cfg.Rows <= 0 {
+		return res, errors.New("bench mint: --rows must be positive")
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = pipeline.DefaultBatchSize
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = pipeline.DefaultWorkers
+	}
+	if cfg.FloorWorkers <= 0 {
+		cfg.FloorWorkers = cfg.Workers
+	}
+	if cfg.Repeat <= 0 {
+		cfg.Repeat = 1
+	}
+	res.Config = cfg
+	logw := cfg.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(logw, "bench: "+format+"\n", args...) }
+
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "arkhe-bench-")
+		if err != nil {
+			return res, fmt.Errorf("bench mint: %w", err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, fmt.Errorf("bench mint: %w", err)
+	}
+
+	adminURL := cfg.DatabaseURL
+	if adminURL == "" {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return res, fmt.Errorf("bench mint: %w", err)
+		}
+		c, err := loader.StartCluster(ctx, loader.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: logw})
+		if err != nil {
+			return res, fmt.Errorf("bench mint: %w", err)
+		}
+		defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }() // a kept Dir keeps its data
+		adminURL = c.URL("postgres")
+		res.Server = "local cluster in " + c.DataDir()
+		res.dataDir = c.DataDir()
+	} else {
+		res.Server = redactURL(adminURL)
+	}
+	admin, err := pgxpool.New(ctx, adminURL)
+	if err != nil {
+		return res, fmt.Errorf("bench mint: connect: %w", err)
+	}
+	defer admin.Close()
+	if res.Settings, err = readSettings(ctx, admin); err != nil {
+		return res, err
+	}
+
+	// the template ledger
+	tpl := fmt.Sprintf("bench_tpl_%s_%d", loader.SchemaHash(), cfg.Preload)
+	var exists bool
+	if err := admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, tpl).Scan(&exists); err != nil {
+		return res, fmt.Errorf("bench mint: %w", err)
+	}
+	if exists {
+		res.PreloadReused = true
+		logf("reusing template ledger %s (%d ARKs preloaded)", tpl, cfg.Preload)
+	} else {
+		start := time.Now()
+		if err := buildMintTemplate(ctx, admin, adminURL, tpl, cfg, logf); err != nil {
+			return res, err
+		}
+		res.PreloadElapsed = time.Since(start)
+	}
+	// the manifest
+	manifest := filepath.Join(dir, fmt.Sprintf("manifest-%d-%d.csv", cfg.Rows, cfg.Seed))
+	if fi, err := os.Stat(manifest); err == nil && fi.Size() > 0 {
+		res.ManifestBytes = fi.Size()
+	} else {
+		logf("writing manifest of %d rows", cfg.Rows)
+		st, err := fixtures.CreateManifestCSV(manifest, fixtures.ManifestConfig{Rows: cfg.Rows, Seed: cfg.Seed, Prefix: "bench-"})
+		if err != nil {
+			return res, fmt.Errorf("bench mint: %w", err)
+		}
+		res.ManifestBytes = st.Bytes
+	}
+
+	for i := range cfg.Repeat {
+		p, err := measurePair(ctx, admin, adminURL, tpl, manifest, dir, res.dataDir, cfg, i, logf)
+		res.Pairs = append(res.Pairs, p)
+		if err != nil {
+			return res, err
+		}
+	}
+	// medians by rate; memory: the largest peak; the sink's timings: the median pair's
+	mints := slices.Clone(res.Pairs)
+	slices.SortFunc(mints, func(a, b Pair) int { return cmp.Compare(a.Mint.Rate(), b.Mint.Rate()) })
+	floors := slices.Clone(res.Pairs)
+	slices.SortFunc(floors, func(a, b Pair) int { return cmp.Compare(a.Floor.Rate(), b.Floor.Rate()) })
+	med := mints[len(mints)/2]
+	res.Mint, res.Summary, res.Stats, res.MintCPU = med.Mint, med.Summary, med.Stats, med.MintCPU
+	fm := floors[len(floors)/2]
+	res.Floor, res.FloorCopyARKs, res.FloorCopyReceipts, res.FloorCommit = fm.Floor, fm.FloorCopyARKs, fm.FloorCopyReceipts, fm.FloorCommit
+	res.FloorCPU = fm.FloorCPU
+	for _, p := range res.Pairs {
+		res.PeakRSS, res.PeakHeap = max(res.PeakRSS, p.PeakRSS), max(res.PeakHeap, p.PeakHeap)
+	}
+	return res, nil
+}
+
+// Pair is one measurement of (b) then (a), each into a fresh clone of the template ledger.
+type Pair struct {
+	Floor, Mint                                   Phase
+	Summary                                       pipeline.Summary
+	Stats                                         loader.MintStats
+	PeakRSS, PeakHeap                             int64
+	FloorCopyARKs, FloorCopyReceipts, FloorCommit time.Duration
+	FloorCPU, MintCPU                             CPU
+}
+
+// Ratio is the pair's mint rate over its floor rate.
+func (p Pair) Ratio() float64 {
+	if p.Floor.Rate() == 0 {
+		return 0
+	}
+	return p.Mint.Rate() / p.Floor.Rate()
+}
+
+// measurePair clones the template twice, runs (b) arkhe mint of manifest into one and (a) the
+// floor of the same rows into the other, and drops both.
+func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manifest, dir, dataDir string, cfg MintConfig, i int, logf func(string, ...any)) (Pair, error) {
+	var p Pair
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	mintDB, floorDB := "bench_mint_"+suffix, "bench_floor_"+suffix
+	for _, db := range []string{mintDB, floorDB} {
+		logf("cloning %s from %s", db, tpl)
+		if err := cloneDatabase(ctx, admin, db, tpl); err != nil {
+			return p, err
+		}
+		defer func() {
+			_, _ = admin.Exec(context.WithoutCancel(ctx), `drop database if exists `+pgx.Identifier{db}.Sanitize()+` with (force)`)
+		}()
+	}
+
+	// (b) arkhe mint, end to end
+	l, err := loader.Open(ctx, databaseURL(adminURL, mintDB), int32(cfg.Workers+2))
+	if err != nil {
+		return p, err
+	}
+	defer l.Close()
+	var maxSeq int64
+	if err := l.Pool.QueryRow(ctx, `select coalesce(max(seq), 0) from ark`).Scan(&maxSeq); err != nil {
+		return p, fmt.Errorf("bench mint: %w", err)
+	}
+	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
+		return p, fmt.Errorf("bench mint: checkpoint: %w", err)
+	}
+	logf("(b) arkhe mint of %d rows, batch %d, %d workers (run %d of %d)", cfg.Rows, cfg.BatchSize, cfg.Workers, i+1, cfg.Repeat)
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	stopHeap := sampleHeap()
+	if cfg.CPUProfile != "" && i == 0 {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return p, fmt.Errorf("bench mint: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return p, fmt.Errorf("bench mint: %w", err)
+		}
+	}
+	cpu0 := sampleCPU(dataDir)
+	start := time.Now()
+	rep, err := l.Mint(ctx, loader.MintJob{
+		Mint: loader.MintConfig{ClientID: benchClient, NameCheck: cfg.NameCheck, ReceiptCheck: cfg.ReceiptCheck,
+			PgxCopyFrom: cfg.PgxCopyFrom},
+		Inputs:      []string{manifest},
+		Workers:     cfg.Workers,
+		BatchSize:   cfg.BatchSize,
+		MintMapPath: filepath.Join(dir, "mintmap.csv"),
+		RejectsPath: filepath.Join(dir, "rejects.csv"),
+	})
+	p.Mint = Phase{Rows: rep.Summary.Minted, Elapsed: time.Since(start)}
+	p.MintCPU = sampleCPU(dataDir).Sub(cpu0)
+	if cfg.CPUProfile != "" && i == 0 {
+		pprof.StopCPUProfile()
+	}
+	p.PeakHeap = stopHeap()
+	p.PeakRSS = peakRSS()
+	p.Summary, p.Stats = rep.Summary, rep.Stats
+	if err != nil {
+		return p, fmt.Errorf("bench mint: arkhe mint: %w", err)
+	}
+	if rep.Summary.Minted != int64(cfg.Rows) {
+		return p, fmt.Errorf("bench mint: arkhe minted %d of %d rows (%d rejected)", rep.Summary.Minted, cfg.Rows, rep.Summary.Rejected)
+	}
+
+	// (a) the floor: exactly the rows (b) wrote, pre-built, plain CopyFrom
+	arks, receipts, err := readBackMinted(ctx, l.Pool, maxSeq)
+	if err != nil {
+		return p, err
+	}
+	l.Close()
+	floorPool, err := pgxpool.New(ctx, databaseURL(adminURL, floorDB))
+	if err != nil {
+		return p, fmt.Errorf("bench mint: %w", err)
+	}
+	defer floorPool.Close()
+	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
+		return p, fmt.Errorf("bench mint: checkpoint: %w", err)
+	}
+	logf("(a) floor: pgx CopyFrom of the same %d ARK and receipt rows, batch %d, %d connection(s)", len(arks), cfg.BatchSize, cfg.FloorWorkers)
+	cpu0 = sampleCPU(dataDir)
+	start = time.Now()
+	if err := copyFloorRows(ctx, floorPool, arks, receipts, cfg.BatchSize, cfg.FloorWorkers, &p); err != nil {
+		return p, err
+	}
+	p.Floor = Phase{Rows: int64(len(arks)), Elapsed: time.Since(start)}
+	p.FloorCPU = sampleCPU(dataDir).Sub(cpu0)
+	logf("run %d: floor %.0f rows/s, arkhe %.0f rows/s, ratio %.2f; CPU floor %.1f s, arkhe %.1f s", i+1, p.Floor.Rate(), p.Mint.Rate(), p.Ratio(),
+		p.FloorCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
+	return p, nil
+}
+
+// buildMintTemplate creates the template ledger tpl: migrated, registered, preloaded.
+func buildMintTemplate(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl string, cfg MintConfig, logf func(string, ...any)) error {
+	building := tpl + "_building"
+	if _, err := admin.Exec(ctx, `drop database if exists `+pgx.Identifier{building}.Sanitize()+` with (force)`); err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	if _, err := admin.Exec(ctx, `create database `+pgx.Identifier{building}.Sanitize()); err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	l, err := loader.Open(ctx, databaseURL(adminURL, building), 4)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if _, err := l.Init(ctx); err != nil {
+		return err
+	}
+	if err := RegisterBench(ctx, l); err != nil {
+		return err
+	}
+	if cfg.Preload > 0 {
+		logf("preloading %d ARKs with receipts into the template ledger (kept for the next run when --dir is given)", cfg.Preload)
+		if err := PreloadARKs(ctx, l, cfg.Preload, cfg.Seed, cfg.BatchSize, logf); err != nil {
+			return err
+		}
+		logf("vacuum analyze")
+		if _, err := l.Pool.Exec(ctx, `vacuum analyze`); err != nil {
+			return fmt.Errorf("bench mint: %w", err)
+		}
+	}
+	l.Close()
+	if _, err := admin.Exec(ctx, `alter database `+pgx.Identifier{building}.Sanitize()+` rename to `+pgx.Identifier{tpl}.Sanitize()); err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	return nil
+}
+
+// RegisterBench registers NAAN 99999, manager "bench" holding /x9 (its default) and the client
+// "bench-minter" that mints there.
+func RegisterBench(ctx context.Context, l *loader.Ledger) error {
+	if _, err := l.AddNAAN(ctx, loader.NAAN{NAAN: benchNAAN, Name: "bench"}); err != nil {
+		return err
+	}
+	if _, err := l.AddManager(ctx, loader.Manager{NAAN: benchNAAN, Name: benchManager}); err != nil {
+		return err
+	}
+	if _, err := l.AddShoulder(ctx, loader.Shoulder{NAAN: benchNAAN, Shoulder: benchShoulder, Manager: benchManager}, 0); err != nil {
+		return err
+	}
+	if err := l.SetDefaultShoulder(ctx, benchNAAN, benchManager, benchShoulder); err != nil {
+		return err
+	}
+	return l.AddClient(ctx, loader.Client{ClientID: benchClient, NAAN: benchNAAN, Manager: benchManager,
+		Authority: "manager", Scopes: []string{"ark:mint"}})
+}
+
+// PreloadARKs mints n ARKs with receipts (request IDs "pre-000000001"...) into the bench shoulder
+// through the mint sink itself, names drawn from a seeded source and looked up before COPY.
+func PreloadARKs(ctx context.Context, l *loader.Ledger, n int, seed uint64, batch int, logf func(string, ...any)) error {
+	var s [32]byte
+	copy(s[:], fmt.Sprintf("arkhe-preload-%d", seed))
+	sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: benchClient, NameCheck: loader.CheckAlways, ReceiptCheck: loader.CheckNever,
+		Blades: func(int) ark.BladeSource { return ark.NewSeededBlades(s) }})
+	if err != nil {
+		return err
+	}
+	w, err := sink.OpenWorker(ctx, 0)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	b := &pipeline.Batch{Rows: make([]pipeline.Row, 0, batch)}
+	start := time.Now()
+	for done := 0; done < n; {
+		b.Rows = b.Rows[:0]
+		b.Draws, b.Collisions = 0, 0
+		for i := done; i < n && len(b.Rows) < batch; i++ {
+			var rec pipeline.Record
+			rec.Set(pipeline.FieldRequestID, fmt.Sprintf("pre-%09d", i+1))
+			rec.Set(pipeline.FieldURL, "https://preload.example.org/objects/"+strconv.Itoa(i+1))
+			rec.Set(pipeline.FieldWhat, "Preloaded object "+strconv.Itoa(i+1))
+			rec.Set(pipeline.FieldWhen, strconv.Itoa(1900+i%125))
+			rec.Source = pipeline.Location{File: "preload", Record: i + 1}
+			b.Rows = append(b.Rows, pipeline.Row{Seq: int64(i), Record: rec, Digest: pipeline.PayloadDigest(&rec)})
+		}
+		if err := w.Write(ctx, b); err != nil {
+			return fmt.Errorf("bench preload: %w", err)
+		}
+		for i := range b.Rows {
+			if b.Rows[i].Outcome == pipeline.OutcomeRejected {
+				return fmt.Errorf("bench preload: row %d rejected: %v", b.Rows[i].Seq, b.Rows[i].Reject)
+			}
+		}
+		done += len(b.Rows)
+		if done%1_000_000 < batch || done == n {
+			logf("preloaded %d of %d (%.0f rows/s)", done, n, float64(done)/time.Since(start).Seconds())
+		}
+	}
+	return nil
+}
+
+// cloneDatabase creates db from template tpl (FILE_COPY: no WAL for the copy on PostgreSQL 15+).
+func cloneDatabase(ctx context.Context, admin *pgxpool.Pool, db, tpl string) error {
+	var num int
+	if err := admin.QueryRow(ctx, `select current_setting('server_version_num')::int`).Scan(&num); err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	q := `create database ` + pgx.Identifier{db}.Sanitize() + ` template ` + pgx.Identifier{tpl}.Sanitize()
+	if num >= 150000 {
+		q += ` strategy file_copy`
+	}
+	if _, err := admin.Exec(ctx, q); err != nil {
+		return fmt.Errorf("bench mint: clone %s: %w", tpl, err)
+	}
+	return nil
+}
+
+// readSettings reads ServerSettings().
+func readSettings(ctx context.Context, pool *pgxpool.Pool) (map[string]string, error) {
+	rows, err := pool.Query(ctx, `select name, coalesce(current_setting(name, true), '') from unnest($1::text[]) name`, ServerSettings())
+	if err != nil {
+		return nil, fmt.Errorf("bench mint: read settings: %w", err)
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("bench mint: read settings: %w", err)
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
+// readBackMinted reads the ARK and receipt rows minted after seq, in insertion order, pre-built as the
+// values pgx CopyFrom sends.
+func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (arks, receipts [][]any, err error) {
+	rows, err := pool.Query(ctx, `select a.ark, a.naan, a.shoulder_id, a.assigned_name, a.url, a.commitment,
+			a.erc_who, a.erc_what, a.erc_when, a.created_at, a.created_by,
+			r.client_pk, r.request_id, r.payload_digest, r.created_at
+		from ark a join mint_receipt r on r.ark = a.ark
+		where a.seq > $1 order by a.seq`, afterSeq)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench mint: read back: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			key, naan, name                  string
+			shoulderID, createdBy, clientPK  int64
+			url, commitment, who, what, when *string
+			createdAt, receiptAt             time.Time
+			requestID                        string
+			digest                           []byte
+		)
+		if err := rows.Scan(&key, &naan, &shoulderID, &name, &url, &commitment, &who, &what, &when, &createdAt, &createdBy,
+			&clientPK, &requestID, &digest, &receiptAt); err != nil {
+			return nil, nil, fmt.Errorf("bench mint: read back: %w", err)
+		}
+		arks = append(arks, []any{key, naan, shoulderID, name, url, commitment, who, what, when, createdAt, createdBy})
+		receipts = append(receipts, []any{clientPK, requestID, key, digest, receiptAt})
+	}
+	return arks, receipts, rows.Err()
+}
+
+// floorARKColumns and floorReceiptColumns are the columns the floor COPYs, in readBackMinted's order.
+func floorARKColumns() []string {
+	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who", "erc_what", "erc_when", "created_at", "created_by"}
+}
+
+func floorReceiptColumns() []string {
+	return []string{"client_pk", "request_id", "ark", "payload_digest", "created_at"}
+}
+
+// copyFloorRows sends the rows in batches of batch, each batch one transaction with COPY ark then
+// COPY mint_receipt, on workers connections (batches dealt round robin).
+func copyFloorRows(ctx context.Context, pool *pgxpool.Pool, arks, receipts [][]any, batch, workers int, res *Pair) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := pool.Acquire(ctx)
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			defer conn.Release()
+			for lo, k := 0, 0; lo < len(arks); lo, k = lo+batch, k+1 {
+				if k%workers != w {
+					continue
+				}
+				hi := min(lo+batch, len(arks))
+				var t0, t1, t2 time.Time
+				err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+					t0 = time.Now()
+					if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, floorARKColumns(), pgx.CopyFromRows(arks[lo:hi])); err != nil {
+						return err
+					}
+					t1 = time.Now()
+					_, err := tx.CopyFrom(ctx, pgx.Identifier{"mint_receipt"}, floorReceiptColumns(), pgx.CopyFromRows(receipts[lo:hi]))
+					t2 = time.Now()
+					return err
+				})
+				mu.Lock()
+				res.FloorCopyARKs += t1.Sub(t0)
+				res.FloorCopyReceipts += t2.Sub(t1)
+				res.FloorCommit += time.Since(t2)
+				mu.Unlock()
+				if err != nil {
+					errs[w] = fmt.Errorf("bench mint: floor batch at %d: %w", lo, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// resetPeakRSS resets VmHWM (Linux: writing 5 to /proc/self/clear_refs); harmless elsewhere.
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// peakRSS returns VmHWM from /proc/self/status in bytes, 0 when unavailable.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// sampleHeap samples live heap bytes every 20 ms until the returned stop is called, which
+// returns the peak.
+func sampleHeap() func() int64 {
+	const name = "/memory/classes/heap/objects:bytes"
+	sample := []metrics.Sample{{Name: name}}
+	var peak int64
+	read := func() {
+		metrics.Read(sample)
+		if v := int64(sample[0].Value.Uint64()); v > peak {
+			peak = v
+		}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			read()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-finished
+		read()
+		return peak
+	}
+}
+
+// databaseURL returns connection string u pointing at database db.
+func databaseURL(u, db string) string {
+	if strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
+		p, err := url.Parse(u)
+		if err == nil {
+			p.Path = "/" + db
+			q := p.Query()
+			q.Del("dbname")
+			p.RawQuery = q.Encode()
+			return p.String()
+		}
+	}
+	return u + " dbname=" + db
+}
+
+// redactURL drops a password from a URL for printing.
+func redactURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	p.User = url.User(p.User.Username())
+	return p.String()
+}
+
+// Print writes the result as the one-screen report of `arkhe bench mint`.
+func (r MintResult) Print(w io.Writer) {
+	c := r.Config
+	fmt.Fprintf(w, "arkhe bench mint: %d rows into a ledger of %d ARKs, batch %d, %d workers (floor: %d connection(s))\n",
+		c.Rows, c.Preload, c.BatchSize, c.Workers, c.FloorWorkers)
+	fmt.Fprintf(w, "server: %s\n", r.Server)
+	keys := make([]string, 0, len(r.Settings))
+	for k := range r.Settings {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return settingOrder(keys[i]) < settingOrder(keys[j]) })
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-22s %s\n", k, r.Settings[k])
+	}
+	if c.Preload > 0 {
+		if r.PreloadReused {
+			fmt.Fprintf(w, "preload: %d ARKs, reused from an earlier run\n", c.Preload)
+		} else {
+			fmt.Fprintf(w, "preload: %d ARKs in %.1f s\n", c.Preload, r.PreloadElapsed.Seconds())
+		}
+	}
+	fmt.Fprintf(w, "(a) floor, pgx CopyFrom of the final rows: %9.0f rows/s  (%d rows in %.2f s)\n", r.Floor.Rate(), r.Floor.Rows, r.Floor.Elapsed.Seconds())
+	fmt.Fprintf(w, "(b) arkhe mint from CSV, end to end:      %9.0f rows/s  (%d rows in %.2f s; manifest %.1f MB)\n",
+		r.Mint.Rate(), r.Mint.Rows, r.Mint.Elapsed.Seconds(), float64(r.ManifestBytes)/1e6)
+	fmt.Fprintf(w, "ratio (b)/(a): %.2f\n", r.Ratio())
+	if len(r.Pairs) > 1 {
+		fmt.Fprintf(w, "  (medians of %d runs; per run floor / arkhe / ratio:", len(r.Pairs))
+		for _, p := range r.Pairs {
+			fmt.Fprintf(w, " %.0f/%.0f/%.2f", p.Floor.Rate(), p.Mint.Rate(), p.Ratio())
+		}
+		fmt.Fprintln(w, ")")
+	}
+	fmt.Fprintf(w, "mint: %d draws, %d collisions, %d batches, %d retried (%d after a conflict); peak memory during (b): VmHWM %.0f MB, Go heap %.0f MB\n",
+		r.Summary.Draws, r.Summary.Collisions, r.Summary.Batches, r.Stats.Retries, r.Stats.Conflicts, float64(r.PeakRSS)/(1<<20), float64(r.PeakHeap)/(1<<20))
+	if r.MintCPU.Total() > 0 {
+		fmt.Fprintf(w, "CPU time (server + this process): (a) %.1f s + %.1f s, (b) %.1f s + %.1f s; (a)/(b) %.2f\n",
+			r.FloorCPU.Server.Seconds(), r.FloorCPU.Client.Seconds(), r.MintCPU.Server.Seconds(), r.MintCPU.Client.Seconds(),
+			r.FloorCPU.Total().Seconds()/r.MintCPU.Total().Seconds())
+	}
+	st := r.Stats
+	fmt.Fprintf(w, "time in (b)'s sink, summed over workers: receipt lookups %.2f s (%d batches read whole), name lookups %.2f s (%d names), settle %.2f s, COPY ark %.2f s, COPY receipts %.2f s, counters+commit %.2f s\n",
+		st.ReceiptLookups.Seconds(), st.CheckedBatches, st.NameLookups.Seconds(), st.LookedUpNames, st.Settle.Seconds(),
+		st.CopyARKs.Seconds(), st.CopyReceipts.Seconds(), st.Commit.Seconds())
+	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark %.2f s, COPY receipts %.2f s, commit %.2f s\n",
+		r.FloorCopyARKs.Seconds(), r.FloorCopyReceipts.Seconds(), r.FloorCommit.Seconds())
+}
+
+func settingOrder(k string) int {
+	names := ServerSettings()
+	for i, s := range names {
+		if s == k {
+			return i
+		}
+	}
+	return len(names)
+}

@@ -1,0 +1,47 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+)
+
+// TestRunMintSmall runs the whole macro benchmark at a small size against the test server: the
+// floor and arkhe must load the same number of rows and report rates and settings.
+func TestRunMintSmall(t *testing.T) {
+	res, err := RunMint(context.Background(), MintConfig{Rows: 3000, Preload: 2000, BatchSize: 500, Workers: 2,
+		DatabaseURL: pgtest.URL(t), Dir: t.TempDir(), Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mint.Rows != 3000 || res.Floor.Rows != 3000 || res.Summary.Minted != 3000 || res.Summary.Read != 3000 {
+		t.Fatalf("mint %+v floor %+v summary %+v", res.Mint, res.Floor, res.Summary)
+	}
+	if res.Mint.Rate() <= 0 || res.Floor.Rate() <= 0 || res.Ratio() <= 0 {
+		t.Fatalf("rates %.0f and %.0f", res.Mint.Rate(), res.Floor.Rate())
+	}
+	if res.Settings["server_version"] == "" || res.Settings["fsync"] == "" {
+		t.Fatalf("settings %v", res.Settings)
+	}
+	if res.PeakHeap <= 0 {
+		t.Fatalf("peak heap %d", res.PeakHeap)
+	}
+	var out strings.Builder
+	res.Print(&out)
+	for _, want := range []string{"(a) floor", "(b) arkhe mint", "ratio (b)/(a)", "shared_buffers", "VmHWM"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	// a second run reuses the preloaded template
+	res, err = RunMint(context.Background(), MintConfig{Rows: 100, Preload: 2000, BatchSize: 500,
+		DatabaseURL: pgtest.URL(t), Dir: t.TempDir(), Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.PreloadReused || res.Mint.Rows != 100 {
+		t.Fatalf("second run: reused %v, %d rows", res.PreloadReused, res.Mint.Rows)
+	}
+}

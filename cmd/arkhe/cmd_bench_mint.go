@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/bench"
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/pipeline"
+)
+
+func benchMintCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "mint",
+		Usage: "measure arkhe mint against the plain COPY floor on one server (issue 3 \"Speed\")",
+		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses --database-url), " +
+			"preloads --preload ARKs, then measures (b) arkhe mint end to end from a generated CSV manifest of --rows rows and " +
+			"(a) the floor: the same final ARK and receipt rows, pre-built in memory, sent with pgx CopyFrom in the same batch " +
+			"size into a clone of the same ledger. Prints the settings, both rates, their ratio and peak memory. With --preload " +
+			"the cluster and its preloaded template are kept in --bench-dir (default <data dir>/bench) for the next run.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "rows to mint"},
+			&cli.IntFlag{Name: "preload", Usage: "ARKs already in the ledger"},
+			&cli.IntFlag{Name: "batch", Value: pipeline.DefaultBatchSize, Usage: "rows per transaction, arkhe and floor alike"},
+			&cli.IntFlag{Name: "workers", Value: pipeline.DefaultWorkers, Usage: "arkhe's COPY workers"},
+			&cli.IntFlag{Name: "floor-workers", Usage: "connections the floor COPYs on (default: --workers, the same parallelism)"},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure this many times into fresh clones and report the medians"},
+			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster, preloaded template and manifest here (default: a temporary directory; <data dir>/bench with --preload)"},
+			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "mint sink name lookups before COPY: auto, always, never"},
+			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "mint sink receipt lookups before COPY: auto, always, never"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the manifest and preload"},
+			&cli.StringFlag{Name: "copy", Value: "binary", Usage: "how arkhe sends rows: binary (its own COPY encoder) or pgx (pgx.CopyFrom with a CopyFromSource)"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the mint phase to this file"},
+		},
+		Action: func(c *cli.Context) error {
+			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
+			if c.Int("rows") < 1 || c.Int("preload") < 0 || c.Int("batch") < 1 || c.Int("workers") < 1 || c.Int("floor-workers") < 0 || c.Int("repeat") < 1 {
+				return cannot(errors.New("bench mint: --rows, --batch, --workers, --repeat must be positive, --preload and --floor-workers not negative"))
+			}
+			nameCheck, err := loader.ParseCheck(c.String("name-check"))
+			if err != nil {
+				return cannot(err)
+			}
+			receiptCheck, err := loader.ParseCheck(c.String("receipt-check"))
+			if err != nil {
+				return cannot(err)
+			}
+			dir := c.String("bench-dir")
+			if dir == "" && c.Int("preload") > 0 && c.String("database-url") == "" {
+				base := c.String("data-dir")
+				if base == "" {
+					if base, err = loader.DefaultDataDir(); err != nil {
+						return cannot(err)
+					}
+				}
+				dir = filepath.Join(base, "bench")
+			}
+			cfg := bench.MintConfig{Rows: c.Int("rows"), Preload: c.Int("preload"), BatchSize: c.Int("batch"),
+				Workers: c.Int("workers"), FloorWorkers: c.Int("floor-workers"), Repeat: c.Int("repeat"), DatabaseURL: c.String("database-url"),
+				Dir: dir, NameCheck: nameCheck, ReceiptCheck: receiptCheck, Seed: c.Uint64("seed"),
+				CPUProfile: c.String("cpuprofile"), PgxCopyFrom: c.String("copy") == "pgx"}
+			if cp := c.String("copy"); cp != "binary" && cp != "pgx" {
+				return cannot(fmt.Errorf("bench mint: --copy %q: want binary or pgx", cp))
+			}
+			if !c.Bool("quiet") {
+				cfg.Log = e.stderr
+			}
+			res, err := bench.RunMint(c.Context, cfg)
+			if err != nil {
+				return cannot(err)
+			}
+			res.Print(e.stdout)
+			if dir != "" {
+				fmt.Fprintf(e.stdout, "kept: %s (remove it to rebuild the preloaded ledger)\n", dir)
+			}
+			return nil
+		},
+	}
+}

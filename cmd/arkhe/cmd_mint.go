@@ -1,0 +1,187 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/pipeline"
+)
+
+func mintCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "mint",
+		Usage:     "mint one ARK per manifest row (CSV, JSON Lines, Parquet), idempotently: a re-run replays",
+		ArgsUsage: "MANIFEST...",
+		Description: "Reads the manifests in order and mints an ARK for each row's request ID in the client's shoulder, " +
+			"writing the ARKs and their receipts with COPY, one transaction per batch. A request ID that has a receipt " +
+			"replays its ARK. Writes a mint map (request_id, ark, status minted|replayed) and a reject file (file, " +
+			"line, record, request_id, field, reason) into the current directory, named after the first manifest, " +
+			"unless --out / --rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "client", Required: true, Usage: "registered client to mint as (its reach applies)"},
+			&cli.StringFlag{Name: "shoulder", Usage: "shoulder to mint in, /x9 or NAAN/x9 (default: the client's pinned shoulder, else its manager's default)"},
+			&cli.StringFlag{Name: "map", Usage: "field mapping, e.g. 'request_id=acno,what=title,who=all_artists,when=dateText,url=url' (see pipeline/MAPPINGS.md)"},
+			&cli.StringFlag{Name: "out", Usage: "mint map path: .csv, .jsonl or .parquet (default ./<first manifest>.mintmap.csv)"},
+			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first manifest>.rejects.csv)"},
+			&cli.IntFlag{Name: "batch", Value: pipeline.DefaultBatchSize, Usage: "rows per transaction"},
+			&cli.IntFlag{Name: "workers", Value: pipeline.DefaultWorkers, Usage: "parallel COPY workers (one connection each)"},
+			&cli.IntFlag{Name: "max-url", Value: pipeline.DefaultMaxURL, Usage: "longest target URL in octets (README decision 12)"},
+			&cli.IntFlag{Name: "max-erc", Value: pipeline.DefaultMaxERC, Usage: "longest ERC value in octets (README decision 12)"},
+			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable; default http and https)"},
+			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "look drawn names up before COPY: auto, always, never"},
+			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "look request IDs up before COPY: auto, always, never"},
+		},
+		Action: func(c *cli.Context) error { return mintAction(c, e) },
+	}
+}
+
+// mintAction builds the job from the flags, runs it and prints the summary.
+func mintAction(c *cli.Context, e *env) error {
+	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
+	inputs := c.Args().Slice()
+	if len(inputs) == 0 {
+		return cannot(errors.New("mint: give at least one manifest"))
+	}
+	mapping, err := pipeline.ParseMapping(c.String("map"))
+	if err != nil {
+		return cannot(fmt.Errorf("mint: --map: %w", err))
+	}
+	nameCheck, err := loader.ParseCheck(c.String("name-check"))
+	if err != nil {
+		return cannot(fmt.Errorf("mint: --name-check: %w", err))
+	}
+	receiptCheck, err := loader.ParseCheck(c.String("receipt-check"))
+	if err != nil {
+		return cannot(fmt.Errorf("mint: --receipt-check: %w", err))
+	}
+	if c.Int("batch") < 1 || c.Int("workers") < 1 {
+		return cannot(errors.New("mint: --batch and --workers must be at least 1"))
+	}
+	base := manifestBase(inputs[0])
+	out := c.String("out")
+	if out == "" {
+		out = base + ".mintmap.csv"
+	}
+	rejects := c.String("rejects")
+	if rejects == "" {
+		rejects = base + ".rejects.csv"
+	}
+	if f, _ := pipeline.DetectFormat(out); f == pipeline.FormatUnknown || strings.HasSuffix(strings.ToLower(out), ".gz") {
+		return cannot(fmt.Errorf("mint: --out %s: want .csv, .jsonl or .parquet", out))
+	}
+	workers := c.Int("workers")
+	l, err := openInitialized(c, e, int32(workers+2))
+	if err != nil {
+		return cannot(err)
+	}
+	defer l.Close()
+
+	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "minting", -1)
+	var done int64
+	job := loader.MintJob{
+		Mint: loader.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
+			NameCheck: nameCheck, ReceiptCheck: receiptCheck},
+		Inputs:  inputs,
+		Mapping: mapping,
+		Limits: pipeline.Limits{MaxURL: c.Int("max-url"), MaxERC: c.Int("max-erc"),
+			Schemes: c.StringSlice("scheme")},
+		Workers:     workers,
+		BatchSize:   c.Int("batch"),
+		MintMapPath: out,
+		RejectsPath: rejects,
+		Progress: func(p pipeline.Progress) {
+			prog.Add(p.Done - done)
+			done = p.Done
+		},
+	}
+	rep, err := l.Mint(c.Context, job)
+	prog.Finish()
+	var reach *loader.ReachError
+	if errors.As(err, &reach) && rep.Summary.Read == 0 {
+		return cannot(err) // refused before reading: nothing written
+	}
+	printMintSummary(e.stdout, inputs, rep, err)
+	if err != nil {
+		if c.Context.Err() != nil {
+			return cannot(fmt.Errorf("mint interrupted (%w); what was committed stays, and the same command completes the job", err))
+		}
+		return cannot(err)
+	}
+	if rep.Summary.Rejected > 0 {
+		return withFindings("")
+	}
+	return nil
+}
+
+// manifestBase is the first manifest's file name without directory and extensions
+// (artworks.jsonl.gz → artworks): the default output names (README decision 15).
+func manifestBase(path string) string {
+	name := filepath.Base(path)
+	lower := strings.ToLower(name)
+	for _, ext := range []string{".gz", ".csv", ".jsonl", ".ndjson", ".json", ".parquet"} {
+		if strings.HasSuffix(lower, ext) {
+			name, lower = name[:len(name)-len(ext)], lower[:len(lower)-len(ext)]
+		}
+	}
+	if name == "" {
+		name = "manifest"
+	}
+	return name
+}
+
+// printMintSummary prints the one-screen summary of a mint run (issue 3 "Output").
+func printMintSummary(w io.Writer, inputs []string, rep loader.MintReport, runErr error) {
+	s, t := rep.Summary, rep.Target
+	status := "done"
+	switch {
+	case runErr != nil:
+		status = "stopped: " + runErr.Error()
+	case s.Rejected > 0:
+		status = "done with rejects"
+	}
+	fmt.Fprintf(w, "arkhe mint: %s\n", status)
+	fmt.Fprintf(w, "  manifests   %s\n", strings.Join(inputs, ", "))
+	fmt.Fprintf(w, "  client      %s  shoulder ark:%s%s\n", t.ClientID, t.NAAN, t.Shoulder)
+	fmt.Fprintf(w, "  read        %s\n", group(s.Read))
+	fmt.Fprintf(w, "  minted      %s\n", group(s.Minted))
+	fmt.Fprintf(w, "  replayed    %s\n", group(s.Replayed))
+	fmt.Fprintf(w, "  rejected    %s\n", group(s.Rejected))
+	fmt.Fprintf(w, "  collisions  %s in %s draws (shoulder total %s in %s)\n", group(s.Collisions), group(s.Draws),
+		group(rep.ShoulderCollisions), group(rep.ShoulderDraws))
+	fmt.Fprintf(w, "  elapsed     %.1f s, %s rows/s\n", s.Elapsed.Seconds(), group(int64(s.RowsPerSecond())))
+	if rep.MintMap != "" {
+		fmt.Fprintf(w, "  mint map    %s\n", rep.MintMap)
+	} else {
+		fmt.Fprintf(w, "  mint map    not written (the run did not complete; re-run the same command)\n")
+	}
+	if rep.Rejects != "" {
+		fmt.Fprintf(w, "  rejects     %s\n", rep.Rejects)
+	}
+	if runErr == nil && s.Minted == 0 && s.Replayed > 0 {
+		fmt.Fprintf(w, "nothing new minted: all %s ARKs replayed from their receipts\n", group(s.Replayed))
+	}
+}
+
+// group renders n with thousands separators (69202 → 69,202).
+func group(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,763 @@
+package loader_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/pipeline"
+)
+
+// mintLedger registers NAAN 99999 with manager m1 holding /x9 (its default, active), /b5
+// (reserved) and /q7 (active, to be retired by tests), manager m2 holding /z3, and clients:
+// c1 (manager m1, ark:mint), c2 (manager m2, ark:mint), and variants refused for reach.
+func mintLedger(t *testing.T) *loader.Ledger {
+	t.Helper()
+	ctx := context.Background()
+	l := &loader.Ledger{Pool: pgtest.New(t)}
+	chk := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := l.AddNAAN(ctx, loader.NAAN{NAAN: "99999", Name: "test"})
+	chk(err)
+	for _, m := range []string{"m1", "m2"} {
+		_, err = l.AddManager(ctx, loader.Manager{NAAN: "99999", Name: m})
+		chk(err)
+	}
+	for _, s := range []loader.Shoulder{
+		{NAAN: "99999", Shoulder: "/x9", Manager: "m1"},
+		{NAAN: "99999", Shoulder: "/b5", Manager: "m1", Status: "reserved"},
+		{NAAN: "99999", Shoulder: "/q7", Manager: "m1"},
+		{NAAN: "99999", Shoulder: "/z3", Manager: "m2"},
+	} {
+		_, err = l.AddShoulder(ctx, s, 0)
+		chk(err)
+	}
+	chk(l.SetDefaultShoulder(ctx, "99999", "m1", "/x9"))
+	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	for _, c := range []loader.Client{
+		{ClientID: "c1", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}},
+		{ClientID: "c2", NAAN: "99999", Manager: "m2", Authority: "manager", Scopes: []string{"ark:mint"}},
+		{ClientID: "reader", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:read"}},
+		{ClientID: "expired", NAAN: "99999", Authority: "naan", Scopes: []string{"ark:mint"}, ExpiresAt: &past},
+		{ClientID: "naanwide", NAAN: "99999", Authority: "naan", Scopes: []string{"ark:mint"}, ExpiresAt: &future},
+		{ClientID: "gone", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}},
+		{ClientID: "pinned", NAAN: "99999", Manager: "m1", Authority: "manager", Shoulder: "/q7", Scopes: []string{"ark:mint"}},
+	} {
+		chk(l.AddClient(ctx, c))
+	}
+	mintExec(t, l.Pool, `update client set active = false where client_id = 'gone'`)
+	return l
+}
+
+func mintExec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func mintCount(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// manifest writes a generated CSV manifest into dir and returns its path.
+func manifest(t *testing.T, dir, name string, cfg fixtures.ManifestConfig) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if _, err := fixtures.CreateManifestCSV(p, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type mintRun struct {
+	cfg     loader.MintConfig
+	run     pipeline.RunConfig
+	mapPath string // "" for no mint map
+	rejects string // "" for no reject file
+	abort   bool   // abort the mint map instead of closing it (a crash after COMMIT)
+}
+
+// doMint prepares and runs one mint; it closes the outputs like the CLI does.
+func doMint(t *testing.T, ctx context.Context, l *loader.Ledger, r mintRun) (pipeline.Summary, error) {
+	t.Helper()
+	sink, err := l.PrepareMint(ctx, r.cfg)
+	if err != nil {
+		return pipeline.Summary{}, err
+	}
+	rc := r.run
+	rc.Sink = sink
+	if rc.Workers == 0 {
+		rc.Workers = 2
+	}
+	if rc.BatchSize == 0 {
+		rc.BatchSize = 7
+	}
+	var mm pipeline.MintMapWriter
+	if r.mapPath != "" {
+		if mm, err = pipeline.CreateMintMap(r.mapPath); err != nil {
+			t.Fatal(err)
+		}
+		rc.MintMap = mm
+	}
+	var rw *pipeline.RejectWriter
+	if r.rejects != "" {
+		rw = pipeline.NewRejectWriter(r.rejects)
+		rc.Rejects = rw
+	}
+	sum, runErr := pipeline.Run(ctx, rc)
+	if mm != nil {
+		if runErr != nil || r.abort {
+			_ = mm.Abort()
+		} else if err := mm.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rw != nil && runErr == nil {
+		if err := rw.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sum, runErr
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// checkLedger asserts n ARKs, n receipts, every receipt's ARK exists and every minted ARK of
+// client has exactly one receipt.
+func checkLedger(t *testing.T, pool *pgxpool.Pool, n int64) {
+	t.Helper()
+	if got := mintCount(t, pool, `select count(*) from ark where shoulder_id = (select id from shoulder where shoulder = '/x9')`); got != n {
+		t.Errorf("ARKs in /x9: %d, want %d", got, n)
+	}
+	if got := mintCount(t, pool, `select count(*) from mint_receipt`); got != n {
+		t.Errorf("receipts: %d, want %d", got, n)
+	}
+	if got := mintCount(t, pool, `select count(*) from ark a where not exists (select 1 from mint_receipt r where r.ark = a.ark)`); got != 0 {
+		t.Errorf("%d ARKs without a receipt", got)
+	}
+	if got := mintCount(t, pool, `select count(*) from (select request_id from mint_receipt group by client_pk, request_id having count(*) > 1) d`); got != 0 {
+		t.Errorf("%d request IDs with more than one receipt", got)
+	}
+}
+
+func TestMintAndReplayByteForByte(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 40, Seed: 1})
+	first := filepath.Join(dir, "first.csv")
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Read != 40 || sum.Minted != 40 || sum.Replayed != 0 || sum.Rejected != 0 || sum.Draws != 40 {
+		t.Fatalf("first run: %+v", sum)
+	}
+	checkLedger(t, l.Pool, 40)
+	second := filepath.Join(dir, "second.csv")
+	sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 3, BatchSize: 5}, mapPath: second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Read != 40 || sum.Minted != 0 || sum.Replayed != 40 || sum.Draws != 0 {
+		t.Fatalf("second run: %+v", sum)
+	}
+	checkLedger(t, l.Pool, 40)
+	a, b := readCSV(t, first), readCSV(t, second)
+	if len(a) != 41 || len(b) != 41 {
+		t.Fatalf("mint maps have %d and %d lines, want 41", len(a), len(b))
+	}
+	for i := 1; i < len(a); i++ {
+		want := fmt.Sprintf("obj-%09d", i)
+		if a[i][0] != want || b[i][0] != want {
+			t.Fatalf("line %d: request IDs %q, %q, want %q (manifest order)", i, a[i][0], b[i][0], want)
+		}
+		if a[i][1] != b[i][1] || !strings.HasPrefix(a[i][1], "ark:99999/x9") || len(a[i][1]) != len("ark:99999/x9")+9 {
+			t.Fatalf("line %d: ARKs %q and %q", i, a[i][1], b[i][1])
+		}
+		if a[i][2] != "minted" || b[i][2] != "replayed" {
+			t.Fatalf("line %d: statuses %q, %q", i, a[i][2], b[i][2])
+		}
+		parsed, err := ark.Parse(a[i][1])
+		if err != nil || !ark.Verify(parsed, ark.ZoneNAANName) {
+			t.Fatalf("line %d: %s does not verify: %v", i, a[i][1], err)
+		}
+	}
+	// byte for byte: the second map is the first with the status column changed
+	fb, _ := os.ReadFile(first)
+	sb, _ := os.ReadFile(second)
+	if !bytes.Equal(bytes.ReplaceAll(fb, []byte(",minted\n"), []byte(",replayed\n")), sb) {
+		t.Fatal("the replayed mint map differs from the first beyond the status column")
+	}
+	var draws, collisions int64
+	if err := l.Pool.QueryRow(ctx, `select draws, collisions from shoulder where shoulder = '/x9'`).Scan(&draws, &collisions); err != nil {
+		t.Fatal(err)
+	}
+	if draws != 40 || collisions != 0 {
+		t.Fatalf("shoulder counters: draws %d collisions %d, want 40 and 0", draws, collisions)
+	}
+	// the ERC fields landed, absent ones as NULL
+	var url, what *string
+	if err := l.Pool.QueryRow(ctx, `select a.url, a.erc_what from ark a join mint_receipt r on r.ark = a.ark where r.request_id = 'obj-000000001'`).Scan(&url, &what); err != nil {
+		t.Fatal(err)
+	}
+	if what == nil || *what == "" {
+		t.Fatalf("erc_what of obj-000000001 is %v", what)
+	}
+}
+
+// existingBlade mints one ARK by hand in /x9 and returns its blade.
+func existingBlade(t *testing.T, l *loader.Ledger) string {
+	t.Helper()
+	const blade = "bcdfghjk"
+	name := ark.MintName("99999", "/x9", []byte(blade))
+	mintExec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
+		select '99999/' || $1, '99999', s.id, $1, c.id, now() from shoulder s, client c
+		where s.shoulder = '/x9' and c.client_id = 'c1'`, name)
+	return blade
+}
+
+func TestMintForcedCollisionIsRedrawn(t *testing.T) {
+	for _, check := range []loader.Check{loader.CheckAlways, loader.CheckNever} {
+		t.Run(check.String(), func(t *testing.T) {
+			l := mintLedger(t)
+			ctx := context.Background()
+			blade := existingBlade(t, l)
+			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 2})
+			blades := func(int) ark.BladeSource { return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg") }
+			sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: check, PgxCopyFrom: check == loader.CheckNever},
+				run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Minted != 3 || sum.Collisions != 1 || sum.Draws != 4 {
+				t.Fatalf("summary %+v, want 3 minted, 4 draws, 1 collision", sum)
+			}
+			var draws, collisions int64
+			if err := l.Pool.QueryRow(ctx, `select draws, collisions from shoulder where shoulder = '/x9'`).Scan(&draws, &collisions); err != nil {
+				t.Fatal(err)
+			}
+			if draws != 4 || collisions != 1 {
+				t.Fatalf("shoulder counters draws %d collisions %d, want 4 and 1", draws, collisions)
+			}
+			if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 4 {
+				t.Fatalf("%d ARKs, want the existing one and 3 new", n)
+			}
+		})
+	}
+}
+
+func TestMintTenCollisionsFailTheRow(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	blade := existingBlade(t, l)
+	dir := t.TempDir()
+	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 2, Seed: 3})
+	rejects := filepath.Join(dir, "rejects.csv")
+	// the first row always draws the existing blade; the second a fresh one after ten
+	blades := func(int) ark.BladeSource {
+		s := make([]string, 0, 11)
+		for range 10 {
+			s = append(s, blade)
+		}
+		return ark.NewScriptedBlades(append(s, "mnpqrstv")...)
+	}
+	sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: loader.CheckAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rowErr *pipeline.RowError
+	rw := pipeline.NewRejectWriter(rejects)
+	sum, err := pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1, BatchSize: 1, Rejects: rw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted != 1 || sum.Rejected != 1 || sum.Collisions != 10 || sum.Draws != 11 {
+		t.Fatalf("summary %+v, want 1 minted, 1 rejected, 10 collisions in 11 draws", sum)
+	}
+	// the typed error, through a direct worker write
+	w, err := sink.OpenWorker(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	b := &pipeline.Batch{Rows: []pipeline.Row{{Record: pipeline.Record{RequestID: "fresh", Has: pipeline.HasRequestID,
+		Source: pipeline.Location{File: "x.csv", Line: 2, Record: 1}}}}}
+	b.Rows[0].Digest = pipeline.PayloadDigest(&b.Rows[0].Record)
+	if err := w.Write(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	r := b.Rows[0]
+	var ce *loader.CollisionError
+	if r.Outcome != pipeline.OutcomeRejected || r.Reject == nil || !errors.As(r.Reject, &rowErr) || !errors.As(r.Reject.Err, &ce) {
+		t.Fatalf("row: outcome %v, reject %v; want a *loader.CollisionError", r.Outcome, r.Reject)
+	}
+	if ce.Draws != 10 {
+		t.Fatalf("CollisionError.Draws = %d, want 10", ce.Draws)
+	}
+	recs := readCSV(t, rejects)
+	if len(recs) != 2 || recs[1][0] != in || recs[1][1] != "2" || recs[1][3] != "obj-000000001" || !strings.Contains(recs[1][5], "after 10 draws") {
+		t.Fatalf("reject file: %q", recs)
+	}
+	if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 2 {
+		t.Fatalf("%d ARKs, want 2 (the existing one and one new)", n)
+	}
+}
+
+func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m.csv")
+	write := func(url string) {
+		body := "request_id,url,what\nr1,https://example.org/1,One\nr2," + url + ",Two\nr3,https://example.org/3,Three\n"
+		if err := os.WriteFile(in, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("https://example.org/2")
+	if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
+		t.Fatal(err)
+	}
+	var r2ARK string
+	if err := l.Pool.QueryRow(ctx, `select ark from mint_receipt where request_id = 'r2'`).Scan(&r2ARK); err != nil {
+		t.Fatal(err)
+	}
+	write("https://example.org/changed")
+	rejects := filepath.Join(dir, "rejects.csv")
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", ReceiptCheck: loader.CheckNever},
+		run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Replayed != 2 || sum.Rejected != 1 || sum.Minted != 0 {
+		t.Fatalf("summary %+v, want 2 replayed, 1 rejected", sum)
+	}
+	recs := readCSV(t, rejects)
+	if len(recs) != 2 || recs[1][3] != "r2" || recs[1][4] != "request_id" || !strings.Contains(recs[1][5], "ark:"+r2ARK) {
+		t.Fatalf("reject file %q, want r2 rejected naming ark:%s", recs, r2ARK)
+	}
+	var url string
+	if err := l.Pool.QueryRow(ctx, `select url from ark where ark = $1`, r2ARK).Scan(&url); err != nil {
+		t.Fatal(err)
+	}
+	if url != "https://example.org/2" {
+		t.Fatalf("ledger changed: url %q", url)
+	}
+	checkLedger(t, l.Pool, 3)
+}
+
+func TestMintDuplicatesWithinManifest(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m.csv")
+	var body strings.Builder
+	body.WriteString("request_id,url\n")
+	for i := range 30 {
+		fmt.Fprintf(&body, "id%d,https://example.org/%d\n", i, i)
+	}
+	body.WriteString("id3,https://example.org/3\n")       // identical: replays
+	body.WriteString("id4,https://example.org/changed\n") // differing: rejected
+	body.WriteString("id3,https://example.org/3\n")       // identical again
+	if err := os.WriteFile(in, []byte(body.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mm := filepath.Join(dir, "map.csv")
+	rejects := filepath.Join(dir, "rejects.csv")
+	// batch 4 puts the duplicates in later batches than their first occurrence
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
+		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 4, Workers: 3}, mapPath: mm, rejects: rejects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted != 30 || sum.Replayed != 2 || sum.Rejected != 1 {
+		t.Fatalf("summary %+v, want 30 minted, 2 replayed, 1 rejected", sum)
+	}
+	m := readCSV(t, mm)
+	if len(m) != 33 || m[31][0] != "id3" || m[31][1] != m[4][1] || m[31][2] != "replayed" || m[32][1] != m[4][1] {
+		t.Fatalf("mint map tail %q, id3 first got %q", m[30:], m[4])
+	}
+	recs := readCSV(t, rejects)
+	if len(recs) != 2 || recs[1][3] != "id4" || !strings.Contains(recs[1][5], m[5][1]) {
+		t.Fatalf("reject file %q, want id4 rejected naming %s", recs, m[5][1])
+	}
+	checkLedger(t, l.Pool, 30)
+	// in one batch as well; the reject also names where the first occurrence is
+	sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c2", Shoulder: "/z3"},
+		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 800, Workers: 1}, mapPath: mm, rejects: rejects}) // the first batch (800/8) holds all 33 rows
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted != 30 || sum.Replayed != 2 || sum.Rejected != 1 {
+		t.Fatalf("one batch: summary %+v, want 30 minted, 2 replayed, 1 rejected", sum)
+	}
+	m = readCSV(t, mm)
+	recs = readCSV(t, rejects)
+	if len(recs) != 2 || recs[1][3] != "id4" || !strings.Contains(recs[1][5], m[5][1]) || !strings.Contains(recs[1][5], "line 6") {
+		t.Fatalf("reject file %q, want id4 rejected naming %s and line 6", recs, m[5][1])
+	}
+}
+
+func TestMintBadRowsRejectOnlyThemselves(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := fixtures.CreateManifestCSV(filepath.Join(dir, "m.csv"), fixtures.ManifestConfig{Rows: 30, Seed: 4, BadEvery: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "m.csv")
+	rejects := filepath.Join(dir, "rejects.csv")
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Bad != 5 || sum.Rejected != 5 || sum.Minted != 25 {
+		t.Fatalf("summary %+v with %d bad rows, want 25 minted and 5 rejected", sum, st.Bad)
+	}
+	recs := readCSV(t, rejects)
+	want := [][2]string{{"7", "what"}, {"13", "who"}, {"19", "request_id"}, {"25", "url"}, {"31", "url"}} // line = row + 1
+	for i, w := range want {
+		r := recs[i+1]
+		if r[0] != in || r[1] != w[0] || r[4] != w[1] || r[5] == "" {
+			t.Errorf("reject %d: %q, want line %s field %s", i, r, w[0], w[1])
+		}
+	}
+	checkLedger(t, l.Pool, 25)
+}
+
+func TestMintServerRefusalRejectsOneRow(t *testing.T) {
+	for _, v := range []struct{ bisect, pgx bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		t.Run(fmt.Sprintf("bisect=%v,pgx=%v", v.bisect, v.pgx), func(t *testing.T) {
+			l := mintLedger(t)
+			ctx := context.Background()
+			sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: "c1", PgxCopyFrom: v.pgx, Hooks: loader.MintHooks{Bisect: v.bisect}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := sink.OpenWorker(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			// rows that skipped validation: the server refuses the NUL byte and the bad UTF-8
+			b := &pipeline.Batch{}
+			for i := range 9 {
+				rec := pipeline.Record{Source: pipeline.Location{File: "x.csv", Line: i + 2, Record: i + 1}}
+				rec.Set(pipeline.FieldRequestID, fmt.Sprintf("s%d", i))
+				rec.Set(pipeline.FieldWhat, "title")
+				switch i {
+				case 3:
+					rec.Set(pipeline.FieldWhat, "nul\x00byte")
+				case 6:
+					rec.Set(pipeline.FieldWho, "bad \xff octet")
+				}
+				b.Rows = append(b.Rows, pipeline.Row{Record: rec, Digest: pipeline.PayloadDigest(&rec)})
+			}
+			if err := w.Write(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range b.Rows {
+				bad := i == 3 || i == 6
+				var sr *loader.ServerRefusalError
+				switch {
+				case bad && (r.Outcome != pipeline.OutcomeRejected || !errors.As(r.Reject.Err, &sr) || sr.Code != "22021"):
+					t.Errorf("row %d: %v %v, want rejected with SQLSTATE 22021", i, r.Outcome, r.Reject)
+				case bad && r.Reject.Loc.Line != i+2:
+					t.Errorf("row %d: reject location %v", i, r.Reject.Loc)
+				case !bad && r.Outcome != pipeline.OutcomeMinted:
+					t.Errorf("row %d: %v %v, want minted", i, r.Outcome, r.Reject)
+				}
+			}
+			if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 7 {
+				t.Fatalf("%d ARKs, want 7", n)
+			}
+			if n := mintCount(t, l.Pool, `select count(*) from mint_receipt`); n != 7 {
+				t.Fatalf("%d receipts, want 7", n)
+			}
+		})
+	}
+}
+
+func TestMintCancelMidCopyThenRerun(t *testing.T) {
+	l := mintLedger(t)
+	dir := t.TempDir()
+	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 600, Seed: 5})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	var batches sync.Map
+	hook := func(worker int, table string, n int) {
+		// cancel in the middle of a worker's fourth COPY of ARKs (a full batch of 100 after the
+		// ramp of 12, 25, 50), after some batches have committed
+		if table == "ark" && n == 1 {
+			v, _ := batches.LoadOrStore(worker, new(int))
+			*v.(*int)++
+		}
+		if v, ok := batches.Load(worker); ok && *v.(*int) == 4 && table == "ark" && n == 50 {
+			once.Do(cancel)
+		}
+	}
+	_, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Hooks: loader.MintHooks{CopyRow: hook}},
+		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 100}, mapPath: filepath.Join(dir, "map.csv")})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("run error %v, want context.Canceled", err)
+	}
+	if _, statErr := os.Stat(filepath.Join(dir, "map.csv")); !errors.Is(statErr, os.ErrNotExist) {
+		t.Fatalf("a cancelled run left a mint map: %v", statErr)
+	}
+	done := mintCount(t, l.Pool, `select count(*) from ark`)
+	if done == 0 || done >= 600 {
+		t.Fatalf("%d ARKs after the cancel, want some but not all", done)
+	}
+	checkLedger(t, l.Pool, done)
+	mm := filepath.Join(dir, "map.csv")
+	sum, err := doMint(t, context.Background(), l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
+		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 100}, mapPath: mm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted+sum.Replayed != 600 || sum.Replayed != done {
+		t.Fatalf("re-run %+v, want %d replayed and the rest minted", sum, done)
+	}
+	checkLedger(t, l.Pool, 600)
+	if recs := readCSV(t, mm); len(recs) != 601 {
+		t.Fatalf("mint map has %d lines, want 601", len(recs))
+	}
+}
+
+func TestMintCrashBeforeMintMapThenRerun(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 25, Seed: 6})
+	mm := filepath.Join(dir, "map.csv")
+	if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm, abort: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mm); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("mint map exists after the simulated crash: %v", err)
+	}
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Replayed != 25 || sum.Minted != 0 {
+		t.Fatalf("re-run %+v, want 25 replayed", sum)
+	}
+	recs := readCSV(t, mm)
+	if len(recs) != 26 {
+		t.Fatalf("mint map has %d lines", len(recs))
+	}
+	for _, r := range recs[1:] {
+		var key string
+		if err := l.Pool.QueryRow(ctx, `select ark from mint_receipt where request_id = $1`, r[0]).Scan(&key); err != nil {
+			t.Fatal(err)
+		}
+		if r[1] != "ark:"+key || r[2] != "replayed" {
+			t.Fatalf("mint map row %q, ledger has %s", r, key)
+		}
+	}
+	checkLedger(t, l.Pool, 25)
+}
+
+func TestMintConcurrentRunsMintOnce(t *testing.T) {
+	l := mintLedger(t)
+	dir := t.TempDir()
+	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 300, Seed: 7})
+	var wg sync.WaitGroup
+	sums := make([]pipeline.Summary, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			sums[i], errs[i] = doMint(t, context.Background(), l, mintRun{cfg: loader.MintConfig{ClientID: "c1", ReceiptCheck: loader.CheckNever},
+				run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 20, Workers: 2}})
+		})
+	}
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil {
+			t.Fatalf("run %d: %v", i, errs[i])
+		}
+		if sums[i].Minted+sums[i].Replayed != 300 || sums[i].Rejected != 0 {
+			t.Fatalf("run %d: %+v", i, sums[i])
+		}
+	}
+	if sums[0].Minted+sums[1].Minted != 300 {
+		t.Fatalf("minted %d + %d, want 300 in all", sums[0].Minted, sums[1].Minted)
+	}
+	checkLedger(t, l.Pool, 300)
+}
+
+func TestMintReachRefusalsWriteNothing(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 8})
+	mintExec(t, l.Pool, `update shoulder set status = 'retired', retired_at = now() where shoulder = '/q7'`)
+	cases := []struct {
+		client, shoulder, rule string
+	}{
+		{"nobody", "", "not registered"},
+		{"gone", "", "deactivated"},
+		{"expired", "/x9", "expired"},
+		{"reader", "", "ark:mint"},
+		{"c1", "/z3", "not one of the client's manager's shoulders"},
+		{"c2", "/x9", "not one of the client's manager's shoulders"},
+		{"c1", "/b5", "reserved"},
+		{"c1", "/q7", "retired"},
+		{"pinned", "", "retired"},
+		{"pinned", "/x9", "pinned to another shoulder"},
+		{"naanwide", "", "no shoulder"},
+		{"c1", "/k4", "not registered"},
+	}
+	for _, c := range cases {
+		_, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder}, run: pipeline.RunConfig{Inputs: []string{in}}})
+		var re *loader.ReachError
+		if !errors.As(err, &re) || !strings.Contains(re.Rule, c.rule) {
+			t.Errorf("client %s shoulder %q: %v, want a ReachError naming %q", c.client, c.shoulder, err, c.rule)
+		}
+	}
+	// a NAAN-wide client may mint in any shoulder of its NAAN, given one
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "naanwide", Shoulder: "99999/z3"}, run: pipeline.RunConfig{Inputs: []string{in}}})
+	if err != nil || sum.Minted != 3 {
+		t.Fatalf("naanwide in /z3: %+v %v", sum, err)
+	}
+	if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 3 {
+		t.Fatalf("%d ARKs, want only the 3 of the NAAN-wide client", n)
+	}
+	// reach changed during the run: the database refuses the batch (AK004)
+	sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: "c1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mintExec(t, l.Pool, `update client set active = false where client_id = 'c1'`)
+	_, err = pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1})
+	var re *loader.ReachError
+	if !errors.As(err, &re) || loader.SQLState(err) != loader.CodeReachRefused {
+		t.Fatalf("run after deactivation: %v, want a ReachError with SQLSTATE AK004", err)
+	}
+	if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 3 {
+		t.Fatalf("%d ARKs after the refused run, want 3", n)
+	}
+}
+
+func TestMintQuota(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	mintExec(t, l.Pool, `update manager set quota_per_day = 5 where name = 'm1'`)
+	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 8, Seed: 9})
+	rejects := filepath.Join(dir, "rejects.csv")
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 3}, rejects: rejects})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted != 5 || sum.Rejected != 3 {
+		t.Fatalf("summary %+v, want 5 minted and 3 rejected for quota", sum)
+	}
+	for _, r := range readCSV(t, rejects)[1:] {
+		if !strings.Contains(r[5], "daily quota of 5") {
+			t.Fatalf("reject %q does not name the quota", r)
+		}
+	}
+	// the same day: refused before reading, nothing written
+	_, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}})
+	var re *loader.ReachError
+	if !errors.As(err, &re) || !strings.Contains(re.Rule, "quota") {
+		t.Fatalf("second run the same day: %v, want a quota refusal", err)
+	}
+	checkLedger(t, l.Pool, 5)
+	// the next UTC day (moved back by a day): the same command completes the job
+	mintExec(t, l.Pool, `update mint_quota set day = day - 1`)
+	sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted != 3 || sum.Replayed != 5 || sum.Rejected != 0 {
+		t.Fatalf("next day %+v, want 3 minted and 5 replayed", sum)
+	}
+	checkLedger(t, l.Pool, 8)
+	if n := mintCount(t, l.Pool, `select sum(minted) from mint_quota`); n != 8 {
+		t.Fatalf("quota counters sum to %d, want 8 (replays excluded)", n)
+	}
+}
+
+// TestMintDenseShoulder mints into a shoulder with 3-character blades (24,389 names), where
+// thousands of draws collide: every collision is counted and redrawn, none throws a batch away
+// twice, and every request ID ends with exactly one ARK.
+func TestMintDenseShoulder(t *testing.T) {
+	for _, check := range []loader.Check{loader.CheckAuto, loader.CheckNever} {
+		t.Run(check.String(), func(t *testing.T) {
+			l := mintLedger(t)
+			ctx := context.Background()
+			mintExec(t, l.Pool, `insert into shoulder (naan, shoulder, manager_id, blade_length)
+				select '99999', '/d4', id, 3 from manager where name = 'm1'`)
+			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 6000, Seed: 10})
+			sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: "c1", Shoulder: "/d4", NameCheck: check})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 500})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := sink.Stats()
+			if sum.Minted != 6000 || sum.Collisions < 300 || sum.Draws != 6000+sum.Collisions {
+				t.Fatalf("summary %+v, want 6000 minted and hundreds of collisions, each redrawn", sum)
+			}
+			if n := mintCount(t, l.Pool, `select count(*) from ark where assigned_name like 'd4%'`); n != 6000 {
+				t.Fatalf("%d ARKs in /d4", n)
+			}
+			var draws, collisions int64
+			if err := l.Pool.QueryRow(ctx, `select draws, collisions from shoulder where shoulder = '/d4'`).Scan(&draws, &collisions); err != nil {
+				t.Fatal(err)
+			}
+			if draws != sum.Draws || collisions != sum.Collisions {
+				t.Fatalf("shoulder counters %d/%d, run %d/%d", draws, collisions, sum.Draws, sum.Collisions)
+			}
+			t.Logf("%s: %d collisions in %d draws; %d retries (%d conflicts), %d names looked up", check, sum.Collisions, sum.Draws, st.Retries, st.Conflicts, st.LookedUpNames)
+			if check == loader.CheckAuto && st.Conflicts != 0 {
+				t.Errorf("%d batches retried after conflicts with names looked up first", st.Conflicts)
+			}
+		})
+	}
+}

@@ -1,0 +1,321 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/pipeline"
+)
+
+// memSink is an in-memory pipeline.Sink with the semantics of README decision 9: the first
+// occurrence of a request ID mints "ark:99999/x9" + request ID, a later identical one replays,
+// a later differing one is rejected. It records which worker saw which request ID, in order.
+type memSink struct {
+	mu       sync.Mutex
+	receipts map[string][16]byte
+	seenBy   map[string]int
+	lastSeq  map[string]int64
+	failAt   int // Write fails on this batch number (1-based, counted over all workers); 0 never
+	batches  int
+	maxBatch int
+	badOrder []string
+	window   *windowProbe
+}
+
+type windowProbe struct {
+	written atomic.Int64 // rows written out by the collector
+	maxGap  atomic.Int64 // largest Seq seen by the sink minus rows written
+}
+
+func newMemSink() *memSink {
+	return &memSink{receipts: map[string][16]byte{}, seenBy: map[string]int{}, lastSeq: map[string]int64{}}
+}
+
+func (s *memSink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWorker, error) {
+	return &memWorker{s: s, id: worker}, nil
+}
+
+type memWorker struct {
+	s  *memSink
+	id int
+}
+
+func (w *memWorker) Close() error { return nil }
+
+func (w *memWorker) Write(ctx context.Context, b *pipeline.Batch) error {
+	s := w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.batches++
+	s.maxBatch = max(s.maxBatch, len(b.Rows))
+	if s.failAt > 0 && s.batches == s.failAt {
+		return errors.New("sink failed")
+	}
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		rid := r.Record.RequestID
+		if by, ok := s.seenBy[rid]; ok && by != w.id {
+			s.badOrder = append(s.badOrder, fmt.Sprintf("%s seen by workers %d and %d", rid, by, w.id))
+		}
+		if last, ok := s.lastSeq[rid]; ok && last >= r.Seq {
+			s.badOrder = append(s.badOrder, fmt.Sprintf("%s: seq %d after %d", rid, r.Seq, last))
+		}
+		s.seenBy[rid], s.lastSeq[rid] = w.id, r.Seq
+		if s.window != nil {
+			if gap := r.Seq - s.window.written.Load(); gap > s.window.maxGap.Load() {
+				s.window.maxGap.Store(gap)
+			}
+		}
+		if r.Digest != pipeline.PayloadDigest(&r.Record) {
+			return fmt.Errorf("row %d: digest not set", r.Seq)
+		}
+		d, ok := s.receipts[rid]
+		switch {
+		case !ok:
+			s.receipts[rid] = r.Digest
+			r.Outcome, r.ARK = pipeline.OutcomeMinted, "ark:99999/x9"+rid
+		case d == r.Digest:
+			r.Outcome, r.ARK = pipeline.OutcomeReplayed, "ark:99999/x9"+rid
+		default:
+			r.Outcome, r.Reject = pipeline.OutcomeRejected, &pipeline.RowError{Loc: r.Record.Source, Field: "request_id", Reason: "differs"}
+		}
+		b.Draws++
+	}
+	return nil
+}
+
+// memMap is a MintMapWriter in memory.
+type memMap struct {
+	rows  []pipeline.MintMapRow
+	probe *windowProbe
+}
+
+func (m *memMap) Write(r pipeline.MintMapRow) error {
+	m.rows = append(m.rows, r)
+	if m.probe != nil {
+		m.probe.written.Add(1)
+	}
+	return nil
+}
+func (m *memMap) Close() error { return nil }
+func (m *memMap) Abort() error { return nil }
+
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunKeepsManifestOrder(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.csv")
+	st, err := fixtures.CreateManifestCSV(a, fixtures.ManifestConfig{Rows: 500, Seed: 1, BadEvery: 37, DuplicateEvery: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := writeFile(t, dir, "b.csv", "request_id,url\nlast-1,https://example.org/1\nlast-2,https://example.org/2\n")
+	sink := newMemSink()
+	mm := &memMap{}
+	rw := pipeline.NewRejectWriter(filepath.Join(dir, "rejects.csv"))
+	var progress []pipeline.Progress
+	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{a, b}, Sink: sink, Workers: 3, BatchSize: 8,
+		MintMap: mm, Rejects: rw, Progress: func(p pipeline.Progress) { progress = append(progress, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Read != 502 || sum.Rejected != int64(st.Bad) || sum.Minted != int64(st.Unique)+2 || sum.Replayed != int64(st.Duplicates) {
+		t.Fatalf("summary %+v; manifest has %d bad, %d unique, %d duplicates", sum, st.Bad, st.Unique, st.Duplicates)
+	}
+	if sum.Draws != sum.Minted+sum.Replayed || sum.Batches < 500/8 {
+		t.Fatalf("summary %+v: draws or batches not summed", sum)
+	}
+	if len(sink.badOrder) > 0 {
+		t.Fatalf("routing broke decision 9: %v", sink.badOrder[:min(5, len(sink.badOrder))])
+	}
+	// the mint map follows the manifests: request IDs never go backwards except for duplicates
+	prev := ""
+	for i, r := range mm.rows {
+		if r.RequestID < prev && !(r.Status == pipeline.StatusReplayed) && !strings.HasPrefix(r.RequestID, "last-") {
+			t.Fatalf("mint map row %d: %q after %q", i, r.RequestID, prev)
+		}
+		if r.RequestID > prev || strings.HasPrefix(r.RequestID, "last-") {
+			prev = r.RequestID
+		}
+		if r.ARK != "ark:99999/x9"+r.RequestID {
+			t.Fatalf("row %d: ARK %q for %q", i, r.ARK, r.RequestID)
+		}
+	}
+	if n := len(mm.rows); mm.rows[n-2].RequestID != "last-1" || mm.rows[n-1].RequestID != "last-2" {
+		t.Fatalf("the second manifest does not come last: %v", mm.rows[n-2:])
+	}
+	if len(progress) == 0 || progress[len(progress)-1].Done != 502 {
+		t.Fatalf("progress: %d calls, last %+v", len(progress), progress[len(progress)-1])
+	}
+	// the reject file lists the bad rows in order, with file, line, field
+	body, err := os.ReadFile(filepath.Join(dir, "rejects.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	if len(lines) != st.Bad+1 || !strings.HasPrefix(lines[1], a+",38,37,obj-000000037,what,NUL byte") {
+		t.Fatalf("reject file:\n%s", body)
+	}
+}
+
+func TestRunSkewedRequestIDsDoNotDeadlock(t *testing.T) {
+	// one request ID repeated: every row after the first few goes to one worker, while the
+	// oldest rows wait in other workers' partial batches; the window forces them out.
+	var body strings.Builder
+	body.WriteString("request_id,url\n")
+	for i := range 5 {
+		fmt.Fprintf(&body, "first-%d,https://example.org/%d\n", i, i)
+	}
+	for range 3000 {
+		body.WriteString("same,https://example.org/same\n")
+	}
+	in := writeFile(t, t.TempDir(), "skew.csv", body.String())
+	sink := newMemSink()
+	probe := &windowProbe{}
+	sink.window = probe
+	mm := &memMap{probe: probe}
+	const window = 64
+	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 4, BatchSize: 1000, Window: window, MintMap: mm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted != 6 || sum.Replayed != 2999 || len(mm.rows) != 3005 {
+		t.Fatalf("summary %+v, %d mint map rows", sum, len(mm.rows))
+	}
+	if g := probe.maxGap.Load(); g >= window {
+		t.Fatalf("a row %d ahead of the writer reached the sink; the window is %d", g, window)
+	}
+	if sink.maxBatch > window {
+		t.Fatalf("a batch of %d rows with a window of %d", sink.maxBatch, window)
+	}
+}
+
+func TestRunSinkErrorStopsTheRun(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "m.csv")
+	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 400, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	sink := newMemSink()
+	sink.failAt = 3
+	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 10, MintMap: &memMap{}})
+	if err == nil || !strings.Contains(err.Error(), "sink failed") {
+		t.Fatalf("run error %v, want the sink's", err)
+	}
+	if sum.Minted >= 400 {
+		t.Fatalf("summary %+v after a failure", sum)
+	}
+}
+
+func TestRunCancelFromProgress(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "m.csv")
+	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 2000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sum, err := pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: newMemSink(), Workers: 2, BatchSize: 10,
+		Progress: func(p pipeline.Progress) {
+			if p.Done >= 100 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("run error %v, want context.Canceled", err)
+	}
+	if sum.Minted < 100 || sum.Minted >= 2000 {
+		t.Fatalf("summary %+v", sum)
+	}
+}
+
+func TestRunManifestErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.csv", "request_id\na\n")
+	_, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{good, filepath.Join(dir, "missing.csv")}, Sink: newMemSink()})
+	var me *pipeline.ManifestError
+	if !errors.As(err, &me) || me.Loc.File != filepath.Join(dir, "missing.csv") {
+		t.Fatalf("missing manifest: %v, want a *ManifestError naming it", err)
+	}
+	_, err = pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{writeFile(t, dir, "x.txt", "a")}, Sink: newMemSink()})
+	if !errors.Is(err, pipeline.ErrUnknownFormat) {
+		t.Fatalf("unknown format: %v", err)
+	}
+	if _, err := pipeline.Run(context.Background(), pipeline.RunConfig{Sink: newMemSink()}); err == nil {
+		t.Fatal("a run without manifests was accepted")
+	}
+}
+
+func TestRunJSONLinesAndMapping(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "m.jsonl", `{"acno":"A1","title":"One","artists":[{"name":"X"},{"name":"Y"}]}
+{"acno":"A2","title":"Two\u0000bad"}
+{"acno":"A3","title":"Three","artists":null}
+`)
+	m, err := pipeline.ParseMapping("request_id=acno,what=title,who=artists[].name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []pipeline.Record
+	sink := &recordSink{seen: &seen}
+	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Mapping: m, Sink: sink, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted != 2 || sum.Rejected != 1 || len(seen) != 2 {
+		t.Fatalf("summary %+v, %d records", sum, len(seen))
+	}
+	if seen[0].Who != "X; Y" || seen[1].Has&pipeline.HasWho != 0 {
+		t.Fatalf("records %+v", seen)
+	}
+}
+
+type recordSink struct{ seen *[]pipeline.Record }
+
+func (s *recordSink) OpenWorker(context.Context, int) (pipeline.SinkWorker, error) { return s, nil }
+func (s *recordSink) Close() error                                                 { return nil }
+func (s *recordSink) Write(_ context.Context, b *pipeline.Batch) error {
+	for i := range b.Rows {
+		*s.seen = append(*s.seen, b.Rows[i].Record)
+		b.Rows[i].Outcome, b.Rows[i].ARK = pipeline.OutcomeMinted, "ark:99999/x9"+b.Rows[i].Record.RequestID
+	}
+	return nil
+}
+
+func TestRunBatchesAreNotCutShort(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "m.csv")
+	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 3000, Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	sink := newMemSink()
+	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1, BatchSize: 100, MintMap: &memMap{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(3) // 12 + 25 + 50 rows, then batches of 100
+	for left := 3000 - 12 - 25 - 50; left > 0; left -= 100 {
+		want++
+	}
+	if pipeline.RampBatchSize(100, 0) != 12 || pipeline.RampBatchSize(100, 2) != 50 || pipeline.RampBatchSize(100, 3) != 100 {
+		t.Fatalf("ramp %d %d %d", pipeline.RampBatchSize(100, 0), pipeline.RampBatchSize(100, 2), pipeline.RampBatchSize(100, 3))
+	}
+	if sum.Batches != want || sum.Minted != 3000 {
+		t.Fatalf("%d batches for 3000 rows of batch size 100 (summary %+v): a window flush cut batches short", sum.Batches, sum)
+	}
+}
