@@ -1,17 +1,237 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/loader"
 )
 
 func importCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name:  "import",
-		Usage: "(not built yet)",
-		Action: func(c *cli.Context) error {
-			return &exitError{code: exitCannot, err: errors.New("import: not built yet")}
-		},
+	formats := make([]string, 0, len(legacy.Formats()))
+	for _, f := range legacy.Formats() {
+		formats = append(formats, string(f))
 	}
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "import legacy exports (arklet, N2T, EZID, NAAN registry, shoulder lists) into the ledger, insert-only",
+		ArgsUsage: "FILE...",
+		Description: "Reads each export (format detected, or --format), normalizes every ARK and imports it without " +
+			"re-minting, renaming or overwriting anything: a new ARK is inserted under its shoulder (an unregistered " +
+			"legacy shoulder is created reserved), one already in the ledger with the same values is unchanged, one with " +
+			"a different value is reported and left alone (arkhe reconcile --apply accepts it). NAAN and shoulder records " +
+			"fill the naan and shoulder tables. Each file is one transaction and one recorded import run. Rows that did " +
+			"not land (rejected, refused, conflicts, collapsed duplicates, differences) are listed in the reject file, " +
+			"./<first file>.rejects.csv unless --rejects says otherwise. Formats: " + strings.Join(formats, ", ") +
+			". Exit 0 done, 1 done with rejects, conflicts, differences or a truncated file, 2 could not run.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Usage: "export format of every FILE (default: detected per file)"},
+			&cli.BoolFlag{Name: "include-reserved", Usage: "import EZID reserved ARKs too (skipped and counted otherwise)"},
+			&cli.BoolFlag{Name: "include-test", Usage: "import ARKs of the test NAAN 99999 too (skipped and counted otherwise)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "do everything, report, and roll back: the ledger is not changed"},
+			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first file>.rejects.csv)"},
+			&cli.StringFlag{Name: "client", Usage: "registered client to import as (needs the ark:import scope; recorded with the run)"},
+			&cli.StringFlag{Name: "check-zone", Value: "none", Usage: "check zone of the shoulders the import creates: naan_name, name_only or none (README decision 8)"},
+			&cli.IntFlag{Name: "batch", Value: loader.DefaultImportBatch, Usage: "records classified and inserted at a time"},
+		},
+		Action: func(c *cli.Context) error { return importAction(c, e) },
+	}
+}
+
+// importAction runs the import and prints the summary.
+func importAction(c *cli.Context, e *env) error {
+	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
+	inputs := c.Args().Slice()
+	cfg := loader.ImportConfig{Inputs: inputs, IncludeReserved: c.Bool("include-reserved"),
+		IncludeTest: c.Bool("include-test"), DryRun: c.Bool("dry-run"), ClientID: c.String("client"),
+		BatchSize: c.Int("batch")}
+	if f := c.String("format"); f != "" {
+		format, err := legacy.ParseFormat(f)
+		if err != nil {
+			return cannot(fmt.Errorf("import: --format: %w", err))
+		}
+		cfg.Format = format
+	}
+	zone, err := ark.ParseZone(c.String("check-zone"))
+	if err != nil {
+		return cannot(fmt.Errorf("import: --check-zone: %w", err))
+	}
+	cfg.CheckZone = zone
+	if cfg.BatchSize < 1 {
+		return cannot(fmt.Errorf("import: --batch must be at least 1"))
+	}
+	if err := cfg.Validate(); err != nil {
+		return cannot(err)
+	}
+	for _, in := range inputs {
+		if _, err := os.Stat(in); err != nil {
+			return cannot(fmt.Errorf("import: %w", err))
+		}
+	}
+	cfg.RejectsPath = c.String("rejects")
+	if cfg.RejectsPath == "" {
+		cfg.RejectsPath = exportBase(inputs[0]) + ".rejects.csv"
+	}
+	// the readers allocate per record; a larger GC target halves the collector's share
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	l, err := openInitialized(c, e, 4)
+	if err != nil {
+		return cannot(err)
+	}
+	defer l.Close()
+	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "importing", -1)
+	var last int64
+	var lastFile string
+	cfg.Progress = func(p loader.ImportProgress) {
+		if p.File != lastFile || p.Read < last {
+			lastFile, last = p.File, 0
+		}
+		prog.Add(p.Read - last)
+		last = p.Read
+	}
+	rep, err := l.Import(c.Context, cfg)
+	prog.Finish()
+	printImportSummary(e.stdout, rep, err)
+	if err != nil {
+		if c.Context.Err() != nil {
+			return cannot(fmt.Errorf("import interrupted (%w); files finished before stay imported, the interrupted one was rolled back", err))
+		}
+		return cannot(err)
+	}
+	if rep.Total.Findings() || rep.Truncated() {
+		return withFindings("")
+	}
+	return nil
+}
+
+// exportBase is a file name without directory and the extensions of exports (arklet.json.gz →
+// arklet): the default output names (README decision 15).
+func exportBase(path string) string {
+	name := filepath.Base(path)
+	for {
+		lower := strings.ToLower(name)
+		trimmed := false
+		for _, ext := range []string{".gz", ".xz", ".csv", ".jsonl", ".json", ".txt", ".anvl", ".dump", ".parquet"} {
+			if strings.HasSuffix(lower, ext) && len(name) > len(ext) {
+				name = name[:len(name)-len(ext)]
+				trimmed = true
+				break
+			}
+		}
+		if !trimmed {
+			return name
+		}
+	}
+}
+
+// printImportSummary prints the one-screen summary of an import (issue 4).
+func printImportSummary(w io.Writer, rep loader.ImportReport, runErr error) {
+	t := rep.Total
+	status := "done"
+	switch {
+	case runErr != nil:
+		status = "stopped: " + runErr.Error()
+	case t.Findings() || rep.Truncated():
+		status = "done with findings"
+	}
+	if rep.DryRun {
+		status += " (dry run: nothing was written to the ledger)"
+	}
+	fmt.Fprintf(w, "arkhe import: %s\n", status)
+	for _, f := range rep.Files {
+		passes := ""
+		if f.Passes > 1 {
+			passes = ", read twice (a conflict spanned batches)"
+		}
+		fmt.Fprintf(w, "  file         %s (%s, sha256:%s, %s records%s)\n", f.File, f.Format, shortDigest(f.Digest), thousands(f.Counts.Read), passes)
+		if f.Truncated != nil {
+			fmt.Fprintf(w, "  truncated    %s: every complete record before it was imported\n", f.Truncated.Error())
+		}
+	}
+	fmt.Fprintf(w, "  read         %s records\n", thousands(t.Read))
+	fmt.Fprintf(w, "  imported     %s ARKs\n", thousands(t.Imported))
+	fmt.Fprintf(w, "  unchanged    %s (already in the ledger with the same values)\n", thousands(t.Unchanged))
+	fmt.Fprintf(w, "  differences  %s (in the ledger with another value: left alone; arkhe reconcile --apply accepts the export's)\n", thousands(t.Differences))
+	fmt.Fprintf(w, "  conflicts    %s rows for %s ARKs (same ARK, different values: neither imported)\n", thousands(t.Conflicts), thousands(t.ConflictARKs))
+	fmt.Fprintf(w, "  collapsed    %s identical duplicate rows\n", thousands(t.Collapsed))
+	fmt.Fprintf(w, "  skipped      %s non-ARK%s\n", thousands(t.SkippedNonARKTotal()), kindCounts(t.SkippedNonARK))
+	fmt.Fprintf(w, "               %s reserved (--include-reserved imports them), %s test NAAN 99999 (--include-test)\n", thousands(t.ReservedSkipped), thousands(t.TestSkipped))
+	fmt.Fprintf(w, "  rejected     %s bad records\n", thousands(t.Rejected))
+	if t.Refused > 0 {
+		var models []string
+		for _, f := range rep.Files {
+			for _, r := range f.Refusals {
+				models = append(models, r.Model)
+			}
+		}
+		fmt.Fprintf(w, "  refused      %s records of %s: they hold credentials and are never imported\n", thousands(t.Refused), strings.Join(models, ", "))
+	}
+	if t.NAANRecords > 0 || t.ShoulderRecords > 0 {
+		fmt.Fprintf(w, "  registry     %s NAAN and %s shoulder records: %s filled, %s unchanged, %s differ\n", thousands(t.NAANRecords),
+			thousands(t.ShoulderRecords), thousands(t.RegistryFilled), thousands(t.RegistryUnchanged), thousands(t.RegistryDifferences))
+	}
+	fmt.Fprintf(w, "  created      %s NAANs, %s shoulders\n", thousands(t.NAANsCreated), thousands(t.ShouldersCreated))
+	fmt.Fprintf(w, "  check chars  %s verified, %s failed, %s none (imported ARKs; a failed check never refuses an ARK)\n",
+		thousands(t.CheckVerified), thousands(t.CheckFailed), thousands(t.CheckNone))
+	if rep.Rejects != "" {
+		fmt.Fprintf(w, "  rejects      %s\n", rep.Rejects)
+	}
+	rate := 0.0
+	if s := rep.Elapsed.Seconds(); s > 0 {
+		rate = float64(t.Read) / s
+	}
+	fmt.Fprintf(w, "  elapsed      %.1f s, %s records/s\n", rep.Elapsed.Seconds(), thousands(int64(rate)))
+}
+
+// kindCounts renders " (doi 31, uuid 2)" or "".
+func kindCounts(m map[string]int64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+" "+thousands(m[k]))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func shortDigest(d string) string {
+	if len(d) > 16 {
+		return d[:16] + "…"
+	}
+	return d
+}
+
+// thousands renders n with thousands separators (69202 → 69,202).
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }

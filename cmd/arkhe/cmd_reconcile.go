@@ -1,17 +1,128 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/report"
+	"github.com/arkhe-ledger/arkhe/verify"
 )
 
 func reconcileCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "reconcile",
-		Usage: "(not built yet)",
-		Action: func(c *cli.Context) error {
-			return &exitError{code: exitCannot, err: errors.New("reconcile: not built yet")}
+		Name:      "reconcile",
+		Usage:     "compare legacy exports with the ledger and report every difference; --apply accepts the exports' values",
+		ArgsUsage: "EXPORT...",
+		Description: "Reads the exports (arklet, N2T, EZID; format detected or --export-format), normalizes each ARK as arkhe import " +
+			"does and compares it with the ledger by key. The difference report (Parquet by default, ./<first export>.diff.parquet " +
+			"unless -o says otherwise) has one row per difference: only_in_export, only_in_ledger (limited to the shoulders the " +
+			"exports cover), target_differs, status_differs, metadata_differs, spelling_only. With --apply, every ARK whose target, " +
+			"status or metadata differ takes the export's value through the repoint path: exactly one ARK_CHANGE row per changed " +
+			"ARK, nothing else touched; a second --apply finds nothing to do. Exit 0 no differences, 1 differences (or unreadable " +
+			"records), 2 could not run.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "difference report path (.parquet, .csv or .jsonl)"},
+			&cli.StringFlag{Name: "format", Usage: "report format: parquet, csv or jsonl (default: from -o, else parquet)"},
+			&cli.StringFlag{Name: "export-format", Usage: "format of every EXPORT (default: detected per file)"},
+			&cli.BoolFlag{Name: "apply", Usage: "accept the exports' targets, statuses and metadata (one ARK_CHANGE row per changed ARK)"},
+			&cli.StringFlag{Name: "client", Usage: "registered client the apply acts as (recorded in ARK_CHANGE)"},
 		},
+		Action: func(c *cli.Context) error { return reconcileAction(c, e) },
 	}
+}
+
+func reconcileAction(c *cli.Context, e *env) error {
+	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
+	exports := c.Args().Slice()
+	if len(exports) == 0 {
+		return cannot(fmt.Errorf("reconcile: give at least one export file"))
+	}
+	out := c.String("out")
+	var format report.Format
+	var err error
+	switch {
+	case out == "" && c.String("format") == "":
+		format, out = report.Parquet, exportBase(exports[0])+".diff.parquet"
+	case out == "":
+		if format, err = report.ParseFormat(c.String("format")); err != nil {
+			return cannot(err)
+		}
+		out = exportBase(exports[0]) + ".diff" + format.Extension()
+	default:
+		if format, err = report.ResolveFormat(c.String("format"), out); err != nil {
+			return cannot(err)
+		}
+	}
+	cfg := verify.ReconcileConfig{Exports: exports, Out: out, OutFormat: format, Apply: c.Bool("apply"), ClientID: c.String("client")}
+	if f := c.String("export-format"); f != "" {
+		if cfg.Format, err = legacy.ParseFormat(f); err != nil {
+			return cannot(fmt.Errorf("reconcile: --export-format: %w", err))
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cannot(err)
+	}
+	l, err := openInitialized(c, e, 2)
+	if err != nil {
+		return cannot(err)
+	}
+	defer l.Close()
+	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "reading exports", -1)
+	var last int64
+	cfg.Progress = func(read int64) { prog.Add(read - last); last = read }
+	sum, err := verify.Reconcile(c.Context, l, cfg)
+	prog.Finish()
+	if err != nil {
+		if c.Context.Err() != nil {
+			return cannot(fmt.Errorf("reconcile interrupted (%w); nothing was applied", err))
+		}
+		return cannot(err)
+	}
+	printReconcileSummary(e.stdout, exports, cfg.Apply, sum)
+	if sum.Findings() {
+		return withFindings("")
+	}
+	return nil
+}
+
+// printReconcileSummary prints the one-screen summary of a reconcile (issue 4).
+func printReconcileSummary(w io.Writer, exports []string, apply bool, s verify.ReconcileSummary) {
+	status := "no differences"
+	if s.Findings() {
+		status = "differences found"
+	}
+	fmt.Fprintf(w, "arkhe reconcile: %s\n", status)
+	fmt.Fprintf(w, "  exports          %s\n", strings.Join(exports, ", "))
+	fmt.Fprintf(w, "  read             %s records, %s ARKs compared\n", thousands(s.Read), thousands(s.Compared))
+	if n := s.Rejected; n > 0 {
+		fmt.Fprintf(w, "  unreadable       %s records, e.g. %s\n", thousands(n), strings.Join(s.FirstRejects, "; "))
+	}
+	var skipped int64
+	for _, v := range s.SkippedNonARK {
+		skipped += v
+	}
+	fmt.Fprintf(w, "  skipped          %s non-ARK%s, %s registry records\n", thousands(skipped), kindCounts(s.SkippedNonARK), thousands(s.Registry))
+	for _, t := range s.Truncated {
+		fmt.Fprintf(w, "  truncated        %s (every complete record was compared)\n", t.Error())
+	}
+	for _, k := range []string{report.DiffOnlyInExport, report.DiffOnlyInLedger, report.DiffTargetDiffers,
+		report.DiffStatusDiffers, report.DiffMetadataDiffers, report.DiffSpellingOnly} {
+		fmt.Fprintf(w, "  %-16s %s\n", k, thousands(s.Kinds[k]))
+	}
+	fmt.Fprintf(w, "  only_in_ledger covers the %d shoulders the exports touch\n", s.Covered)
+	if s.Ambiguous > 0 {
+		fmt.Fprintf(w, "  ambiguous        %s ARKs appear more than once with different values (never applied)\n", thousands(s.Ambiguous))
+	}
+	if apply {
+		fmt.Fprintf(w, "  applied          %s repointed, %s status/metadata changes (one ARK_CHANGE row each); %s held back\n",
+			thousands(s.Repointed), thousands(s.Changed), thousands(s.NotApplied))
+	} else if s.Kinds[report.DiffTargetDiffers]+s.Kinds[report.DiffStatusDiffers]+s.Kinds[report.DiffMetadataDiffers] > 0 {
+		fmt.Fprintf(w, "  nothing applied: arkhe reconcile --apply accepts the exports' targets, statuses and metadata\n")
+	}
+	fmt.Fprintf(w, "  report           %s (%s rows)\n", s.Report, thousands(s.Rows))
+	fmt.Fprintf(w, "  elapsed          %.1f s\n", s.Elapsed.Seconds())
 }

@@ -1,0 +1,519 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/report"
+	"github.com/arkhe-ledger/arkhe/verify"
+)
+
+// ImportConfig configures RunImport.
+type ImportConfig struct {
+	// Rows is the number of ark.ark records in the generated arklet dump (issue 4: 1,000,000 in
+	// make bench). About 94 in 100 land: the fixtures' edge-case schedule rejects or skips the rest.
+	Rows int
+	// BatchSize is the importer's (0: loader.DefaultImportBatch).
+	BatchSize int
+	// DatabaseURL, if set, is a superuser connection string of an existing server; the bench
+	// creates and drops its databases there. Otherwise a local cluster is started in Dir.
+	DatabaseURL string
+	// Dir holds the local cluster and the generated dump; "" makes a temporary directory that is
+	// removed afterwards. A given Dir keeps the dump for the next run.
+	Dir string
+	// Seed makes the dump repeatable.
+	Seed int64
+	// Log receives progress lines; nil discards.
+	Log io.Writer
+	// CPUProfile, if set, is where a Go CPU profile of the import phase is written.
+	CPUProfile string
+	// Reconcile also measures `arkhe reconcile` of the same dump against the imported ledger
+	// (the 10-million-row case of make bench-large): time, report rows and peak Go heap, which
+	// must not grow with the sizes.
+	Reconcile bool
+}
+
+// ImportResult is what RunImport measured.
+type ImportResult struct {
+	Config   ImportConfig
+	Server   string            // "local cluster in DIR" or the server's host
+	Settings map[string]string // importSettingNames() as the server reports them
+	// Import is arkhe import of the arklet dump end to end (reading, normalizing, staging,
+	// classifying, inserting); Rows counts the ARKs it imported.
+	Import Phase
+	// Floor is a plain pgx CopyFrom of exactly the ark rows the import wrote, pre-built in
+	// memory, into a fresh ledger of the same schema with the same NAANs and shoulders.
+	Floor Phase
+	// Counts are the importer's counts.
+	Counts loader.ImportCounts
+	// InputBytes is the size of the dump.
+	InputBytes int64
+	// PeakHeap is the peak of live Go heap during the import, sampled every 20 ms.
+	PeakHeap int64
+	// ImportCPU, ImportServerCPU and FloorServerCPU are the CPU time of this process during the
+	// import and of the local cluster's processes during each phase (0 with --database-url):
+	// on a shared machine they show the work apart from the wait.
+	ImportCPU, ImportServerCPU, FloorCPU, FloorServerCPU time.Duration
+	// Reconcile is the reconcile of the dump against the imported ledger (rows: ARKs compared),
+	// with its report's row count and the peak Go heap while it ran (ImportConfig.Reconcile).
+	Reconcile         Phase
+	ReconcileRows     int64
+	ReconcilePeakHeap int64
+}
+
+// Ratio is the import rate over the floor rate (issue 4 target: ≥ 0.8).
+func (r ImportResult) Ratio() float64 {
+	if r.Floor.Rate() == 0 {
+		return 0
+	}
+	return r.Import.Rate() / r.Floor.Rate()
+}
+
+// Print writes the result in the shape of the other macro benchmarks: settings, both phases,
+// the ratio.
+func (r ImportResult) Print(w io.Writer) {
+	fmt.Fprintf(w, "arkhe bench import: %d-record arklet dump (%.1f MB), batch %d\n", r.Config.Rows,
+		float64(r.InputBytes)/1e6, r.Config.BatchSize)
+	fmt.Fprintf(w, "server: %s\n", r.Server)
+	keys := make([]string, 0, len(r.Settings))
+	for k := range r.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-22s %s\n", k, r.Settings[k])
+	}
+	fmt.Fprintf(w, "(a) floor: COPY of the %d resulting ark rows   %8.2f s  %10.0f rows/s\n", r.Floor.Rows, r.Floor.Elapsed.Seconds(), r.Floor.Rate())
+	fmt.Fprintf(w, "(b) arkhe import, end to end                   %8.2f s  %10.0f rows/s\n", r.Import.Elapsed.Seconds(), r.Import.Rate())
+	fmt.Fprintf(w, "ratio (b)/(a): %.2f (target ≥ 0.80)\n", r.Ratio())
+	if r.ImportServerCPU > 0 {
+		fmt.Fprintf(w, "CPU: floor server %.2f s, client %.2f s; import server %.2f s, client %.2f s\n",
+			r.FloorServerCPU.Seconds(), r.FloorCPU.Seconds(), r.ImportServerCPU.Seconds(), r.ImportCPU.Seconds())
+	}
+	c := r.Counts
+	fmt.Fprintf(w, "import: read %d, imported %d, rejected %d, test skipped %d, refused %d; check characters verified %d, failed %d, none %d\n",
+		c.Read, c.Imported, c.Rejected, c.TestSkipped, c.Refused, c.CheckVerified, c.CheckFailed, c.CheckNone)
+	fmt.Fprintf(w, "peak Go heap during import: %.0f MB\n", float64(r.PeakHeap)/1e6)
+	if r.Config.Reconcile {
+		fmt.Fprintf(w, "reconcile of the dump against the ledger: %d ARKs in %.2f s (%.0f rows/s), %d report rows, peak Go heap %.0f MB\n",
+			r.Reconcile.Rows, r.Reconcile.Elapsed.Seconds(), r.Reconcile.Rate(), r.ReconcileRows, float64(r.ReconcilePeakHeap)/1e6)
+	}
+}
+
+// RunImport measures `arkhe import` against the COPY floor (issue 4 "Real input and scale"): an
+// arklet dumpdata export of cfg.Rows records (fixtures.ArkletJSON, with its edge cases) is
+// imported end to end with Ledger.Import into a fresh ledger; then the ark rows it wrote are read
+// back and COPYed with one pgx CopyFrom into a second fresh ledger holding the same NAANs and
+// shoulders (same schema, indexes and triggers). Both run on the same server with the same
+// settings, after a CHECKPOINT each (README decision 16).
+func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
+	res := ImportResult{Config: cfg}
+	if cfg.Rows <= 0 {
+		return res, errors.New("bench import: --rows must be positive")
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = loader.DefaultImportBatch
+	}
+	res.Config = cfg
+	logw := cfg.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(logw, "bench: "+format+"\n", args...) }
+
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "arkhe-bench-import-")
+		if err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return res, fmt.Errorf("bench import: %w", err)
+	}
+	adminURL := cfg.DatabaseURL
+	serverCPU := func() time.Duration { return 0 }
+	if adminURL == "" {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		c, err := loader.StartCluster(ctx, loader.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: logw})
+		if err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
+		adminURL = c.URL("postgres")
+		res.Server = "local cluster in " + c.DataDir()
+		serverCPU = func() time.Duration { return clusterCPU(c.DataDir()) }
+	} else {
+		u, err := url.Parse(adminURL)
+		if err != nil {
+			return res, fmt.Errorf("bench import: database URL: %w", err)
+		}
+		res.Server = u.Host
+	}
+	admin, err := pgxpool.New(ctx, adminURL)
+	if err != nil {
+		return res, fmt.Errorf("bench import: connect: %w", err)
+	}
+	defer admin.Close()
+	if res.Settings, err = importSettings(ctx, admin); err != nil {
+		return res, err
+	}
+
+	// the dump
+	dump := filepath.Join(dir, fmt.Sprintf("arklet-%d-%d.json", cfg.Rows, cfg.Seed))
+	if fi, err := os.Stat(dump); err == nil && fi.Size() > 0 {
+		res.InputBytes = fi.Size()
+	} else {
+		logf("writing an arklet dump of %d records", cfg.Rows)
+		f, err := os.Create(dump + ".tmp")
+		if err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		if err := fixtures.ArkletJSON(f, cfg.Rows, cfg.Seed); err != nil {
+			f.Close()
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		if err := os.Rename(dump+".tmp", dump); err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		fi, err := os.Stat(dump)
+		if err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		res.InputBytes = fi.Size()
+	}
+
+	// two fresh ledgers
+	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	importDB, floorDB := "bench_import_"+suffix, "bench_import_floor_"+suffix
+	for _, db := range []string{importDB, floorDB} {
+		if _, err := admin.Exec(ctx, `create database `+pgx.Identifier{db}.Sanitize()); err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		defer func() {
+			_, _ = admin.Exec(context.WithoutCancel(ctx), `drop database if exists `+pgx.Identifier{db}.Sanitize()+` with (force)`)
+		}()
+		l, err := loader.Open(ctx, importDBURL(adminURL, db), 2)
+		if err != nil {
+			return res, err
+		}
+		_, err = l.Init(ctx)
+		l.Close()
+		if err != nil {
+			return res, err
+		}
+	}
+
+	// (b) arkhe import, end to end
+	l, err := loader.Open(ctx, importDBURL(adminURL, importDB), 4)
+	if err != nil {
+		return res, err
+	}
+	defer l.Close()
+	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
+		return res, fmt.Errorf("bench import: checkpoint: %w", err)
+	}
+	logf("(b) arkhe import of %s, batch %d", filepath.Base(dump), cfg.BatchSize)
+	runtime.GC()
+	debug.FreeOSMemory()
+	stopHeap := importSampleHeap()
+	if cfg.CPUProfile != "" {
+		pf, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return res, fmt.Errorf("bench import: %w", err)
+		}
+	}
+	// as `arkhe import` does (cmd/arkhe): the legacy readers allocate per record
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	cpu0, srv0 := processCPU(), serverCPU()
+	start := time.Now()
+	rep, err := l.Import(ctx, loader.ImportConfig{Inputs: []string{dump}, Format: legacy.ArkletJSON,
+		BatchSize: cfg.BatchSize, RejectsPath: filepath.Join(dir, "rejects.csv")})
+	res.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
+	res.ImportCPU, res.ImportServerCPU = processCPU()-cpu0, serverCPU()-srv0
+	if cfg.CPUProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	res.PeakHeap = stopHeap()
+	res.Counts = rep.Total
+	if err != nil {
+		return res, fmt.Errorf("bench import: arkhe import: %w", err)
+	}
+
+	if cfg.Reconcile {
+		logf("reconcile of %s against the imported ledger", filepath.Base(dump))
+		runtime.GC()
+		stop := importSampleHeap()
+		start := time.Now()
+		sum, err := verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{dump}, Format: legacy.ArkletJSON,
+			Out: filepath.Join(dir, "reconcile.parquet"), OutFormat: report.Parquet})
+		res.Reconcile = Phase{Rows: sum.Compared, Elapsed: time.Since(start)}
+		res.ReconcilePeakHeap = stop()
+		res.ReconcileRows = sum.Rows
+		if err != nil {
+			return res, fmt.Errorf("bench import: reconcile: %w", err)
+		}
+	}
+
+	// (a) the floor
+	rows, err := readBackImported(ctx, l.Pool)
+	if err != nil {
+		return res, err
+	}
+	l.Close()
+	floor, err := pgxpool.New(ctx, importDBURL(adminURL, floorDB))
+	if err != nil {
+		return res, fmt.Errorf("bench import: %w", err)
+	}
+	defer floor.Close()
+	if err := copyImportRegistry(ctx, importDBURL(adminURL, importDB), floor); err != nil {
+		return res, err
+	}
+	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
+		return res, fmt.Errorf("bench import: checkpoint: %w", err)
+	}
+	logf("(a) floor: pgx CopyFrom of the same %d ark rows", len(rows))
+	cpu0, srv0 = processCPU(), serverCPU()
+	start = time.Now()
+	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, importArkColumns, pgx.CopyFromRows(rows))
+	res.Floor = Phase{Rows: n, Elapsed: time.Since(start)}
+	res.FloorCPU, res.FloorServerCPU = processCPU()-cpu0, serverCPU()-srv0
+	if err != nil {
+		return res, fmt.Errorf("bench import: floor COPY: %w", err)
+	}
+	return res, nil
+}
+
+// importArkColumns are the ark columns the importer writes.
+var importArkColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
+	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
+	"updated_at", "created_by", "import_run_id"}
+
+// readBackImported reads every ark row in insertion order, pre-built as CopyFrom values.
+func readBackImported(ctx context.Context, pool *pgxpool.Pool) ([][]any, error) {
+	rows, err := pool.Query(ctx, `select `+strings.Join(importArkColumns[:9], ", ")+`, metadata::text, `+
+		strings.Join(importArkColumns[10:], ", ")+` from ark order by seq`)
+	if err != nil {
+		return nil, fmt.Errorf("bench import: read back: %w", err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		var (
+			a, naan, name, status                         string
+			shoulder                                      int64
+			url, commit, who, what, when, meta, reason, o *string
+			check                                         *bool
+			created, updated                              *time.Time
+			by, run                                       *int64
+		)
+		if err := rows.Scan(&a, &naan, &shoulder, &name, &url, &commit, &who, &what, &when, &meta, &status,
+			&reason, &o, &check, &created, &updated, &by, &run); err != nil {
+			return nil, fmt.Errorf("bench import: read back: %w", err)
+		}
+		var mb []byte
+		if meta != nil {
+			mb = []byte(*meta)
+		}
+		out = append(out, []any{a, naan, shoulder, name, url, commit, who, what, when, mb, status, reason, o,
+			check, created, updated, by, run})
+	}
+	return out, rows.Err()
+}
+
+// copyImportRegistry gives the floor ledger the import's NAANs, shoulders (same keys) and run.
+func copyImportRegistry(ctx context.Context, fromURL string, to *pgxpool.Pool) error {
+	from, err := pgx.Connect(ctx, fromURL)
+	if err != nil {
+		return fmt.Errorf("bench import: %w", err)
+	}
+	defer from.Close(context.WithoutCancel(ctx))
+	for _, q := range []struct{ sel, ins string }{
+		{`select naan, name from naan`, `insert into naan (naan, name) values ($1, $2)`},
+	} {
+		rows, err := from.Query(ctx, q.sel)
+		if err != nil {
+			return fmt.Errorf("bench import: %w", err)
+		}
+		vals, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]any, error) {
+			var a string
+			var b *string
+			err := r.Scan(&a, &b)
+			return [2]any{a, b}, err
+		})
+		if err != nil {
+			return fmt.Errorf("bench import: %w", err)
+		}
+		for _, v := range vals {
+			if _, err := to.Exec(ctx, q.ins, v[0], v[1]); err != nil {
+				return fmt.Errorf("bench import: %w", err)
+			}
+		}
+	}
+	rows, err := from.Query(ctx, `select id, naan, shoulder, status, check_zone from shoulder order by id`)
+	if err != nil {
+		return fmt.Errorf("bench import: %w", err)
+	}
+	type sh struct {
+		id                           int64
+		naan, shoulder, status, zone string
+	}
+	shs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sh, error) {
+		var s sh
+		err := r.Scan(&s.id, &s.naan, &s.shoulder, &s.status, &s.zone)
+		return s, err
+	})
+	if err != nil {
+		return fmt.Errorf("bench import: %w", err)
+	}
+	for _, s := range shs {
+		if _, err := to.Exec(ctx, `insert into shoulder (id, naan, shoulder, status, check_zone) overriding system value
+			values ($1, $2, $3, $4, $5)`, s.id, s.naan, s.shoulder, s.status, s.zone); err != nil {
+			return fmt.Errorf("bench import: %w", err)
+		}
+	}
+	return nil
+}
+
+// importSettingNames returns the server settings printed with the result (README decision 16).
+func importSettingNames() []string {
+	return []string{"server_version", "shared_buffers", "wal_level", "fsync", "synchronous_commit",
+		"full_page_writes", "max_wal_size", "checkpoint_timeout", "wal_compression", "work_mem", "maintenance_work_mem"}
+}
+
+// importSettings reads importSettingNames.
+func importSettings(ctx context.Context, pool *pgxpool.Pool) (map[string]string, error) {
+	rows, err := pool.Query(ctx, `select name, coalesce(current_setting(name, true), '') from unnest($1::text[]) name`, importSettingNames())
+	if err != nil {
+		return nil, fmt.Errorf("bench import: read settings: %w", err)
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("bench import: read settings: %w", err)
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
+// importDBURL returns adminURL pointing at database db.
+func importDBURL(adminURL, db string) string {
+	u, err := url.Parse(adminURL)
+	if err != nil || u.Scheme == "" {
+		return adminURL + " dbname=" + db
+	}
+	u.Path = "/" + db
+	return u.String()
+}
+
+// importSampleHeap samples the live Go heap every 20 ms until the returned stop is called,
+// which returns the peak in bytes.
+func importSampleHeap() (stop func() int64) {
+	done := make(chan struct{})
+	peak := make(chan int64, 1)
+	go func() {
+		var max int64
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 {
+				if v := int64(sample[0].Value.Uint64()); v > max {
+					max = v
+				}
+			}
+			select {
+			case <-done:
+				peak <- max
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 { close(done); return <-peak }
+}
+
+// processCPU returns the user+system CPU time of this process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clusterCPU returns the CPU time used so far by the postmaster of the cluster in dataDir and its
+// children, live and reaped (/proc/PID/stat utime, stime, cutime, cstime); 0 where /proc is
+// missing.
+func clusterCPU(dataDir string) time.Duration {
+	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pm := strings.TrimSpace(first)
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var ticks int64
+	for _, e := range ents {
+		pid := e.Name()
+		if pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(st), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(st[i+1:])) // f[0] state, f[1] ppid, f[11..14] utime stime cutime cstime
+		if len(f) < 15 || (pid != pm && f[1] != pm) {
+			continue
+		}
+		for _, k := range f[11:15] {
+			if v, err := strconv.ParseInt(k, 10, 64); err == nil {
+				ticks += v
+			}
+		}
+	}
+	return time.Duration(ticks) * (time.Second / 100) // USER_HZ is 100 on Linux
+}

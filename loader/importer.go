@@ -1,0 +1,829 @@
+package loader
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/ulikunitz/xz"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/legacy"
+)
+
+// DefaultImportBatch is how many records the importer classifies and inserts at a time.
+const DefaultImportBatch = 20_000
+
+// TestNAAN is the NAAN reserved for test ARKs (ark-rules.md §4); its ARKs are imported only on
+// request (legacy-formats.md §6.18).
+const TestNAAN = "99999"
+
+// ImportConfig configures Ledger.Import (issue 4, `arkhe import`).
+type ImportConfig struct {
+	// Inputs are the export files, imported in order, each in its own transaction and import
+	// run. gzip and xz compressed files are read transparently.
+	Inputs []string
+	// Format is the export format of every input; "" detects it per file (legacy.DetectFormat).
+	Format legacy.Format
+	// IncludeReserved imports EZID `reserved` ARKs (skipped and counted otherwise).
+	IncludeReserved bool
+	// IncludeTest imports ARKs of the test NAAN 99999 (skipped and counted otherwise).
+	IncludeTest bool
+	// DryRun does all the work inside the transaction and rolls it back: the counts and the
+	// reject file are exact, the ledger is unchanged and no import run is recorded.
+	DryRun bool
+	// ClientID, if set, is the registered client the import acts as: it must be active and hold
+	// the ark:import scope; a client whose authority is not "system" imports only its own NAAN.
+	// It is recorded as the ARKs' created_by and the run's client.
+	ClientID string
+	// CheckZone is the check zone of shoulders the import creates for names whose shoulder is
+	// not registered ("" means none, README decision 8).
+	CheckZone ark.Zone
+	// RejectsPath is where the reject file goes (ImportRejectHeader); "" writes none.
+	RejectsPath string
+	// BatchSize is the number of records classified and inserted at a time (0: DefaultImportBatch).
+	BatchSize int
+	// Progress, if set, is called from the reading goroutine after each batch.
+	Progress func(ImportProgress)
+}
+
+// Validate checks the configuration before any input is read.
+func (c *ImportConfig) Validate() error {
+	if len(c.Inputs) == 0 {
+		return errors.New("import: give at least one export file")
+	}
+	if c.Format != "" {
+		if _, err := legacy.ParseFormat(string(c.Format)); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+	}
+	if c.CheckZone != "" && !c.CheckZone.Valid() {
+		return fmt.Errorf("import: check zone %q: want naan_name, name_only or none", c.CheckZone)
+	}
+	if c.BatchSize < 0 {
+		return errors.New("import: batch size must be positive")
+	}
+	return nil
+}
+
+// ImportProgress reports how far the import of one file has read.
+type ImportProgress struct {
+	File string
+	Pass int   // 1, or 2 when the file is read again (see Ledger.Import)
+	Read int64 // records read so far in this pass
+}
+
+// ImportCounts are the counts of one import (per file, or summed); they are also stored in
+// import_run.counts.
+type ImportCounts struct {
+	// Read counts every record read: identifiers, NAAN and shoulder records, refused and bad ones.
+	Read int64 `json:"read"`
+	// Imported ARKs are new in the ledger.
+	Imported int64 `json:"imported"`
+	// Unchanged ARKs were in the ledger already with the same target, status and metadata.
+	Unchanged int64 `json:"unchanged"`
+	// Differences are ARKs in the ledger with a different value: reported, left alone.
+	Differences int64 `json:"differences"`
+	// Conflicts are source rows that normalize to the same ARK as another row with different
+	// values (neither imported); ConflictARKs the ARKs concerned.
+	Conflicts    int64 `json:"conflicts"`
+	ConflictARKs int64 `json:"conflict_arks"`
+	// Collapsed rows were identical to an earlier row of the same ARK.
+	Collapsed int64 `json:"collapsed"`
+	// SkippedNonARK counts identifiers (and shoulder records, "doi shoulder") of other schemes.
+	SkippedNonARK map[string]int64 `json:"skipped_non_ark,omitempty"`
+	// ReservedSkipped and TestSkipped count ARKs left out without --include-reserved/--include-test.
+	ReservedSkipped int64 `json:"reserved_skipped"`
+	TestSkipped     int64 `json:"test_skipped"`
+	// Rejected counts bad records (reject file kind "rejected").
+	Rejected int64 `json:"rejected"`
+	// Refused counts arklet user/key records (they hold credentials).
+	Refused int64 `json:"refused"`
+	// NAANRecords and ShoulderRecords count registry records read.
+	NAANRecords     int64 `json:"naan_records"`
+	ShoulderRecords int64 `json:"shoulder_records"`
+	// NAANsCreated and ShouldersCreated count rows created, from records or for imported ARKs.
+	NAANsCreated     int64 `json:"naans_created"`
+	ShouldersCreated int64 `json:"shoulders_created"`
+	// RegistryFilled counts existing NAANs/shoulders whose empty columns a record filled;
+	// RegistryUnchanged those that matched; RegistryDifferences those with a differing value.
+	RegistryFilled      int64 `json:"registry_filled"`
+	RegistryUnchanged   int64 `json:"registry_unchanged"`
+	RegistryDifferences int64 `json:"registry_differences"`
+	// CheckVerified, CheckFailed and CheckNone are the check-character verdicts of the imported
+	// ARKs under their shoulders' zones (none: zone "none"; README decision 8).
+	CheckVerified int64 `json:"check_verified"`
+	CheckFailed   int64 `json:"check_failed"`
+	CheckNone     int64 `json:"check_none"`
+}
+
+// Add adds o to c.
+func (c *ImportCounts) Add(o ImportCounts) {
+	c.Read += o.Read
+	c.Imported += o.Imported
+	c.Unchanged += o.Unchanged
+	c.Differences += o.Differences
+	c.Conflicts += o.Conflicts
+	c.ConflictARKs += o.ConflictARKs
+	c.Collapsed += o.Collapsed
+	for k, v := range o.SkippedNonARK {
+		if c.SkippedNonARK == nil {
+			c.SkippedNonARK = map[string]int64{}
+		}
+		c.SkippedNonARK[k] += v
+	}
+	c.ReservedSkipped += o.ReservedSkipped
+	c.TestSkipped += o.TestSkipped
+	c.Rejected += o.Rejected
+	c.Refused += o.Refused
+	c.NAANRecords += o.NAANRecords
+	c.ShoulderRecords += o.ShoulderRecords
+	c.NAANsCreated += o.NAANsCreated
+	c.ShouldersCreated += o.ShouldersCreated
+	c.RegistryFilled += o.RegistryFilled
+	c.RegistryUnchanged += o.RegistryUnchanged
+	c.RegistryDifferences += o.RegistryDifferences
+	c.CheckVerified += o.CheckVerified
+	c.CheckFailed += o.CheckFailed
+	c.CheckNone += o.CheckNone
+}
+
+// SkippedNonARKTotal sums SkippedNonARK.
+func (c *ImportCounts) SkippedNonARKTotal() int64 {
+	var n int64
+	for _, v := range c.SkippedNonARK {
+		n += v
+	}
+	return n
+}
+
+// Findings reports counts that make the run "done with rejects or findings" (exit 1, README
+// decision 13): rejected records, conflicts, differences with the ledger.
+func (c *ImportCounts) Findings() bool {
+	return c.Rejected > 0 || c.Conflicts > 0 || c.Differences > 0 || c.RegistryDifferences > 0
+}
+
+// ImportFileResult is what importing one file did.
+type ImportFileResult struct {
+	File   string
+	Format legacy.Format
+	// Digest is the SHA-256 of the file's bytes as stored (hex), recorded in import_run.
+	Digest string
+	Counts ImportCounts
+	// Truncated is set when the file ends mid-record: every complete record was imported.
+	Truncated *legacy.TruncatedError
+	// Refusals holds the first refusal of each refused model, for the operator.
+	Refusals []legacy.Refused
+	// Passes is 2 when a conflict spanning batches made the file be read again.
+	Passes  int
+	Elapsed time.Duration
+}
+
+// ImportReport is what Ledger.Import did.
+type ImportReport struct {
+	Files []ImportFileResult
+	Total ImportCounts
+	// Rejects is the reject file written, "" when there was nothing to report.
+	Rejects string
+	DryRun  bool
+	Elapsed time.Duration
+}
+
+// Truncated reports whether any file ended mid-record.
+func (r *ImportReport) Truncated() bool {
+	for _, f := range r.Files {
+		if f.Truncated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// importClient is the client an import acts as.
+type importClient struct {
+	pk        int64
+	id        string
+	naan      string
+	authority string
+}
+
+// Import brings legacy exports into the ledger (issue 4): insert-only, without re-minting,
+// renaming or overwriting anything.
+//
+// Each file is read by the legacy package, normalized with NormalizeRecord and imported in one
+// transaction recorded as an import_run (file, format, SHA-256, counts); every ARK, NAAN and
+// shoulder it creates carries that run. Three goroutines overlap: the legacy reader, the
+// normalizer (shoulder assignment, check characters) and the writer, which owns the transaction;
+// memory holds a few batches of cfg.BatchSize records, whatever the file's size. The writer
+// classifies each batch against the ledger by key, set-based (one primary-key probe per row, sent
+// as one array: importProbeSQL), and COPYs the new ARKs straight into ark. A key is probed only
+// when it may be in the ledger: always for a NAAN that had ARKs before the run, and otherwise only
+// when a Bloom filter of the keys this run inserted says it may be one of them, so a fresh
+// migration costs the server what a plain COPY does. An ARK found with the same target, status
+// and metadata is unchanged; one with a different value is a difference written to the reject
+// file and left alone (accepting it is `arkhe reconcile --apply`).
+//
+// Each ARK lands under its shoulder by ShoulderIndex.Assign (a primordinal shoulder that is not
+// registered is created `reserved` with zone cfg.CheckZone, a name without one goes under the
+// NAAN-wide "/", its NAAN created if missing; README decision 2); its check character is verified
+// under the shoulder's zone and the verdict stored in check_ok (never a reason to refuse;
+// decision 8). Rows of one file that normalize to the same ARK are one ARK when identical
+// (collapsed) and a conflict when they differ: neither lands. When such a conflict spans batches
+// after the first row was already inserted, the rest of the file is only checked for conflicts,
+// then the file's work is rolled back to its start and the file read again with every
+// conflicting ARK known (ImportFileResult.Passes 2). NAAN and shoulder records (the NAAN
+// registry, shoulder lists, arklet dumps) fill the naan and shoulder tables, insert-only too: a
+// differing existing value is reported, an empty one filled.
+//
+// Bad records go to the reject file and the rest land; a file that ends mid-record imports every
+// complete record and sets Truncated. The returned report covers the files done so far; an error
+// stops the import (the failing file's transaction is rolled back, earlier files stay).
+func (l *Ledger) Import(ctx context.Context, cfg ImportConfig) (ImportReport, error) {
+	start := time.Now()
+	rep := ImportReport{DryRun: cfg.DryRun}
+	if err := cfg.Validate(); err != nil {
+		return rep, err
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = DefaultImportBatch
+	}
+	if cfg.CheckZone == "" {
+		cfg.CheckZone = ark.ZoneNone
+	}
+	var client *importClient
+	if cfg.ClientID != "" {
+		c, err := l.importClient(ctx, cfg.ClientID)
+		if err != nil {
+			return rep, err
+		}
+		client = c
+	}
+	rej := newImportRejects(cfg.RejectsPath)
+	var runErr error
+	for _, path := range cfg.Inputs {
+		res, err := l.importFile(ctx, &cfg, client, rej, path)
+		if err != nil {
+			runErr = err
+			break
+		}
+		rep.Files = append(rep.Files, res)
+		rep.Total.Add(res.Counts)
+	}
+	p, err := rej.close()
+	rep.Rejects = p
+	if runErr == nil {
+		runErr = err
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, runErr
+}
+
+// importClient looks the client up and checks it may import (README decision 15: the CLI acts as
+// a registered client; its reach comes from the registration).
+func (l *Ledger) importClient(ctx context.Context, id string) (*importClient, error) {
+	c := &importClient{id: id}
+	var active bool
+	var scopes []string
+	var expires *time.Time
+	err := l.Pool.QueryRow(ctx, `select id, naan, authority, active, allowed_scopes, expires_at from client where client_id = $1`, id).
+		Scan(&c.pk, &c.naan, &c.authority, &active, &scopes, &expires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("import: client %q is not registered", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("import: read client %s: %w", id, err)
+	}
+	if !active || (expires != nil && expires.Before(time.Now())) {
+		return nil, fmt.Errorf("import: client %s is not active", id)
+	}
+	for _, s := range scopes {
+		if s == "ark:import" {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("import: client %s does not hold the ark:import scope", id)
+}
+
+// importDetectFormat reads the head of path (decompressed) and detects its format.
+func importDetectFormat(path string) (legacy.Format, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var r io.Reader = br
+	if magic, _ := br.Peek(6); len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		r = zr
+	} else if len(magic) == 6 && string(magic) == "\xfd7zXZ\x00" {
+		xr, err := xz.NewReader(br)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		r = xr
+	}
+	head := make([]byte, 64<<10)
+	n, err := io.ReadFull(r, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return legacy.DetectFormat(path, head[:n])
+}
+
+// importProbeSQL classifies a batch against the ledger by key, set-based (one primary-key probe
+// per row): for each ARK of the batch that is in the ledger it returns its position in the batch
+// (1-based), whether this run inserted it, and the values the importer compares.
+const importProbeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bigint, a.url, a.status,
+	a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata::text
+from unnest($1::text[]) with ordinality k(ark, rec) join ark a on a.ark = k.ark`
+
+// importARKColumns are the ark columns the importer COPYs.
+var importARKColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
+	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
+	"updated_at", "created_by", "import_run_id"}
+
+// importCopySQL receives a batch's new ARKs (importCopyEncoder).
+var importCopySQL = "copy ark (" + strings.Join(importARKColumns, ", ") + ") from stdin (format binary)"
+
+// importFile imports one file in one transaction.
+func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *importClient, rej *importRejects, path string) (ImportFileResult, error) {
+	start := time.Now()
+	res := ImportFileResult{File: path, Format: cfg.Format}
+	if res.Format == "" {
+		f, err := importDetectFormat(path)
+		if err != nil {
+			return res, fmt.Errorf("import %s: %w", path, err)
+		}
+		res.Format = f
+	} else if _, err := os.Stat(path); err != nil {
+		return res, fmt.Errorf("import: %w", err)
+	}
+	conn, err := l.Pool.Acquire(ctx)
+	if err != nil {
+		return res, fmt.Errorf("import %s: %w", path, err)
+	}
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return res, fmt.Errorf("import %s: %w", path, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var clientPK *int64
+	if client != nil {
+		clientPK = &client.pk
+	}
+	var runID int64
+	// set local: classification probes the primary key per row, whatever the (stale) statistics
+	// of a ledger growing inside this transaction say
+	if _, err := tx.Exec(ctx, `set local enable_hashjoin = off; set local enable_mergejoin = off`); err != nil {
+		return res, fmt.Errorf("import %s: %w", path, err)
+	}
+	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, dry_run, command, client_pk)
+		values ($1, $2, $3, 'import', $4) returning id`, path, string(res.Format), cfg.DryRun, clientPK).Scan(&runID); err != nil {
+		return res, fmt.Errorf("import %s: record the run: %w", path, err)
+	}
+	if _, err := tx.Exec(ctx, `savepoint import_pass`); err != nil {
+		return res, fmt.Errorf("import %s: %w", path, err)
+	}
+	mark, err := rej.mark()
+	if err != nil {
+		return res, err
+	}
+	conflicts := map[string]struct{}{}
+	for pass := 1; ; pass++ {
+		p := &importPass{cfg: cfg, client: client, rej: rej, path: path, format: res.Format, pass: pass,
+			tx: tx, runID: runID, clientPK: clientPK, conflicts: conflicts}
+		if err := p.run(ctx); err != nil {
+			return res, err
+		}
+		res.Passes = pass
+		if !p.restart {
+			res.Counts = p.counts
+			res.Truncated = p.truncated
+			res.Refusals = p.refusals
+			res.Digest = p.digest
+			break
+		}
+		if pass >= 2 {
+			return res, fmt.Errorf("import %s: conflicts across batches persist after a second pass (a defect)", path)
+		}
+		if _, err := tx.Exec(ctx, `rollback to savepoint import_pass`); err != nil {
+			return res, fmt.Errorf("import %s: %w", path, err)
+		}
+		if err := rej.rewind(mark); err != nil {
+			return res, err
+		}
+	}
+	counts, err := json.Marshal(res.Counts)
+	if err != nil {
+		return res, err
+	}
+	if _, err := tx.Exec(ctx, `update import_run set finished_at = now(), digest = $2, counts = $3 where id = $1`,
+		runID, "sha256:"+res.Digest, counts); err != nil {
+		return res, fmt.Errorf("import %s: record the run: %w", path, err)
+	}
+	if cfg.DryRun {
+		if err := tx.Rollback(ctx); err != nil {
+			return res, fmt.Errorf("import %s: %w", path, err)
+		}
+	} else if err := tx.Commit(ctx); err != nil {
+		return res, fmt.Errorf("import %s: commit: %w", path, err)
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// importPass reads one file once: a reading goroutine runs the legacy reader, a normalizing one
+// builds batches, the writing one (owner of the transaction) classifies and inserts them.
+type importPass struct {
+	cfg      *ImportConfig
+	client   *importClient
+	rej      *importRejects
+	path     string
+	format   legacy.Format
+	pass     int
+	tx       pgx.Tx
+	runID    int64
+	clientPK *int64
+	// conflicts holds the keys of ARKs in conflict: seeded from pass 1 in pass 2, grown by the
+	// writer. Only the writer touches it.
+	conflicts map[string]struct{}
+
+	index *ShoulderIndex // reader's
+	naans map[string]bool
+
+	counts    ImportCounts // merged from reader and writer at the end
+	truncated *legacy.TruncatedError
+	refusals  []legacy.Refused
+	digest    string
+	restart   bool
+}
+
+// importRow is one normalized ARK row of a batch.
+type importRow struct {
+	row   ImportRow
+	entry *ShoulderEntry
+	check *bool // nil: the shoulder's zone is none
+}
+
+type importShoulderItem struct {
+	rec   *legacy.ShoulderRecord
+	entry *ShoulderEntry
+}
+
+type importNAANItem struct {
+	rec  *legacy.NAANRecord
+	naan string
+}
+
+type importBatch struct {
+	rows      []importRow
+	naans     []importNAANItem
+	shoulders []importShoulderItem
+}
+
+func (p *importPass) run(ctx context.Context) error {
+	idx, err := LoadShoulderIndex(ctx, p.tx)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", p.path, err)
+	}
+	p.index = idx
+	p.naans = map[string]bool{}
+	rows, err := p.tx.Query(ctx, `select naan from naan`)
+	if err != nil {
+		return fmt.Errorf("import %s: read NAANs: %w", p.path, err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("import %s: read NAANs: %w", p.path, err)
+		}
+		p.naans[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("import %s: read NAANs: %w", p.path, err)
+	}
+
+	f, err := os.Open(p.path)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	r, err := legacy.NewReader(io.TeeReader(f, h), p.path, p.format)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", p.path, err)
+	}
+	defer r.Close()
+
+	var rc, wc ImportCounts
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+		if l := strings.ToLower(p.path); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".xz") {
+			size *= 8 // compressed: the records take more room than the file
+		}
+	}
+	w := &importWriter{p: p, counts: &wc, filter: newImportKeyFilter(size)}
+	chunks := make(chan []importScanned, 8)
+	batches := make(chan *importBatch, 2)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(chunks)
+		return p.scan(gctx, r, chunks)
+	})
+	g.Go(func() error {
+		defer close(batches)
+		return p.normalize(gctx, chunks, &rc, batches)
+	})
+	g.Go(func() error {
+		for b := range batches {
+			if err := w.flush(gctx, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	if _, err := io.Copy(h, f); err != nil { // the digest covers the whole file
+		return fmt.Errorf("import %s: %w", p.path, err)
+	}
+	p.digest = hex.EncodeToString(h.Sum(nil))
+	rc.Add(wc)
+	p.counts = rc
+	p.counts.ConflictARKs = int64(len(p.conflicts))
+	p.restart = w.restart
+	return nil
+}
+
+// importScanned is one result of legacy.Reader.Next: an item or a per-record error.
+type importScanned struct {
+	it  legacy.Item
+	err error
+}
+
+// importScanChunk is how many scanned results travel together from scan to normalize.
+const importScanChunk = 512
+
+// scan is the reading goroutine: it only runs the legacy reader (the one part that cannot be
+// split) and hands its results on in chunks; a fatal error ends the pass.
+func (p *importPass) scan(ctx context.Context, r legacy.Reader, out chan<- []importScanned) error {
+	chunk := make([]importScanned, 0, importScanChunk)
+	send := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		select {
+		case out <- chunk:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		chunk = make([]importScanned, 0, importScanChunk)
+		return nil
+	}
+	for {
+		it, err := r.Next(ctx)
+		if err == io.EOF {
+			return send()
+		}
+		if err != nil {
+			var re *legacy.RecordError
+			var te *legacy.TruncatedError
+			switch {
+			case errors.As(err, &re), errors.As(err, &te):
+			case ctx.Err() != nil:
+				return ctx.Err()
+			default:
+				return fmt.Errorf("import %s: reading stopped: %w", p.path, err)
+			}
+		}
+		chunk = append(chunk, importScanned{it, err})
+		if len(chunk) == importScanChunk {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// normalize is the normalizing goroutine: it owns p.index, counts into c, and turns scanned
+// results into batches for the writer.
+func (p *importPass) normalize(ctx context.Context, in <-chan []importScanned, c *ImportCounts, out chan<- *importBatch) error {
+	size := p.cfg.BatchSize
+	b := &importBatch{rows: make([]importRow, 0, size)}
+	var read int64
+	send := func() error {
+		if len(b.rows) == 0 && len(b.naans) == 0 && len(b.shoulders) == 0 {
+			return nil
+		}
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		b = &importBatch{rows: make([]importRow, 0, size)}
+		if p.cfg.Progress != nil {
+			p.cfg.Progress(ImportProgress{File: p.path, Pass: p.pass, Read: read})
+		}
+		return nil
+	}
+	seenRefusal := map[string]bool{}
+	for chunk := range in {
+		for _, sc := range chunk {
+			if err := p.item(sc, c, b, seenRefusal, &read); err != nil {
+				return err
+			}
+			if len(b.rows) >= size {
+				if err := send(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return send()
+}
+
+// item handles one scanned result.
+func (p *importPass) item(sc importScanned, c *ImportCounts, b *importBatch, seenRefusal map[string]bool, read *int64) error {
+	if sc.err != nil {
+		var re *legacy.RecordError
+		var te *legacy.TruncatedError
+		switch {
+		case errors.As(sc.err, &re):
+			*read++
+			c.Read++
+			c.Rejected++
+			return p.rej.write(ImportRejected, re.Loc, re.ID, "", re.Field, recordErrorReason(re), nil, nil, re.Raw)
+		case errors.As(sc.err, &te):
+			p.truncated = te
+		}
+		return nil
+	}
+	*read++
+	c.Read++
+	it := sc.it
+	switch {
+	case it.Record != nil:
+		return p.record(it.Record, c, b)
+	case it.NAAN != nil:
+		c.NAANRecords++
+		n, err := NormalizeNAAN(it.NAAN.NAAN)
+		if err == nil {
+			err = p.reach(n)
+		}
+		if err != nil {
+			c.Rejected++
+			return p.rej.write(ImportRejected, it.NAAN.Source, it.NAAN.NAAN, "", "naan", err.Error(), nil, nil, "")
+		}
+		b.naans = append(b.naans, importNAANItem{rec: it.NAAN, naan: n})
+	case it.Shoulder != nil:
+		return p.shoulder(it.Shoulder, c, b)
+	case it.Refused != nil:
+		c.Refused++
+		rf := it.Refused
+		if !seenRefusal[rf.Model] {
+			seenRefusal[rf.Model] = true
+			p.refusals = append(p.refusals, *rf)
+		}
+		return p.rej.write(ImportRefused, rf.Source, rf.Model, "", "model", rf.Reason, nil, nil, "")
+	}
+	return nil
+}
+
+func recordErrorReason(re *legacy.RecordError) string {
+	if re.Err != nil {
+		return re.Reason + ": " + re.Err.Error()
+	}
+	return re.Reason
+}
+
+// reach refuses a NAAN outside the client's reach.
+func (p *importPass) reach(naan string) error {
+	if p.client == nil || p.client.authority == "system" || p.client.naan == naan {
+		return nil
+	}
+	return fmt.Errorf("NAAN %s is outside the reach of client %s (authority %s of NAAN %s)", naan, p.client.id, p.client.authority, p.client.naan)
+}
+
+// record normalizes one identifier record into b.
+func (p *importPass) record(rec *legacy.Record, c *ImportCounts, b *importBatch) error {
+	if rec.Kind != "ark" {
+		if c.SkippedNonARK == nil {
+			c.SkippedNonARK = map[string]int64{}
+		}
+		c.SkippedNonARK[rec.Kind]++
+		return nil
+	}
+	row, err := NormalizeRecord(rec)
+	if err != nil {
+		var rp *RowProblem
+		field, reason := "id", err.Error()
+		if errors.As(err, &rp) {
+			field, reason = rp.Field, rp.Reason
+			if rp.Err != nil {
+				reason += ": " + rp.Err.Error()
+			}
+		}
+		c.Rejected++
+		canonical := ""
+		if row.ARK.NAAN != "" {
+			canonical = row.ARK.String()
+		}
+		return p.rej.write(ImportRejected, rec.Source, rec.ID, canonical, field, reason, nil, nil, "")
+	}
+	if row.ARK.NAAN == TestNAAN && !p.cfg.IncludeTest {
+		c.TestSkipped++
+		return nil
+	}
+	if row.Status == "reserved" && !p.cfg.IncludeReserved {
+		c.ReservedSkipped++
+		return nil
+	}
+	if err := p.reach(row.ARK.NAAN); err != nil {
+		c.Rejected++
+		return p.rej.write(ImportRejected, rec.Source, rec.ID, row.ARK.String(), "naan", err.Error(), nil, nil, "")
+	}
+	e, _ := p.index.Assign(row.ARK, p.cfg.CheckZone)
+	s := importRow{row: row, entry: e}
+	if e.Zone != ark.ZoneNone {
+		ok := ark.VerifyDetail(row.ARK, e.Zone) == nil
+		s.check = &ok
+	}
+	b.rows = append(b.rows, s)
+	return nil
+}
+
+// shoulder validates one shoulder record and adds it to the index and b.
+func (p *importPass) shoulder(s *legacy.ShoulderRecord, c *ImportCounts, b *importBatch) error {
+	c.ShoulderRecords++
+	if s.Kind != "" && s.Kind != "ark" {
+		if c.SkippedNonARK == nil {
+			c.SkippedNonARK = map[string]int64{}
+		}
+		c.SkippedNonARK[s.Kind+" shoulder"]++
+		return nil
+	}
+	id := s.Prefix
+	if id == "" {
+		id = s.NAAN + s.Shoulder
+	}
+	reject := func(field, reason string) error {
+		c.Rejected++
+		return p.rej.write(ImportRejected, s.Source, id, "", field, reason, nil, nil, "")
+	}
+	naan, err := NormalizeNAAN(s.NAAN)
+	if err != nil {
+		return reject("naan", err.Error())
+	}
+	if err := p.reach(naan); err != nil {
+		return reject("naan", err.Error())
+	}
+	bare := strings.TrimPrefix(s.Shoulder, "/")
+	if len(bare) > 254 {
+		return reject("shoulder", fmt.Sprintf("shoulder is %d octets; the limit is 254", len(bare)))
+	}
+	for i := 0; i < len(bare); i++ {
+		if ch := bare[i]; ch <= ' ' || ch >= 0x7f || ch == '/' || ch == '?' || ch == '#' {
+			return reject("shoulder", fmt.Sprintf("shoulder %q holds %q, which no ARK name can start with", s.Shoulder, ch))
+		}
+	}
+	minter, redirect, note := shoulderRecordValues(s)
+	for _, f := range [...][2]string{{"minter", minter}, {"redirect", redirect}, {"note", note}} {
+		if pr := importCheckText(f[0], f[1]); pr != nil {
+			return reject(f[0], pr.Reason)
+		}
+	}
+	e := p.index.Get(naan, bare)
+	if e == nil {
+		zone := p.cfg.CheckZone
+		if p.format == legacy.ArkletJSON || s.Minter != "" {
+			zone = ark.ZoneNAANName // NOID minters append an NCDA check character (legacy-formats.md §1.3, §2.1)
+		}
+		e = &ShoulderEntry{NAAN: naan, Bare: bare, Zone: zone, New: true}
+		p.index.Put(e)
+	}
+	b.shoulders = append(b.shoulders, importShoulderItem{rec: s, entry: e})
+	return nil
+}

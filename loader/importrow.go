@@ -1,0 +1,454 @@
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/legacy"
+)
+
+// Limits on imported values, in octets (README decisions 1 and 12). A longer value is refused
+// with a RowProblem naming the limit, never truncated (legacy-formats.md §6.8).
+const (
+	// MaxImportTarget is the longest target URL the ledger stores (ark.url varchar(2048)).
+	MaxImportTarget = 2048
+	// MaxImportERC is the longest ERC kernel value or commitment (64 KiB).
+	MaxImportERC = 64 << 10
+)
+
+// ImportRow is one legacy identifier record normalized for the ledger (issue 4 "Semantics";
+// legacy-formats.md §9). NormalizeRecord builds it; the importer writes it and reconcile compares
+// it with the ledger, so both read an export the same way.
+type ImportRow struct {
+	// ARK is the parsed, normalized ARK; ARK.Key() is the ledger key "NAAN/name" (qualifier kept,
+	// case kept; ark-rules.md §2).
+	ARK ark.ARK
+	// Original is the identifier exactly as the source spelled it, kept only when it differs from
+	// the normalized key beyond the label form and the NMA host (README decision 5); nil otherwise.
+	Original *string
+	// Target is the target URL; nil when the source has none: absent, empty (arklet url ''), or
+	// EZID's default self-reference (legacy-formats.md §6.10). At most MaxImportTarget octets.
+	Target *string
+	// Status is "public", "reserved" or "unavailable" (ark-rules.md §5); Reason the tombstone
+	// reason of an unavailable ARK, nil when none was given.
+	Status string
+	Reason *string
+	// Who, What, When are the ERC kernel elements and Commitment the persistence statement;
+	// nil when absent (never invented; README decision 12). Each at most MaxImportERC octets.
+	Who, What, When, Commitment *string
+	// Metadata is a JSON object (keys sorted) of every other element the source carried
+	// (legacy.Record.Metadata without arklet's structural columns, plus "owner",
+	// "redirect_code", and "created_at_given"/"updated_at_given" for times given in a zone
+	// other than UTC); nil when there is none.
+	Metadata []byte
+	// Created and Updated are the times as given; nil when unknown (README decision 4).
+	Created, Updated *time.Time
+	// Source locates the record in its export.
+	Source legacy.Location
+
+	key string // ARK.Key(), computed once
+}
+
+// Key returns the ledger key "NAAN/name".
+func (r *ImportRow) Key() string {
+	if r.key == "" {
+		r.key = r.ARK.Key()
+	}
+	return r.key
+}
+
+// SameContent reports whether r and o carry the same target, status, tombstone reason, ERC
+// kernel, commitment and metadata: the values the importer compares with the ledger (times and
+// spelling are not compared).
+func (r *ImportRow) SameContent(o *ImportRow) bool {
+	return importEq(r.Target, o.Target) && r.Status == o.Status && importEq(r.Reason, o.Reason) &&
+		importEq(r.Who, o.Who) && importEq(r.What, o.What) && importEq(r.When, o.When) &&
+		importEq(r.Commitment, o.Commitment) && string(r.Metadata) == string(o.Metadata) &&
+		(r.Metadata == nil) == (o.Metadata == nil)
+}
+
+func importEq(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// RowProblem says why one record cannot be imported: the field at fault and the reason, naming
+// the limit or rule. NormalizeRecord returns it; the importer writes it to the reject file.
+type RowProblem struct {
+	Field  string
+	Reason string
+	Err    error
+}
+
+// Error renders "field F: reason: cause".
+func (p *RowProblem) Error() string {
+	s := "field " + p.Field + ": " + p.Reason
+	if p.Err != nil {
+		s += ": " + p.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the underlying error (an *ark.SyntaxError or *ark.LimitError for "id").
+func (p *RowProblem) Unwrap() error { return p.Err }
+
+// importArkletStructural are the arklet columns that only restate the ARK (legacy-formats.md §1.1);
+// they are checked, not stored.
+var importArkletStructural = [...]string{legacy.MetaArkletNAAN, legacy.MetaArkletShoulder,
+	legacy.MetaArkletShoulderID, legacy.MetaArkletAssignedName}
+
+// ParseLegacyID parses an identifier as an export spells it: labelled ("ark:/13030/x",
+// "ARK:13030/x"), behind an NMA ("https://n2t.net/ark:/13030/x") or arklet's unlabelled stored
+// form "13030/x" (legacy-formats.md §9: the importer adds the label). Hyphen-likes are removed
+// (ark.Options.Import). The returned ARK's Original is id exactly. Errors are those of
+// ark.ParseWith (*ark.SyntaxError, *ark.LimitError).
+func ParseLegacyID(id string) (ark.ARK, error) {
+	a, err := ark.ParseWith(id, ark.Options{Import: true})
+	if err != nil && errors.Is(err, ark.ErrNotARK) && legacy.IdentifierKind(id) == "ark" {
+		a, err = ark.ParseWith("ark:"+id, ark.Options{Import: true})
+	}
+	return a, err
+}
+
+// NormalizeRecord maps one legacy record onto the ledger's columns (legacy-formats.md §9): the
+// identifier is parsed with ParseLegacyID and its spelling kept where it differs (decision 5);
+// arklet's naan_id must equal the ARK's NAAN as a string (§6.1: a NAAN that matches only after
+// int() is refused); EZID's default self-referential target and empty targets become "no
+// target" (§6.10); status and reason are kept (§6.11); times are kept as given (§6.12); every
+// other element goes to Metadata. It does not decide about reserved or test ARKs, shoulders or
+// check characters. The caller passes only records of kind "ark".
+//
+// Errors are *RowProblem: field "id" (not an ARK, or the name over 255 octets — the message
+// names the limit), "naan", "target" / "who" / "what" / "when" / "commitment" (over the limits
+// above), or any field holding invalid UTF-8 or a NUL byte.
+func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
+	row := ImportRow{Source: rec.Source}
+	a, err := ParseLegacyID(rec.ID)
+	if err != nil {
+		var le *ark.LimitError
+		if errors.As(err, &le) {
+			return row, &RowProblem{Field: "id", Reason: "ARK refused: " + le.Error()}
+		}
+		return row, &RowProblem{Field: "id", Reason: "not a valid ARK", Err: err}
+	}
+	row.ARK = a
+	row.ARK.Original = rec.ID
+	if a.OriginalDiffers() {
+		row.Original = &row.ARK.Original
+	}
+	if n := rec.Metadata[legacy.MetaArkletNAAN]; n != "" && n != a.NAAN {
+		return row, &RowProblem{Field: "naan", Reason: fmt.Sprintf(
+			"the ARK's NAAN %q differs from arklet's naan_id %s; a NAAN is a string and one that matches only after int() is not the same NAAN (legacy-formats.md §6.1)",
+			a.NAAN, n)}
+	}
+	if rec.HasTarget && !rec.TargetIsDefault && rec.Target != "" {
+		if len(rec.Target) > MaxImportTarget {
+			return row, &RowProblem{Field: "target", Reason: fmt.Sprintf("target URL is %d octets; the limit is %d (README decision 12)", len(rec.Target), MaxImportTarget)}
+		}
+		t := rec.Target
+		row.Target = &t
+	}
+	switch rec.Status {
+	case "", legacy.StatusPublic:
+		row.Status = "public"
+	case legacy.StatusReserved:
+		row.Status = "reserved"
+	case legacy.StatusUnavailable:
+		row.Status = "unavailable"
+		if rec.StatusReason != "" {
+			r := rec.StatusReason
+			row.Reason = &r
+		}
+	default:
+		return row, &RowProblem{Field: "status", Reason: fmt.Sprintf("status %q is not public, reserved or unavailable", rec.Status)}
+	}
+	for _, f := range []struct {
+		name string
+		src  *string
+		dst  **string
+	}{{"who", rec.Who, &row.Who}, {"what", rec.What, &row.What}, {"when", rec.When, &row.When}, {"commitment", rec.Commitment, &row.Commitment}} {
+		if f.src == nil {
+			continue
+		}
+		if len(*f.src) > MaxImportERC {
+			return row, &RowProblem{Field: f.name, Reason: fmt.Sprintf("value is %d octets; the limit is %d (README decision 12)", len(*f.src), MaxImportERC)}
+		}
+		v := *f.src
+		*f.dst = &v
+	}
+	row.Created, row.Updated = rec.Created, rec.Updated
+	var meta map[string]string
+	for k, v := range rec.Metadata {
+		if importIsStructural(k) {
+			continue
+		}
+		if meta == nil {
+			meta = make(map[string]string, len(rec.Metadata)+2)
+		}
+		meta[k] = v
+	}
+	add := func(k, v string) {
+		if meta == nil {
+			meta = map[string]string{}
+		}
+		meta[k] = v
+	}
+	if rec.Owner != "" {
+		add("owner", rec.Owner)
+	}
+	if rec.RedirectCode != 0 {
+		add("redirect_code", strconv.Itoa(rec.RedirectCode))
+	}
+	for _, t := range []struct {
+		name string
+		t    *time.Time
+	}{{"created_at_given", rec.Created}, {"updated_at_given", rec.Updated}} {
+		if t.t != nil {
+			if _, off := t.t.Zone(); off != 0 {
+				add(t.name, t.t.Format(time.RFC3339Nano))
+			}
+		}
+	}
+	// every text value must survive PostgreSQL text and jsonb: valid UTF-8, no NUL (layout.md)
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"target", row.Target}, {"status reason", row.Reason}, {"who", row.Who}, {"what", row.What},
+		{"when", row.When}, {"commitment", row.Commitment}} {
+		if f.v != nil {
+			if p := importCheckText(f.name, *f.v); p != nil {
+				return row, p
+			}
+		}
+	}
+	if meta != nil {
+		for k, v := range meta {
+			if p := importCheckText(k, k); p != nil {
+				return row, p
+			}
+			if p := importCheckText(k, v); p != nil {
+				return row, p
+			}
+		}
+		b, err := importMetaJSON(meta)
+		if err != nil {
+			return row, &RowProblem{Field: "metadata", Reason: "cannot encode as JSON", Err: err}
+		}
+		row.Metadata = b
+	}
+	return row, nil
+}
+
+func importIsStructural(k string) bool {
+	for _, s := range importArkletStructural {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}
+
+// importCheckText refuses invalid UTF-8 and NUL bytes, which PostgreSQL text cannot hold and which
+// would abort a whole COPY (layout.md "Facts checked").
+func importCheckText(field, s string) *RowProblem {
+	if !utf8.ValidString(s) {
+		return &RowProblem{Field: field, Reason: "value is not valid UTF-8 (legacy-formats.md §6.7)"}
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return &RowProblem{Field: field, Reason: "value holds a NUL byte, which PostgreSQL text cannot store"}
+	}
+	return nil
+}
+
+// importMetaJSON encodes m as a JSON object with sorted keys and no HTML escaping, so equal maps
+// give equal bytes.
+func importMetaJSON(m map[string]string) ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b := make([]byte, 0, 64*len(m))
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = importAppendJSON(b, k)
+		b = append(b, ':')
+		b = importAppendJSON(b, m[k])
+	}
+	return append(b, '}'), nil
+}
+
+// importAppendJSON appends s as a JSON string (s is valid UTF-8 without NUL).
+func importAppendJSON(b []byte, s string) []byte {
+	const hexd = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// NormalizeNAAN returns a NAAN as the ledger stores it — lowercased, hyphens removed, 1–16
+// betanumerics (ark-rules.md §1, §2 step 4; draft-kunze-ark §2.3) — or an error naming the rule.
+func NormalizeNAAN(s string) (string, error) {
+	a, err := ark.ParseWith("ark:"+s+"/x", ark.Options{Import: true})
+	if err != nil {
+		var le *ark.LimitError
+		if errors.As(err, &le) {
+			return "", fmt.Errorf("NAAN %q refused: %s", s, le.Error())
+		}
+		return "", fmt.Errorf("NAAN %q is not 1-16 betanumerics (draft-kunze-ark §2.3)", s)
+	}
+	if a.Name != "x" {
+		return "", fmt.Errorf("NAAN %q is not 1-16 betanumerics (draft-kunze-ark §2.3)", s)
+	}
+	return a.NAAN, nil
+}
+
+// Querier is what LoadShoulderIndex reads through: a *pgxpool.Pool, *pgx.Conn or pgx.Tx.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// ShoulderEntry is one shoulder as the importer and reconcile match names against it.
+type ShoulderEntry struct {
+	// NAAN of the shoulder.
+	NAAN string
+	// Bare is the shoulder without its slash ("x6", "s6.caida"); "" for the NAAN-wide "/".
+	Bare string
+	// Zone is the shoulder's check zone (README decision 8).
+	Zone ark.Zone
+	// ID is the shoulder's internal key, used only to join (never shown; README decision 17);
+	// 0 while the shoulder is still to be created by an import.
+	ID int64
+	// New reports a shoulder the current import added to the index (created by it, or to be).
+	New bool
+}
+
+// Stored returns the shoulder as the ledger stores it, with its slash ("/x6", "/").
+func (e *ShoulderEntry) Stored() string { return "/" + e.Bare }
+
+// ShoulderIndex matches names to shoulders by longest prefix, per NAAN, without the slash
+// (README decision 2). It is not safe for concurrent use.
+type ShoulderIndex struct {
+	naans map[string]*naanShoulders
+}
+
+type naanShoulders struct {
+	byBare map[string]*ShoulderEntry
+	lens   []int // distinct lengths of the non-empty bare shoulders, longest first
+}
+
+// NewShoulderIndex returns an empty index.
+func NewShoulderIndex() *ShoulderIndex { return &ShoulderIndex{naans: map[string]*naanShoulders{}} }
+
+// LoadShoulderIndex reads every shoulder of the ledger through q.
+func LoadShoulderIndex(ctx context.Context, q Querier) (*ShoulderIndex, error) {
+	rows, err := q.Query(ctx, `select id, naan, shoulder, check_zone from shoulder`)
+	if err != nil {
+		return nil, fmt.Errorf("read shoulders: %w", err)
+	}
+	defer rows.Close()
+	x := NewShoulderIndex()
+	for rows.Next() {
+		e := &ShoulderEntry{}
+		var stored, zone string
+		if err := rows.Scan(&e.ID, &e.NAAN, &stored, &zone); err != nil {
+			return nil, fmt.Errorf("read shoulders: %w", err)
+		}
+		e.Bare, e.Zone = strings.TrimPrefix(stored, "/"), ark.Zone(zone)
+		x.Put(e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read shoulders: %w", err)
+	}
+	return x, nil
+}
+
+// Get returns the shoulder bare of naan, or nil.
+func (x *ShoulderIndex) Get(naan, bare string) *ShoulderEntry {
+	if n := x.naans[naan]; n != nil {
+		return n.byBare[bare]
+	}
+	return nil
+}
+
+// Put adds e (replacing an entry with the same NAAN and bare shoulder).
+func (x *ShoulderIndex) Put(e *ShoulderEntry) {
+	n := x.naans[e.NAAN]
+	if n == nil {
+		n = &naanShoulders{byBare: map[string]*ShoulderEntry{}}
+		x.naans[e.NAAN] = n
+	}
+	if _, ok := n.byBare[e.Bare]; !ok && e.Bare != "" {
+		l := len(e.Bare)
+		i := sort.Search(len(n.lens), func(i int) bool { return n.lens[i] <= l })
+		if i == len(n.lens) || n.lens[i] != l {
+			n.lens = append(n.lens, 0)
+			copy(n.lens[i+1:], n.lens[i:])
+			n.lens[i] = l
+		}
+	}
+	n.byBare[e.Bare] = e
+}
+
+// Longest returns the longest non-empty shoulder of naan that is a prefix of name, or nil.
+func (x *ShoulderIndex) Longest(naan, name string) *ShoulderEntry {
+	n := x.naans[naan]
+	if n == nil {
+		return nil
+	}
+	for _, l := range n.lens {
+		if l <= len(name) {
+			if e := n.byBare[name[:l]]; e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// Assign returns the shoulder an imported ARK lands under (README decision 2): the longest
+// registered shoulder of its NAAN that prefixes its name; else its primordinal shoulder, added
+// to the index as a new legacy shoulder with check zone zone; else the NAAN-wide shoulder "/"
+// (registered or new with zone). added reports that a new entry was made (ID 0, New true).
+func (x *ShoulderIndex) Assign(a ark.ARK, zone ark.Zone) (e *ShoulderEntry, added bool) {
+	if e := x.Longest(a.NAAN, a.Name); e != nil {
+		return e, false
+	}
+	bare := a.Shoulder
+	if e := x.Get(a.NAAN, bare); e != nil {
+		return e, false
+	}
+	e = &ShoulderEntry{NAAN: a.NAAN, Bare: bare, Zone: zone, New: true}
+	x.Put(e)
+	return e, true
+}

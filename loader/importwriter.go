@@ -1,0 +1,784 @@
+package loader
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arkhe-ledger/arkhe/legacy"
+)
+
+// importWriter is the writing goroutine of an importPass: it owns the transaction, the conflict
+// set and its counts.
+type importWriter struct {
+	p         *importPass
+	counts    *ImportCounts
+	restart   bool
+	seenTable bool // import_seen exists (detect)
+
+	// per batch, reused
+	kept     []int32
+	outcome  []int8
+	existing []bool
+	keys     []string // keys to probe
+	probe    []int32  // their positions in kept
+	enc      importCopyEncoder
+
+	// fresh caches, per NAAN, whether the ledger held no ARK of it when this pass first met it
+	fresh  map[string]bool
+	filter *importKeyFilter // the keys this pass inserted into fresh NAANs
+}
+
+// flush writes one batch: registry records first, then the shoulders its rows need, then the rows.
+func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
+	for i := range b.naans {
+		if err := w.naanRecord(ctx, &b.naans[i]); err != nil {
+			return err
+		}
+	}
+	for i := range b.shoulders {
+		if err := w.shoulderRecord(ctx, &b.shoulders[i]); err != nil {
+			return err
+		}
+	}
+	for i := range b.rows {
+		if e := b.rows[i].entry; e.ID == 0 {
+			if err := w.createShoulder(ctx, e, nil); err != nil {
+				return err
+			}
+		}
+	}
+	if len(b.rows) == 0 {
+		return nil
+	}
+	w.settle(b.rows)
+	if err := w.rejectSettled(b.rows); err != nil {
+		return err
+	}
+	if len(w.kept) == 0 {
+		return nil
+	}
+	if w.restart {
+		return w.detect(ctx, b.rows)
+	}
+	return w.write(ctx, b.rows)
+}
+
+// detect replaces write for the rest of a pass that will be run again (a conflict spanned
+// batches after its first row was inserted): nothing more goes into ark; the batch's keys are
+// only checked against ark and against the keys of earlier detecting batches, kept with a digest
+// of their values in a temporary table (bounded memory), so that the next pass knows every
+// conflicting ARK of the file.
+func (w *importWriter) detect(ctx context.Context, rows []importRow) error {
+	tx := w.p.tx
+	if !w.seenTable {
+		if _, err := tx.Exec(ctx, `create temp table import_seen (ark text collate "C" primary key, digest bytea not null) on commit drop`); err != nil {
+			return fmt.Errorf("import %s: %w", w.p.path, err)
+		}
+		w.seenTable = true
+	}
+	if cap(w.existing) < len(w.kept) {
+		w.existing = make([]bool, len(w.kept))
+	}
+	w.existing = w.existing[:len(w.kept)]
+	clear(w.existing)
+	w.keys, w.probe = w.keys[:0], w.probe[:0]
+	for k, i := range w.kept {
+		w.keys = append(w.keys, rows[i].row.Key())
+		w.probe = append(w.probe, int32(k))
+	}
+	var counts ImportCounts // this pass's counts are discarded
+	saved := w.counts
+	w.counts = &counts
+	_, err := w.classify(ctx, rows)
+	w.counts = saved
+	if err != nil {
+		return err
+	}
+	digests := make([][]byte, len(w.kept))
+	w.keys, w.probe = w.keys[:0], w.probe[:0]
+	for k, i := range w.kept {
+		if !w.existing[k] {
+			digests[k] = importDigest(&rows[i].row)
+			w.keys = append(w.keys, rows[i].row.Key())
+			w.probe = append(w.probe, int32(k))
+		}
+	}
+	if len(w.keys) == 0 {
+		return nil
+	}
+	res, err := tx.Query(ctx, `select k.rec::int, s.digest from unnest($1::text[]) with ordinality k(ark, rec)
+		join import_seen s on s.ark = k.ark`, w.keys)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", w.p.path, err)
+	}
+	seen := make([]bool, len(w.keys))
+	for res.Next() {
+		var rec int32
+		var d []byte
+		if err := res.Scan(&rec, &d); err != nil {
+			res.Close()
+			return fmt.Errorf("import %s: %w", w.p.path, err)
+		}
+		rec--
+		if rec < 0 || int(rec) >= len(w.keys) {
+			res.Close()
+			return fmt.Errorf("import %s: unexpected row %d", w.p.path, rec)
+		}
+		seen[rec] = true
+		if string(d) != string(digests[w.probe[rec]]) {
+			w.p.conflicts[w.keys[rec]] = struct{}{}
+		}
+	}
+	res.Close()
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("import %s: %w", w.p.path, err)
+	}
+	var fresh [][]any
+	for j, key := range w.keys {
+		if !seen[j] {
+			fresh = append(fresh, []any{key, digests[w.probe[j]]})
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"import_seen"}, []string{"ark", "digest"}, pgx.CopyFromRows(fresh)); err != nil {
+		return fmt.Errorf("import %s: %w", w.p.path, err)
+	}
+	return nil
+}
+
+// importDigest is a SHA-256 over the values SameContent compares.
+func importDigest(r *ImportRow) []byte {
+	h := sha256.New()
+	for _, p := range []*string{r.Target, r.Reason, r.Who, r.What, r.When, r.Commitment} {
+		if p == nil {
+			h.Write([]byte{0})
+			continue
+		}
+		h.Write([]byte{1})
+		h.Write([]byte(strconv.Itoa(len(*p))))
+		h.Write([]byte{':'})
+		h.Write([]byte(*p))
+	}
+	h.Write([]byte(r.Status))
+	h.Write([]byte{0})
+	if r.Metadata != nil {
+		h.Write([]byte{1})
+		h.Write(r.Metadata)
+	}
+	return h.Sum(nil)
+}
+
+// Outcomes of settle for each row of a batch.
+const (
+	outcomeKeep int8 = iota
+	outcomeConflict
+	outcomeCollapsed
+)
+
+// settle decides, within the batch, which rows go on to the ledger: a row whose ARK is in conflict
+// (now or earlier in the file) does not; of identical rows for one ARK only the first does.
+func (w *importWriter) settle(rows []importRow) {
+	w.kept = w.kept[:0]
+	outcome := make([]int8, len(rows))
+	first := make(map[string]int32, len(rows))
+	var dups []int32
+	for i := range rows {
+		k := rows[i].row.Key()
+		if _, bad := w.p.conflicts[k]; bad {
+			outcome[i] = outcomeConflict
+			continue
+		}
+		if _, ok := first[k]; ok {
+			dups = append(dups, int32(i))
+			continue
+		}
+		first[k] = int32(i)
+	}
+	for _, i := range dups {
+		k := rows[i].row.Key()
+		j := first[k]
+		if _, bad := w.p.conflicts[k]; bad || !rows[i].row.SameContent(&rows[j].row) {
+			w.p.conflicts[k] = struct{}{}
+			outcome[i] = outcomeConflict
+			continue
+		}
+		outcome[i] = outcomeCollapsed
+	}
+	for k, j := range first {
+		if _, bad := w.p.conflicts[k]; bad {
+			outcome[j] = outcomeConflict
+		}
+	}
+	for i := range rows {
+		if outcome[i] == outcomeKeep {
+			w.kept = append(w.kept, int32(i))
+		}
+	}
+	w.outcome = outcome
+}
+
+// rejectSettled writes the conflict and collapse lines decided by settle.
+func (w *importWriter) rejectSettled(rows []importRow) error {
+	var lines map[string][]string // key -> "line N" of every conflicting row in the batch
+	for i, o := range w.outcome {
+		if o != outcomeConflict {
+			continue
+		}
+		if lines == nil {
+			lines = map[string][]string{}
+		}
+		k := rows[i].row.Key()
+		lines[k] = append(lines[k], strconv.Itoa(rows[i].row.Source.Line))
+	}
+	for i, o := range w.outcome {
+		r := &rows[i].row
+		switch o {
+		case outcomeConflict:
+			w.counts.Conflicts++
+			reason := "rows of this file normalize to the same ARK with different values; neither is imported"
+			if ls := lines[r.Key()]; len(ls) > 1 {
+				reason += " (rows at lines " + strings.Join(ls, ", ") + " in this batch)"
+			}
+			if err := w.p.rej.write(ImportConflict, r.Source, r.ARK.Original, r.ARK.String(), "id", reason, nil, nil, ""); err != nil {
+				return err
+			}
+		case outcomeCollapsed:
+			w.counts.Collapsed++
+			if err := w.p.rej.write(ImportCollapsed, r.Source, r.ARK.Original, r.ARK.String(), "id",
+				"identical to an earlier row for the same ARK; both are one ARK", nil, nil, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// write classifies the kept rows against the ledger by key (importProbeSQL) and COPYs the new
+// ones into ark, in the file's transaction.
+func (w *importWriter) write(ctx context.Context, rows []importRow) error {
+	tx := w.p.tx
+	if cap(w.existing) < len(w.kept) {
+		w.existing = make([]bool, len(w.kept))
+	}
+	w.existing = w.existing[:len(w.kept)]
+	clear(w.existing)
+	// Only keys that may be in the ledger are probed: every key of a NAAN that had ARKs before
+	// this run, and a key of a NAAN new to the ledger only when the filter of keys this run
+	// inserted says it may have been inserted already (no false negatives).
+	w.keys, w.probe = w.keys[:0], w.probe[:0]
+	for k, i := range w.kept {
+		r := &rows[i].row
+		fresh, err := w.freshNAAN(ctx, r.ARK.NAAN)
+		if err != nil {
+			return err
+		}
+		if !fresh || w.filter.mayContain(r.Key()) {
+			w.keys = append(w.keys, r.Key())
+			w.probe = append(w.probe, int32(k))
+		}
+	}
+	nExisting := 0
+	if len(w.keys) > 0 {
+		var err error
+		if nExisting, err = w.classify(ctx, rows); err != nil {
+			return err
+		}
+	}
+	if nExisting == len(w.kept) {
+		return nil
+	}
+	w.enc.reset()
+	for k, i := range w.kept {
+		if !w.existing[k] {
+			w.enc.row(&rows[i], w.p.clientPK, w.p.runID)
+		}
+	}
+	w.enc.finish()
+	tag, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(w.enc.buf), importCopySQL)
+	n := tag.RowsAffected()
+	if err != nil {
+		last := rows[len(rows)-1].row.Source.Line
+		if SQLState(err) == CodeUniqueViolation {
+			return fmt.Errorf("import %s: another writer added one of the ARKs of the batch ending at line %d while it was being imported; nothing of this file was written, run the import again: %w",
+				w.p.path, last, err)
+		}
+		return fmt.Errorf("import %s: insert the batch ending at line %d: %w", w.p.path, last, err)
+	}
+	if want := int64(len(w.kept) - nExisting); n != want {
+		return fmt.Errorf("import %s: inserted %d ARKs, expected %d", w.p.path, n, want)
+	}
+	w.counts.Imported += n
+	for k, i := range w.kept {
+		if w.existing[k] {
+			continue
+		}
+		w.filter.add(rows[i].row.Key())
+		switch c := rows[i].check; {
+		case c == nil:
+			w.counts.CheckNone++
+		case *c:
+			w.counts.CheckVerified++
+		default:
+			w.counts.CheckFailed++
+		}
+	}
+	return nil
+}
+
+// freshNAAN reports whether the ledger held no ARK of naan when this pass first met it (the
+// keys of the ledger are "NAAN/name", so the primary key answers by a range).
+func (w *importWriter) freshNAAN(ctx context.Context, naan string) (bool, error) {
+	if f, ok := w.fresh[naan]; ok {
+		return f, nil
+	}
+	var found bool
+	if err := w.p.tx.QueryRow(ctx, `select exists (select 1 from ark where ark >= $1 and ark < $2)`,
+		naan+"/", naan+"0").Scan(&found); err != nil {
+		return false, fmt.Errorf("import %s: look up NAAN %s: %w", w.p.path, naan, err)
+	}
+	if w.fresh == nil {
+		w.fresh = map[string]bool{}
+	}
+	w.fresh[naan] = !found
+	return !found, nil
+}
+
+// importDiffFields names the fields the importer compares with the ledger.
+var importDiffFields = [...]string{"target", "status", "tombstone_reason", "who", "what", "when", "commitment", "metadata"}
+
+// classify probes the kept rows' keys: a key this run inserted in an earlier batch is a
+// collapsed duplicate when identical and a conflict otherwise (the file is then read again); a
+// key that was in the ledger before is unchanged or a difference. It marks w.existing and
+// returns how many keys were found.
+func (w *importWriter) classify(ctx context.Context, rows []importRow) (int, error) {
+	res, err := w.p.tx.Query(ctx, importProbeSQL, w.keys, w.p.runID)
+	if err != nil {
+		return 0, fmt.Errorf("import %s: classify: %w", w.p.path, err)
+	}
+	defer res.Close()
+	n := 0
+	var led [8]*string
+	for res.Next() {
+		var rec int32
+		var ours bool
+		var status string
+		if err := res.Scan(&rec, &ours, &led[0], &status, &led[2], &led[3], &led[4], &led[5], &led[6], &led[7]); err != nil {
+			return n, fmt.Errorf("import %s: classify: %w", w.p.path, err)
+		}
+		led[1] = &status
+		rec--
+		if rec < 0 || int(rec) >= len(w.probe) || w.existing[w.probe[rec]] {
+			return n, fmt.Errorf("import %s: classify: unexpected row %d", w.p.path, rec)
+		}
+		k := w.probe[rec]
+		w.existing[k] = true
+		n++
+		r := &rows[w.kept[k]].row
+		exp := [8]*string{r.Target, &r.Status, r.Reason, r.Who, r.What, r.When, r.Commitment, nil}
+		if r.Metadata != nil {
+			m := string(r.Metadata)
+			exp[7] = &m
+		}
+		var d [8]bool
+		same := true
+		for f := range d {
+			if f == 7 {
+				d[f] = !importSameJSON(exp[f], led[f])
+			} else {
+				d[f] = !importEq(exp[f], led[f])
+			}
+			same = same && !d[f]
+		}
+		switch {
+		case ours && same:
+			w.counts.Collapsed++
+			if err := w.p.rej.write(ImportCollapsed, r.Source, r.ARK.Original, r.ARK.String(), "id",
+				"identical to an earlier row for the same ARK; both are one ARK", nil, nil, ""); err != nil {
+				return n, err
+			}
+		case ours:
+			// a conflict with a row of an earlier batch that was already inserted: the pass is
+			// finished to find every such ARK, then rolled back and run again
+			w.p.conflicts[r.Key()] = struct{}{}
+			w.restart = true
+			w.counts.Conflicts++
+		case same:
+			w.counts.Unchanged++
+		default:
+			w.counts.Differences++
+			for f := range d {
+				if !d[f] {
+					continue
+				}
+				if err := w.p.rej.write(ImportDifference, r.Source, r.ARK.Original, r.ARK.String(), importDiffFields[f],
+					"the ARK is in the ledger with another value; left alone (arkhe reconcile --apply accepts the export's value)",
+					exp[f], led[f], ""); err != nil {
+					return n, err
+				}
+			}
+		}
+	}
+	if err := res.Err(); err != nil {
+		return n, fmt.Errorf("import %s: classify: %w", w.p.path, err)
+	}
+	return n, nil
+}
+
+// importSameJSON compares two JSON texts as values (jsonb renders keys in its own order and spacing).
+func importSameJSON(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if *a == *b {
+		return true
+	}
+	var va, vb any
+	if json.Unmarshal([]byte(*a), &va) != nil || json.Unmarshal([]byte(*b), &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// importCopyEncoder builds the binary COPY stream (PostgreSQL "COPY ... (FORMAT binary)": a
+// signature, flags and extension length, then per tuple a 16-bit field count and per field a
+// 32-bit length, -1 for NULL, and the value in the type's binary send format; -1 as field count
+// ends the data) of a batch's new ARKs, in importARKColumns order. It replaces pgx's generic
+// per-value encoding, the importer's largest client cost after reading.
+type importCopyEncoder struct {
+	buf []byte
+}
+
+// importPGEpochMicros is 2000-01-01T00:00:00Z in Unix microseconds, the origin of binary timestamptz.
+const importPGEpochMicros = 946684800 * 1_000_000
+
+func (e *importCopyEncoder) reset() {
+	e.buf = append(e.buf[:0], "PGCOPY\n\xff\r\n\x00"...)
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 0) // flags
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 0) // header extension length
+}
+
+func (e *importCopyEncoder) null() { e.buf = binary.BigEndian.AppendUint32(e.buf, 0xFFFFFFFF) }
+
+func (e *importCopyEncoder) text(s string) {
+	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(s)))
+	e.buf = append(e.buf, s...)
+}
+
+func (e *importCopyEncoder) textp(s *string) {
+	if s == nil {
+		e.null()
+		return
+	}
+	e.text(*s)
+}
+
+func (e *importCopyEncoder) int8(v int64) {
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 8)
+	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(v))
+}
+
+func (e *importCopyEncoder) int8p(v *int64) {
+	if v == nil {
+		e.null()
+		return
+	}
+	e.int8(*v)
+}
+
+func (e *importCopyEncoder) boolp(v *bool) {
+	if v == nil {
+		e.null()
+		return
+	}
+	e.buf = binary.BigEndian.AppendUint32(e.buf, 1)
+	if *v {
+		e.buf = append(e.buf, 1)
+	} else {
+		e.buf = append(e.buf, 0)
+	}
+}
+
+func (e *importCopyEncoder) timep(t *time.Time) {
+	if t == nil {
+		e.null()
+		return
+	}
+	e.int8(t.Unix()*1_000_000 + int64(t.Nanosecond()/1000) - importPGEpochMicros)
+}
+
+func (e *importCopyEncoder) jsonb(b []byte) {
+	if b == nil {
+		e.null()
+		return
+	}
+	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(b)+1))
+	e.buf = append(e.buf, 1) // jsonb binary format version
+	e.buf = append(e.buf, b...)
+}
+
+// row appends one ark tuple.
+func (e *importCopyEncoder) row(r *importRow, by *int64, run int64) {
+	e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(len(importARKColumns)))
+	e.text(r.row.Key())
+	e.text(r.row.ARK.NAAN)
+	e.int8(r.entry.ID)
+	e.text(r.row.ARK.Name)
+	e.textp(r.row.Target)
+	e.textp(r.row.Commitment)
+	e.textp(r.row.Who)
+	e.textp(r.row.What)
+	e.textp(r.row.When)
+	e.jsonb(r.row.Metadata)
+	e.text(r.row.Status)
+	e.textp(r.row.Reason)
+	e.textp(r.row.Original)
+	e.boolp(r.check)
+	e.timep(r.row.Created)
+	e.timep(r.row.Updated)
+	e.int8p(by)
+	e.int8(run)
+}
+
+func (e *importCopyEncoder) finish() { e.buf = binary.BigEndian.AppendUint16(e.buf, 0xFFFF) }
+
+// ensureNAAN creates naan (name unknown until a registry import fills it) if it is missing.
+func (w *importWriter) ensureNAAN(ctx context.Context, naan string) error {
+	if w.p.naans[naan] {
+		return nil
+	}
+	tag, err := w.p.tx.Exec(ctx, `insert into naan (naan, import_run_id) values ($1, $2) on conflict (naan) do nothing`, naan, w.p.runID)
+	if err != nil {
+		return fmt.Errorf("import %s: create NAAN %s: %w", w.p.path, naan, err)
+	}
+	w.counts.NAANsCreated += tag.RowsAffected()
+	w.p.naans[naan] = true
+	return nil
+}
+
+// createShoulder creates e as a legacy (reserved) shoulder, from rec when it comes from a
+// shoulder record (README decision 2).
+func (w *importWriter) createShoulder(ctx context.Context, e *ShoulderEntry, rec *legacy.ShoulderRecord) error {
+	if err := w.ensureNAAN(ctx, e.NAAN); err != nil {
+		return err
+	}
+	var minter, redirect, note string
+	if rec != nil {
+		minter, redirect, note = shoulderRecordValues(rec)
+	} else {
+		note = "legacy shoulder created by arkhe import for imported ARKs (README decision 2)"
+	}
+	var id int64
+	err := w.p.tx.QueryRow(ctx, `insert into shoulder (naan, shoulder, status, check_zone, minter, redirect, note, import_run_id)
+		values ($1, $2, 'reserved', $3, nullif($4, ''), nullif($5, ''), nullif($6, ''), $7)
+		on conflict (naan, shoulder) do nothing returning id`,
+		e.NAAN, e.Stored(), string(e.Zone), minter, redirect, note, w.p.runID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = w.p.tx.QueryRow(ctx, `select id from shoulder where naan = $1 and shoulder = $2`, e.NAAN, e.Stored()).Scan(&id)
+	} else if err == nil {
+		w.counts.ShouldersCreated++
+	}
+	if err != nil {
+		return fmt.Errorf("import %s: create shoulder %s of NAAN %s: %w", w.p.path, e.Stored(), e.NAAN, err)
+	}
+	e.ID = id
+	return nil
+}
+
+// shoulderRecordValues maps a shoulder record onto minter, redirect and note.
+func shoulderRecordValues(s *legacy.ShoulderRecord) (minter, redirect, note string) {
+	redirect = s.Target
+	if redirect == "" {
+		redirect = s.Redirect
+	}
+	note = s.Name
+	if s.Description != "" {
+		if note != "" {
+			note += ": "
+		}
+		note += s.Description
+	}
+	return s.Minter, redirect, note
+}
+
+// shoulderRecord creates the record's shoulder, or compares it with the ledger's: empty columns
+// are filled, differing ones reported.
+func (w *importWriter) shoulderRecord(ctx context.Context, it *importShoulderItem) error {
+	e := it.entry
+	if e.ID == 0 {
+		return w.createShoulder(ctx, e, it.rec)
+	}
+	minter, redirect, note := shoulderRecordValues(it.rec)
+	var cur [3]*string
+	if err := w.p.tx.QueryRow(ctx, `select minter, redirect, note from shoulder where id = $1`, e.ID).Scan(&cur[0], &cur[1], &cur[2]); err != nil {
+		return fmt.Errorf("import %s: read shoulder %s of NAAN %s: %w", w.p.path, e.Stored(), e.NAAN, err)
+	}
+	id := e.NAAN + e.Stored()
+	if it.rec.Prefix != "" {
+		id = it.rec.Prefix
+	}
+	return w.compareFill(ctx, it.rec.Source, id, "shoulder", []string{"minter", "redirect", "note"},
+		[]string{minter, redirect, note}, cur[:], `update shoulder set minter = coalesce(minter, nullif($2, '')),
+		redirect = coalesce(redirect, nullif($3, '')), note = coalesce(note, nullif($4, '')) where id = $1`, e.ID)
+}
+
+// compareFill compares a registry record's values with the ledger's current ones: a value the
+// ledger lacks is filled (fillSQL with key and the values), a differing one is reported.
+func (w *importWriter) compareFill(ctx context.Context, loc legacy.Location, id, table string, fields, vals []string, cur []*string, fillSQL string, key any) error {
+	fill, differ := false, false
+	for i := range fields {
+		v := vals[i]
+		switch {
+		case v == "":
+		case cur[i] == nil:
+			fill = true
+		case *cur[i] != v:
+			differ = true
+			if err := w.p.rej.write(ImportDifference, loc, id, "", table+"."+fields[i],
+				"the "+table+" is in the ledger with another value; left alone", &vals[i], cur[i], ""); err != nil {
+				return err
+			}
+		}
+	}
+	switch {
+	case differ:
+		w.counts.RegistryDifferences++
+	case fill:
+		w.counts.RegistryFilled++
+	default:
+		w.counts.RegistryUnchanged++
+	}
+	if fill {
+		args := []any{key}
+		for _, v := range vals {
+			args = append(args, v)
+		}
+		if _, err := w.p.tx.Exec(ctx, fillSQL, args...); err != nil {
+			return fmt.Errorf("import %s: fill %s %s: %w", w.p.path, table, id, err)
+		}
+	}
+	return nil
+}
+
+// naanRecord creates the record's NAAN or compares it with the ledger's (insert-only: empty
+// columns filled, differing ones reported). Registry NAANs are not authoritative here (arkhe
+// forwards them to their redirect); an arklet site's own NAAN is.
+func (w *importWriter) naanRecord(ctx context.Context, it *importNAANItem) error {
+	n := it.rec
+	// who keeps the registry's whole `who` (Native (=) Name (=) ACRONYM) when it says more than
+	// the name; redirect is the resolver template, where the base URL (legacy-formats.md §4)
+	who := ""
+	if n.NameNative != "" || n.Acronym != "" {
+		who = importJoin(" (=) ", n.NameNative, n.Name, n.Acronym)
+	}
+	redirect := n.Target
+	policy := ""
+	if n.OrgType != "" || n.Policy != "" || n.Tenure != "" || n.PolicyURL != "" {
+		policy = n.OrgType + " | " + n.Policy + " | " + n.Tenure + " | " + n.PolicyURL
+	}
+	registered := ""
+	if n.When != nil {
+		registered = n.When.UTC().Format(time.RFC3339)
+	}
+	vals := []string{n.Name, who, redirect, n.Where, policy, registered, n.Description}
+	fields := []string{"name", "who", "redirect", "where", "na_policy", "registered_at", "note"}
+	for i, v := range vals {
+		if p := importCheckText(fields[i], v); p != nil {
+			w.counts.Rejected++
+			return w.p.rej.write(ImportRejected, n.Source, n.NAAN, "", fields[i], p.Reason, nil, nil, "")
+		}
+	}
+	authoritative := w.p.format == legacy.ArkletJSON
+	tag, err := w.p.tx.Exec(ctx, `insert into naan (naan, name, is_authoritative, redirect, na_policy, who, erc_where,
+		registered_at, note, import_run_id)
+		values ($1, nullif($2, ''), $3, nullif($4, ''), nullif($5, ''), nullif($6, ''), nullif($7, ''),
+		        nullif($8, '')::timestamptz, nullif($9, ''), $10)
+		on conflict (naan) do nothing`,
+		it.naan, n.Name, authoritative, redirect, policy, who, n.Where, registered, n.Description, w.p.runID)
+	if err != nil {
+		return fmt.Errorf("import %s: NAAN %s: %w", w.p.path, it.naan, err)
+	}
+	w.p.naans[it.naan] = true
+	if tag.RowsAffected() == 1 {
+		w.counts.NAANsCreated++
+		return nil
+	}
+	var cur [7]*string
+	if err := w.p.tx.QueryRow(ctx, `select name, who, redirect, erc_where, na_policy,
+		to_char(registered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), note from naan where naan = $1`, it.naan).
+		Scan(&cur[0], &cur[1], &cur[2], &cur[3], &cur[4], &cur[5], &cur[6]); err != nil {
+		return fmt.Errorf("import %s: read NAAN %s: %w", w.p.path, it.naan, err)
+	}
+	return w.compareFill(ctx, n.Source, it.naan, "naan", fields, vals, cur[:],
+		`update naan set name = coalesce(name, nullif($2, '')), who = coalesce(who, nullif($3, '')),
+		redirect = coalesce(redirect, nullif($4, '')), erc_where = coalesce(erc_where, nullif($5, '')),
+		na_policy = coalesce(na_policy, nullif($6, '')), registered_at = coalesce(registered_at, nullif($7, '')::timestamptz),
+		note = coalesce(note, nullif($8, '')) where naan = $1`, it.naan)
+}
+
+func importJoin(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+// importKeyFilter is a Bloom filter over the keys an import pass inserted: mayContain never misses a
+// key that was added, and wrongly says yes for a small share of others (those are probed, which
+// costs a lookup, never a wrong answer). Its size is fixed when created, so memory stays bounded
+// whatever the file's size; past about 20 keys per kilobyte the share of needless probes grows.
+type importKeyFilter struct {
+	bits []uint64
+	mask uint64
+	seed maphash.Seed
+}
+
+// importKeyFilterHashes is the number of bit positions per key.
+const importKeyFilterHashes = 4
+
+// newImportKeyFilter returns a filter of about sizeHint/2 bits (sizeHint: the file's size in octets, a
+// record taking well over 100), between 2^20 and 2^28 bits (128 KiB to 32 MiB).
+func newImportKeyFilter(sizeHint int64) *importKeyFilter {
+	n := uint64(1) << 20
+	for n < uint64(sizeHint)/2 && n < 1<<28 {
+		n <<= 1
+	}
+	return &importKeyFilter{bits: make([]uint64, n/64), mask: n - 1, seed: maphash.MakeSeed()}
+}
+
+func (f *importKeyFilter) positions(key string) (h1, h2 uint64) {
+	h := maphash.String(f.seed, key)
+	return h, h>>32 | h<<32 | 1
+}
+
+func (f *importKeyFilter) add(key string) {
+	h1, h2 := f.positions(key)
+	for i := uint64(0); i < importKeyFilterHashes; i++ {
+		b := (h1 + i*h2) & f.mask
+		f.bits[b>>6] |= 1 << (b & 63)
+	}
+}
+
+func (f *importKeyFilter) mayContain(key string) bool {
+	h1, h2 := f.positions(key)
+	for i := uint64(0); i < importKeyFilterHashes; i++ {
+		b := (h1 + i*h2) & f.mask
+		if f.bits[b>>6]&(1<<(b&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}

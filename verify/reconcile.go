@@ -1,0 +1,583 @@
+package verify
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/report"
+)
+
+// ReconcileConfig configures Reconcile (issue 4 "Reconcile", `arkhe reconcile`).
+type ReconcileConfig struct {
+	// Exports are the legacy export files compared with the ledger, read in order; gzip and xz
+	// compressed files are read transparently.
+	Exports []string
+	// Format is the format of every export; "" detects it per file.
+	Format legacy.Format
+	// Out is the difference report's path and OutFormat its format (report.Parquet, CSV, JSONL).
+	Out       string
+	OutFormat report.Format
+	// Apply accepts the export's value for every ARK whose target, status, tombstone reason, ERC
+	// kernel, commitment or metadata differ: exactly one ARK_CHANGE row per changed ARK, through
+	// ark_repoint (target only) or ark_apply_export (loader/migrations/0003_import.sql), in the
+	// same transaction as the comparison. ARKs only in the export, only in the ledger, spelled
+	// differently, held twice in the exports with different values, or asked to go back to
+	// reserved are reported and never changed.
+	Apply bool
+	// ClientID, if set, is the registered client the apply acts as (recorded as by_client).
+	ClientID string
+	// Progress, if set, is called with the number of records read so far, now and then.
+	Progress func(read int64)
+}
+
+// Validate checks the configuration before anything is read.
+func (c *ReconcileConfig) Validate() error {
+	if len(c.Exports) == 0 {
+		return errors.New("reconcile: give at least one export file")
+	}
+	if c.Out == "" {
+		return errors.New("reconcile: no report path")
+	}
+	switch c.OutFormat {
+	case report.Parquet, report.CSV, report.JSONL:
+	default:
+		return fmt.Errorf("reconcile: report format %v: want parquet, csv or jsonl", c.OutFormat)
+	}
+	if c.Format != "" {
+		if _, err := legacy.ParseFormat(string(c.Format)); err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
+	}
+	for _, e := range c.Exports {
+		if _, err := os.Stat(e); err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReconcileSummary is what Reconcile found and did.
+type ReconcileSummary struct {
+	// Read counts every record read; Compared the ARK records staged for comparison.
+	Read, Compared int64
+	// SkippedNonARK counts identifiers of other schemes by kind; Registry the NAAN, shoulder and
+	// refused records, which reconcile does not compare.
+	SkippedNonARK map[string]int64
+	Registry      int64
+	// Rejected counts records that could not be read or normalized; FirstRejects holds the first
+	// few of them (file, line, reason).
+	Rejected     int64
+	FirstRejects []string
+	// Truncated lists the exports that end mid-record (every complete record was compared).
+	Truncated []*legacy.TruncatedError
+	// Kinds counts report rows per kind (report.DiffOnlyInExport, ...).
+	Kinds map[string]int64
+	// Rows is the number of report rows; Report the report's path.
+	Rows   int64
+	Report string
+	// Covered is the number of shoulders the exports cover: only_in_ledger is limited to them.
+	Covered int
+	// Ambiguous counts ARKs the exports hold more than once with different values (never applied).
+	Ambiguous int64
+	// Applied counts ARKs changed by --apply: Repointed through ark_repoint, Changed through
+	// ark_apply_export (status, reason, ERC, metadata); NotApplied those held back (ambiguous, or
+	// a status going back to reserved).
+	Repointed, Changed, NotApplied int64
+	Elapsed                        time.Duration
+}
+
+// Findings reports whether anything differs or could not be read (exit 1, README decision 13).
+func (s *ReconcileSummary) Findings() bool {
+	return s.Rows > 0 || s.Rejected > 0 || len(s.Truncated) > 0
+}
+
+// reconcileStageDDL holds the exports' ARKs, normalized exactly as `arkhe import` does
+// (loader.NormalizeRecord), in the order read.
+const reconcileStageDDL = `create temp table reconcile_stage (
+	seq         bigint not null,
+	ark         text collate "C" not null,
+	shoulder_id bigint,
+	spelling    text,
+	url         text,
+	status      text not null,
+	reason      text,
+	erc_who     text,
+	erc_what    text,
+	erc_when    text,
+	commitment  text,
+	metadata    jsonb,
+	source      text not null
+) on commit drop`
+
+var reconcileStageColumns = []string{"seq", "ark", "shoulder_id", "spelling", "url", "status", "reason", "erc_who",
+	"erc_what", "erc_when", "commitment", "metadata", "source"}
+
+// reconcileDiffSQL compares each staged ARK with the ledger, in export order.
+const reconcileDiffSQL = `select s.ark, s.source, s.spelling, s.url, s.status, s.reason, s.erc_who, s.erc_what, s.erc_when,
+	s.commitment, s.metadata::text, s.shoulder_id,
+	a.ark is not null, a.original, a.url, a.status, a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when,
+	a.commitment, a.metadata::text, a.shoulder_id, s.metadata is distinct from a.metadata
+from reconcile_stage s left join ark a on a.ark = s.ark
+order by s.seq`
+
+// reconcileOnlyInLedgerSQL lists the ledger's ARKs in the covered shoulders that no export holds.
+const reconcileOnlyInLedgerSQL = `select a.ark, a.url from ark a
+where a.shoulder_id = any($1::bigint[]) and not exists (select 1 from reconcile_stage s where s.ark = a.ark)
+order by a.ark`
+
+// reconcileApplySQL accepts the exports' values: one call per changed ARK, in key order. An ARK
+// the exports hold twice with different values, or whose status would go back to reserved, is
+// left alone.
+const reconcileApplySQL = `with s as (
+	select distinct on (ark) * from (
+		select r.*, min(r.h) over (partition by r.ark) as hmin, max(r.h) over (partition by r.ark) as hmax
+		from (select r.*, md5((r.url, r.status, r.reason, r.erc_who, r.erc_what, r.erc_when, r.commitment, r.metadata)::text) as h
+		      from reconcile_stage r) r) r
+	where hmin = hmax
+	order by ark, seq),
+d as (
+	select s.*, a.url is distinct from s.url as d_url,
+		(a.status, a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata)
+		is distinct from (s.status, s.reason, s.erc_who, s.erc_what, s.erc_when, s.commitment, s.metadata) as d_other,
+		s.status = 'reserved' and a.status <> 'reserved' as to_reserved
+	from s join ark a on a.ark = s.ark)
+select count(*) filter (where done = 'repointed'), count(*) filter (where done = 'changed'),
+	count(*) filter (where done = 'held')
+from (select case
+		when to_reserved then 'held'
+		when not d_other then case when ark_repoint(ark, url, $1::bigint, $2::text, now(), $3::bigint) then 'repointed' end
+		else case when ark_apply_export(ark, url, status, reason, erc_who, erc_what, erc_when, commitment, metadata,
+		                                $1::bigint, $2::text, $3::bigint) then 'changed' end
+		end as done
+	from (select * from d where d_url or d_other order by ark) d) x`
+
+// reconcileAmbiguousSQL counts ARKs held more than once with different values.
+const reconcileAmbiguousSQL = `select count(*) from (select ark from reconcile_stage
+	group by ark having count(distinct md5((url, status, reason, erc_who, erc_what, erc_when, commitment, metadata)::text)) > 1) x`
+
+// reconcileMaxFirstRejects bounds ReconcileSummary.FirstRejects.
+const reconcileMaxFirstRejects = 5
+
+// Reconcile compares legacy exports with the ledger and writes the differences to a report
+// (report.DiffRow): only_in_export, only_in_ledger (limited to the shoulders the exports cover),
+// target_differs, status_differs (status or tombstone reason), metadata_differs (ERC who, what,
+// when, commitment, metadata; one row per field), spelling_only (the export spells the ARK
+// differently from the ledger's recorded spelling beyond the label form and NMA; README
+// decision 5). Records are normalized exactly as `arkhe import` does; non-ARK identifiers are
+// skipped and counted.
+//
+// It streams in bounded memory whatever the sizes: the exports are COPYed into a temporary table
+// in one pass, then compared by key set-based on the server (a left join and an anti join), and
+// the result streamed into the report; Go holds only the set of covered shoulders. The
+// comparison runs in one repeatable-read transaction; with cfg.Apply the changes are made in
+// that same transaction (see ReconcileConfig.Apply) and recorded as an import run of command
+// "reconcile", whose by_text names the export files and their digests.
+//
+// The report is written whatever it holds (an empty report says "no differences"). Errors: a
+// configuration or reading error, a database error (the transaction is rolled back: nothing is
+// applied), a report write error.
+func Reconcile(ctx context.Context, l *loader.Ledger, cfg ReconcileConfig) (ReconcileSummary, error) {
+	start := time.Now()
+	sum := ReconcileSummary{Kinds: map[string]int64{}}
+	if err := cfg.Validate(); err != nil {
+		return sum, err
+	}
+	conn, err := l.Pool.Acquire(ctx)
+	if err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	defer conn.Release()
+	var clientPK *int64
+	if cfg.ClientID != "" {
+		var pk int64
+		var active bool
+		if err := conn.QueryRow(ctx, `select id, active from client where client_id = $1`, cfg.ClientID).Scan(&pk, &active); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return sum, fmt.Errorf("reconcile: client %q is not registered", cfg.ClientID)
+			}
+			return sum, fmt.Errorf("reconcile: read client: %w", err)
+		}
+		if !active {
+			return sum, fmt.Errorf("reconcile: client %s is not active", cfg.ClientID)
+		}
+		clientPK = &pk
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, reconcileStageDDL); err != nil {
+		return sum, fmt.Errorf("reconcile: staging table: %w", err)
+	}
+	index, err := loader.LoadShoulderIndex(ctx, tx)
+	if err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	digests := make([]string, 0, len(cfg.Exports))
+	src := &reconcileSource{sum: &sum, index: index, progress: cfg.Progress}
+	for _, path := range cfg.Exports {
+		d, err := src.open(ctx, path, cfg.Format)
+		if err != nil {
+			return sum, err
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"reconcile_stage"}, reconcileStageColumns, src)
+		if cerr := src.close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return sum, ctx.Err()
+			}
+			return sum, fmt.Errorf("reconcile %s: %w", path, err)
+		}
+		digests = append(digests, d+"  "+filepath.Base(path))
+	}
+	sum.Compared = src.seq
+	if _, err := tx.Exec(ctx, `create index on reconcile_stage (ark); analyze reconcile_stage`); err != nil {
+		return sum, fmt.Errorf("reconcile: index the staged export: %w", err)
+	}
+
+	w, err := report.Create[report.DiffRow](cfg.Out, cfg.OutFormat)
+	if err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	defer w.Abort()
+	covered := map[int64]struct{}{}
+	if err := reconcileCompare(ctx, tx, w, &sum, covered); err != nil {
+		return sum, err
+	}
+	ids := make([]int64, 0, len(covered))
+	for id := range covered {
+		ids = append(ids, id)
+	}
+	sum.Covered = len(ids)
+	if err := reconcileOnlyInLedger(ctx, tx, w, &sum, ids); err != nil {
+		return sum, err
+	}
+	if err := tx.QueryRow(ctx, reconcileAmbiguousSQL).Scan(&sum.Ambiguous); err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	if cfg.Apply {
+		if err := reconcileApply(ctx, tx, &cfg, &sum, clientPK, digests); err != nil {
+			return sum, err
+		}
+	}
+	sum.Rows = w.Rows()
+	if err := w.Close(); err != nil {
+		return sum, fmt.Errorf("reconcile: %w", err)
+	}
+	sum.Report = cfg.Out
+	if err := tx.Commit(ctx); err != nil {
+		return sum, fmt.Errorf("reconcile: commit: %w", err)
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, nil
+}
+
+// reconcileCompare streams the left join into the report and collects the covered shoulders.
+func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.DiffRow], sum *ReconcileSummary, covered map[int64]struct{}) error {
+	rows, err := tx.Query(ctx, reconcileDiffSQL)
+	if err != nil {
+		return fmt.Errorf("reconcile: compare: %w", err)
+	}
+	defer rows.Close()
+	batch := make([]report.DiffRow, 0, 1024)
+	emit := func(kind, arkStr string, field *string, exp, led *string, source *string) error {
+		batch = append(batch, report.DiffRow{Kind: kind, ARK: arkStr, Field: field, ExportValue: exp, LedgerValue: led, Source: source})
+		sum.Kinds[kind]++
+		if len(batch) == cap(batch) {
+			if err := w.Write(batch...); err != nil {
+				return fmt.Errorf("reconcile: %w", err)
+			}
+			batch = batch[:0]
+		}
+		return nil
+	}
+	for rows.Next() {
+		var (
+			key, source, sStatus                                           string
+			sSpelling, sURL, sReason, sWho, sWhat, sWhen, sCommit, sMeta   *string
+			sShoulder, aShoulder                                           *int64
+			found, metaDiffers                                             bool
+			aOriginal, aURL, aStatus, aReason, aWho, aWhat, aWhen, aCommit *string
+			aMeta                                                          *string
+		)
+		if err := rows.Scan(&key, &source, &sSpelling, &sURL, &sStatus, &sReason, &sWho, &sWhat, &sWhen, &sCommit, &sMeta, &sShoulder,
+			&found, &aOriginal, &aURL, &aStatus, &aReason, &aWho, &aWhat, &aWhen, &aCommit, &aMeta, &aShoulder, &metaDiffers); err != nil {
+			return fmt.Errorf("reconcile: compare: %w", err)
+		}
+		if sShoulder != nil {
+			covered[*sShoulder] = struct{}{}
+		}
+		arkStr := "ark:" + key
+		src := &source
+		if !found {
+			if err := emit(report.DiffOnlyInExport, arkStr, nil, sURL, nil, src); err != nil {
+				return err
+			}
+			continue
+		}
+		covered[*aShoulder] = struct{}{}
+		if !reconcileSame(sURL, aURL) {
+			if err := emit(report.DiffTargetDiffers, arkStr, reconcileStrp("target"), sURL, aURL, src); err != nil {
+				return err
+			}
+		}
+		if aStatus == nil || *aStatus != sStatus {
+			if err := emit(report.DiffStatusDiffers, arkStr, reconcileStrp("status"), &sStatus, aStatus, src); err != nil {
+				return err
+			}
+		}
+		if !reconcileSame(sReason, aReason) {
+			if err := emit(report.DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), sReason, aReason, src); err != nil {
+				return err
+			}
+		}
+		for _, f := range []struct {
+			name     string
+			exp, led *string
+		}{{"who", sWho, aWho}, {"what", sWhat, aWhat}, {"when", sWhen, aWhen}, {"commitment", sCommit, aCommit}} {
+			if !reconcileSame(f.exp, f.led) {
+				if err := emit(report.DiffMetadataDiffers, arkStr, reconcileStrp(f.name), f.exp, f.led, src); err != nil {
+					return err
+				}
+			}
+		}
+		if metaDiffers {
+			if err := emit(report.DiffMetadataDiffers, arkStr, reconcileStrp("metadata"), sMeta, aMeta, src); err != nil {
+				return err
+			}
+		}
+		// spelling: the export's spelling against the ledger's (nil on either side: the canonical key)
+		expSpelling, ledSpelling := key, key
+		if sSpelling != nil {
+			expSpelling = *sSpelling
+		}
+		if aOriginal != nil {
+			ledSpelling = *aOriginal
+		}
+		if expSpelling != ledSpelling {
+			if err := emit(report.DiffSpellingOnly, arkStr, nil, &expSpelling, &ledSpelling, src); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reconcile: compare: %w", err)
+	}
+	if len(batch) > 0 {
+		if err := w.Write(batch...); err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
+	}
+	return nil
+}
+
+// reconcileOnlyInLedger streams the covered shoulders' ARKs no export holds into the report.
+func reconcileOnlyInLedger(ctx context.Context, tx pgx.Tx, w *report.Writer[report.DiffRow], sum *ReconcileSummary, shoulders []int64) error {
+	if len(shoulders) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, reconcileOnlyInLedgerSQL, shoulders)
+	if err != nil {
+		return fmt.Errorf("reconcile: only in ledger: %w", err)
+	}
+	defer rows.Close()
+	batch := make([]report.DiffRow, 0, 1024)
+	for rows.Next() {
+		var key string
+		var url *string
+		if err := rows.Scan(&key, &url); err != nil {
+			return fmt.Errorf("reconcile: only in ledger: %w", err)
+		}
+		batch = append(batch, report.DiffRow{Kind: report.DiffOnlyInLedger, ARK: "ark:" + key, LedgerValue: url})
+		sum.Kinds[report.DiffOnlyInLedger]++
+		if len(batch) == cap(batch) {
+			if err := w.Write(batch...); err != nil {
+				return fmt.Errorf("reconcile: %w", err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reconcile: only in ledger: %w", err)
+	}
+	if len(batch) > 0 {
+		if err := w.Write(batch...); err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
+	}
+	return nil
+}
+
+// reconcileApply accepts the exports' values (ReconcileConfig.Apply) as one recorded run.
+func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *ReconcileSummary, clientPK *int64, digests []string) error {
+	format := string(cfg.Format)
+	if format == "" {
+		format = "detected"
+	}
+	var run int64
+	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, digest, command, client_pk)
+		values ($1, $2, $3, 'reconcile', $4) returning id`,
+		strings.Join(cfg.Exports, "\n"), format, strings.Join(digests, "\n"), clientPK).Scan(&run); err != nil {
+		return fmt.Errorf("reconcile: record the run: %w", err)
+	}
+	names := make([]string, 0, len(digests))
+	for _, d := range digests {
+		names = append(names, d[:len("sha256:")+12]+" "+d[strings.Index(d, "  ")+2:])
+	}
+	by := "arkhe reconcile --apply " + strings.Join(names, ", ")
+	if err := tx.QueryRow(ctx, reconcileApplySQL, clientPK, by, run).Scan(&sum.Repointed, &sum.Changed, &sum.NotApplied); err != nil {
+		return fmt.Errorf("reconcile: apply: %w", err)
+	}
+	sum.NotApplied += sum.Ambiguous
+	counts := fmt.Sprintf(`{"compared": %d, "repointed": %d, "changed": %d, "not_applied": %d}`, sum.Compared, sum.Repointed, sum.Changed, sum.NotApplied)
+	if _, err := tx.Exec(ctx, `update import_run set finished_at = now(), counts = $2::jsonb where id = $1`, run, counts); err != nil {
+		return fmt.Errorf("reconcile: record the run: %w", err)
+	}
+	return nil
+}
+
+func reconcileSame(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func reconcileStrp(s string) *string { return &s }
+
+// reconcileSource is the pgx.CopyFromSource over the ARK records of one export at a time:
+// records are read, normalized and staged in one stream.
+type reconcileSource struct {
+	sum      *ReconcileSummary
+	index    *loader.ShoulderIndex
+	progress func(int64)
+
+	f    *os.File
+	r    legacy.Reader
+	path string
+	ctx  context.Context
+	seq  int64
+	vals [13]any
+	err  error
+}
+
+// open starts reading path and returns "sha256:<hex>" of the file's bytes as stored.
+func (s *reconcileSource) open(ctx context.Context, path string, format legacy.Format) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("reconcile: %w", err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		f.Close()
+		return "", fmt.Errorf("reconcile: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return "", fmt.Errorf("reconcile: %w", err)
+	}
+	r, err := legacy.NewReader(f, path, format)
+	if err != nil {
+		f.Close()
+		return "", fmt.Errorf("reconcile: %w", err)
+	}
+	s.f, s.r, s.path, s.ctx, s.err = f, r, path, ctx, nil
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (s *reconcileSource) close() error {
+	s.r.Close()
+	err := s.f.Close()
+	if s.err != nil {
+		return s.err
+	}
+	return err
+}
+
+// Next reads up to the next ARK record, counting everything else.
+func (s *reconcileSource) Next() bool {
+	for {
+		it, err := s.r.Next(s.ctx)
+		if err == io.EOF {
+			return false
+		}
+		if err != nil {
+			var re *legacy.RecordError
+			var te *legacy.TruncatedError
+			switch {
+			case errors.As(err, &re):
+				s.sum.Read++
+				s.reject(re.Error())
+				continue
+			case errors.As(err, &te):
+				s.sum.Truncated = append(s.sum.Truncated, te)
+				continue
+			default:
+				s.err = err
+				return false
+			}
+		}
+		s.sum.Read++
+		if s.progress != nil && s.sum.Read%65536 == 0 {
+			s.progress(s.sum.Read)
+		}
+		rec := it.Record
+		if rec == nil {
+			s.sum.Registry++
+			continue
+		}
+		if rec.Kind != "ark" {
+			if s.sum.SkippedNonARK == nil {
+				s.sum.SkippedNonARK = map[string]int64{}
+			}
+			s.sum.SkippedNonARK[rec.Kind]++
+			continue
+		}
+		row, err := loader.NormalizeRecord(rec)
+		if err != nil {
+			s.reject(rec.Source.String() + ": " + rec.ID + ": " + err.Error())
+			continue
+		}
+		s.seq++
+		var shoulder *int64
+		e := s.index.Longest(row.ARK.NAAN, row.ARK.Name)
+		if e == nil {
+			e = s.index.Get(row.ARK.NAAN, row.ARK.Shoulder)
+		}
+		if e != nil {
+			id := e.ID
+			shoulder = &id
+		}
+		loc := rec.Source.File + ":" + fmt.Sprint(rec.Source.Line)
+		v := &s.vals
+		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = s.seq, row.Key(), shoulder, row.Original, row.Target, row.Status, row.Reason
+		v[7], v[8], v[9], v[10], v[11], v[12] = row.Who, row.What, row.When, row.Commitment, row.Metadata, loc
+		return true
+	}
+}
+
+func (s *reconcileSource) reject(msg string) {
+	s.sum.Rejected++
+	if len(s.sum.FirstRejects) < reconcileMaxFirstRejects {
+		s.sum.FirstRejects = append(s.sum.FirstRejects, msg)
+	}
+}
+
+func (s *reconcileSource) Values() ([]any, error) { return s.vals[:], nil }
+
+func (s *reconcileSource) Err() error { return s.err }
