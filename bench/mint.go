@@ -120,8 +120,8 @@ type MintResult struct {
 	PreloadElapsed time.Duration
 	// Stats is where arkhe's sink spent its time (summed over workers).
 	Stats loader.MintStats
-	// FloorCopyARKs, FloorCopyReceipts and FloorCommit split the floor's time the same way.
-	FloorCopyARKs, FloorCopyReceipts, FloorCommit time.Duration
+	// FloorCopyARKs and FloorCommit split the floor's time the same way.
+	FloorCopyARKs, FloorCommit time.Duration
 	// Pairs are the single measurements; Floor, Mint, Summary and Stats above are the medians.
 	Pairs []Pair
 	// FloorCPU and MintCPU are the processor time of the median runs (zero server time with
@@ -251,7 +251,7 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 	med := mints[len(mints)/2]
 	res.Mint, res.Summary, res.Stats, res.MintCPU = med.Mint, med.Summary, med.Stats, med.MintCPU
 	fm := floors[len(floors)/2]
-	res.Floor, res.FloorCopyARKs, res.FloorCopyReceipts, res.FloorCommit = fm.Floor, fm.FloorCopyARKs, fm.FloorCopyReceipts, fm.FloorCommit
+	res.Floor, res.FloorCopyARKs, res.FloorCommit = fm.Floor, fm.FloorCopyARKs, fm.FloorCommit
 	res.FloorCPU = fm.FloorCPU
 	for _, p := range res.Pairs {
 		res.PeakRSS, res.PeakHeap = max(res.PeakRSS, p.PeakRSS), max(res.PeakHeap, p.PeakHeap)
@@ -261,12 +261,12 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 
 // Pair is one measurement of (b) then (a), each into a fresh clone of the template ledger.
 type Pair struct {
-	Floor, Mint                                   Phase
-	Summary                                       pipeline.Summary
-	Stats                                         loader.MintStats
-	PeakRSS, PeakHeap                             int64
-	FloorCopyARKs, FloorCopyReceipts, FloorCommit time.Duration
-	FloorCPU, MintCPU                             CPU
+	Floor, Mint                Phase
+	Summary                    pipeline.Summary
+	Stats                      loader.MintStats
+	PeakRSS, PeakHeap          int64
+	FloorCopyARKs, FloorCommit time.Duration
+	FloorCPU, MintCPU          CPU
 }
 
 // Ratio is the pair's mint rate over its floor rate.
@@ -348,7 +348,7 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 	}
 
 	// (a) the floor: exactly the rows (b) wrote, pre-built, plain CopyFrom
-	arks, receipts, err := readBackMinted(ctx, l.Pool, maxSeq)
+	arks, err := readBackMinted(ctx, l.Pool, maxSeq)
 	if err != nil {
 		return p, err
 	}
@@ -361,10 +361,10 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
 		return p, fmt.Errorf("bench mint: checkpoint: %w", err)
 	}
-	logf("(a) floor: pgx CopyFrom of the same %d ARK and receipt rows, batch %d, %d connection(s)", len(arks), cfg.BatchSize, cfg.FloorWorkers)
+	logf("(a) floor: pgx CopyFrom of the same %d ARK rows with their receipts, batch %d, %d connection(s)", len(arks), cfg.BatchSize, cfg.FloorWorkers)
 	cpu0 = sampleCPU(dataDir)
 	start = time.Now()
-	if err := copyFloorRows(ctx, floorPool, arks, receipts, cfg.BatchSize, cfg.FloorWorkers, &p); err != nil {
+	if err := copyFloorRows(ctx, floorPool, arks, cfg.BatchSize, cfg.FloorWorkers, &p); err != nil {
 		return p, err
 	}
 	p.Floor = Phase{Rows: int64(len(arks)), Elapsed: time.Since(start)}
@@ -508,49 +508,43 @@ func readSettings(ctx context.Context, pool *pgxpool.Pool) (map[string]string, e
 	return out, rows.Err()
 }
 
-// readBackMinted reads the ARK and receipt rows minted after seq, in insertion order, pre-built as the
-// values pgx CopyFrom sends.
-func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (arks, receipts [][]any, err error) {
-	rows, err := pool.Query(ctx, `select a.ark, a.naan, a.shoulder_id, a.assigned_name, a.url, a.commitment,
-			a.erc_who, a.erc_what, a.erc_when, a.created_at, a.created_by,
-			r.client_pk, r.request_id, r.payload_digest, r.created_at
-		from ark a join mint_receipt r on r.ark = a.ark
-		where a.seq > $1 order by a.seq`, afterSeq)
+// readBackMinted reads the ARK rows (each with its receipt: request_id, payload_digest) minted
+// after seq, in insertion order, pre-built as the values pgx CopyFrom sends.
+func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (arks [][]any, err error) {
+	rows, err := pool.Query(ctx, `select ark, naan, shoulder_id, assigned_name, url, commitment,
+			erc_who, erc_what, erc_when, created_at, created_by, request_id, payload_digest
+		from ark where seq > $1 order by seq`, afterSeq)
 	if err != nil {
-		return nil, nil, fmt.Errorf("bench mint: read back: %w", err)
+		return nil, fmt.Errorf("bench mint: read back: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			key, naan, name                  string
-			shoulderID, createdBy, clientPK  int64
+			key, naan, name, requestID       string
+			shoulderID, createdBy            int64
 			url, commitment, who, what, when *string
-			createdAt, receiptAt             time.Time
-			requestID                        string
+			createdAt                        time.Time
 			digest                           []byte
 		)
 		if err := rows.Scan(&key, &naan, &shoulderID, &name, &url, &commitment, &who, &what, &when, &createdAt, &createdBy,
-			&clientPK, &requestID, &digest, &receiptAt); err != nil {
-			return nil, nil, fmt.Errorf("bench mint: read back: %w", err)
+			&requestID, &digest); err != nil {
+			return nil, fmt.Errorf("bench mint: read back: %w", err)
 		}
-		arks = append(arks, []any{key, naan, shoulderID, name, url, commitment, who, what, when, createdAt, createdBy})
-		receipts = append(receipts, []any{clientPK, requestID, key, digest, receiptAt})
+		arks = append(arks, []any{key, naan, shoulderID, name, url, commitment, who, what, when, createdAt, createdBy, requestID, digest})
 	}
-	return arks, receipts, rows.Err()
+	return arks, rows.Err()
 }
 
-// floorARKColumns and floorReceiptColumns are the columns the floor COPYs, in readBackMinted's order.
+// floorARKColumns are the columns the floor COPYs, in readBackMinted's order: the ARK and its
+// receipt, on one row (README decision 6).
 func floorARKColumns() []string {
-	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who", "erc_what", "erc_when", "created_at", "created_by"}
+	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who", "erc_what", "erc_when",
+		"created_at", "created_by", "request_id", "payload_digest"}
 }
 
-func floorReceiptColumns() []string {
-	return []string{"client_pk", "request_id", "ark", "payload_digest", "created_at"}
-}
-
-// copyFloorRows sends the rows in batches of batch, each batch one transaction with COPY ark then
-// COPY mint_receipt, on workers connections (batches dealt round robin).
-func copyFloorRows(ctx context.Context, pool *pgxpool.Pool, arks, receipts [][]any, batch, workers int, res *Pair) error {
+// copyFloorRows sends the rows in batches of batch, each batch one transaction with one COPY ark,
+// on workers connections (batches dealt round robin).
+func copyFloorRows(ctx context.Context, pool *pgxpool.Pool, arks [][]any, batch, workers int, res *Pair) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	errs := make([]error, workers)
@@ -569,21 +563,16 @@ func copyFloorRows(ctx context.Context, pool *pgxpool.Pool, arks, receipts [][]a
 					continue
 				}
 				hi := min(lo+batch, len(arks))
-				var t0, t1, t2 time.Time
+				var t0, t1 time.Time
 				err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 					t0 = time.Now()
-					if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, floorARKColumns(), pgx.CopyFromRows(arks[lo:hi])); err != nil {
-						return err
-					}
+					_, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, floorARKColumns(), pgx.CopyFromRows(arks[lo:hi]))
 					t1 = time.Now()
-					_, err := tx.CopyFrom(ctx, pgx.Identifier{"mint_receipt"}, floorReceiptColumns(), pgx.CopyFromRows(receipts[lo:hi]))
-					t2 = time.Now()
 					return err
 				})
 				mu.Lock()
 				res.FloorCopyARKs += t1.Sub(t0)
-				res.FloorCopyReceipts += t2.Sub(t1)
-				res.FloorCommit += time.Since(t2)
+				res.FloorCommit += time.Since(t1)
 				mu.Unlock()
 				if err != nil {
 					errs[w] = fmt.Errorf("bench mint: floor batch at %d: %w", lo, err)
@@ -721,11 +710,11 @@ func (r MintResult) Print(w io.Writer) {
 			r.FloorCPU.Total().Seconds()/r.MintCPU.Total().Seconds())
 	}
 	st := r.Stats
-	fmt.Fprintf(w, "time in (b)'s sink, summed over workers: receipt lookups %.2f s (%d batches read whole), name lookups %.2f s (%d names), settle %.2f s, COPY ark %.2f s, COPY receipts %.2f s, counters+commit %.2f s\n",
+	fmt.Fprintf(w, "time in (b)'s sink, summed over workers: receipt lookups %.2f s (%d batches read whole), name lookups %.2f s (%d names), settle %.2f s, COPY ark %.2f s, counters+commit %.2f s\n",
 		st.ReceiptLookups.Seconds(), st.CheckedBatches, st.NameLookups.Seconds(), st.LookedUpNames, st.Settle.Seconds(),
-		st.CopyARKs.Seconds(), st.CopyReceipts.Seconds(), st.Commit.Seconds())
-	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark %.2f s, COPY receipts %.2f s, commit %.2f s\n",
-		r.FloorCopyARKs.Seconds(), r.FloorCopyReceipts.Seconds(), r.FloorCommit.Seconds())
+		st.CopyARKs.Seconds(), st.Commit.Seconds())
+	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark %.2f s, commit %.2f s\n",
+		r.FloorCopyARKs.Seconds(), r.FloorCommit.Seconds())
 }
 
 func settingOrder(k string) int {

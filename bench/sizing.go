@@ -99,7 +99,7 @@ type SizingReport struct {
 	Settings map[string]string     `json:"settings"`
 	Results  []*sizing.BuildResult `json:"results"`
 	// Model is the structural model's cost for the rows' field lengths, ModelDiffPct how far
-	// its prediction of arkhe's ark + mint_receipt + ark_change is from the measurement (%).
+	// its prediction of arkhe's ark (receipts on the row) + ark_change is from the measurement (%).
 	Model        sizing.Costs   `json:"model"`
 	ModelDiffPct float64        `json:"model_diff_pct"`
 	Levers       []sizing.Lever `json:"levers"`
@@ -239,9 +239,11 @@ func buildIn(ctx context.Context, admin *pgx.Conn, adminURL string, l sizing.Lay
 }
 
 // verdict compares the natural and surrogate layouts (ADR-0031): octets per ARK of the whole
-// ledger (changes included) and load throughput.
+// ledger (changes included) and load throughput, and against them arkhe's keys with the same
+// receipt table (receipt-table, the like-for-like: arkhe's own schema has the receipt on the
+// ark row, another lever).
 func verdict(rep *SizingReport) string {
-	nat, sur, ark := rep.Result("natural"), rep.Result("surrogate"), rep.Result("arkhe")
+	nat, sur, ark := rep.Result("natural"), rep.Result("surrogate"), rep.Result("receipt-table")
 	if nat == nil || sur == nil {
 		return "natural vs surrogate: not compared (build both layouts)"
 	}
@@ -251,16 +253,16 @@ func verdict(rep *SizingReport) string {
 	fmt.Fprintf(&b, "natural %.0f B/ARK, surrogate %.0f B/ARK (%+.1f%%)", n, s, diff)
 	if ark != nil {
 		a := ark.Ledger(ark.Loaded)
-		fmt.Fprintf(&b, ", arkhe %.0f B/ARK (%+.1f%% against surrogate)", a, (a-s)/s*100)
+		fmt.Fprintf(&b, ", receipt-table (arkhe's keys) %.0f B/ARK (%+.1f%% against surrogate)", a, (a-s)/s*100)
 	}
 	fmt.Fprintf(&b, "; load %.0f vs %.0f ARKs/s", nat.ARKsPerSecond(), sur.ARKsPerSecond())
 	if ark != nil {
-		fmt.Fprintf(&b, " (arkhe %.0f)", ark.ARKsPerSecond())
+		fmt.Fprintf(&b, " (receipt-table %.0f)", ark.ARKsPerSecond())
 	}
 	switch {
 	case ark == nil:
 		if s < n {
-			fmt.Fprintf(&b, ". Verdict: the surrogate layout is %.1f%% smaller than natural keys everywhere (build arkhe's layout too to see what interning alone gives)", -diff)
+			fmt.Fprintf(&b, ". Verdict: the surrogate layout is %.1f%% smaller than natural keys everywhere (build the receipt-table layout too to see what interning alone gives)", -diff)
 		} else {
 			b.WriteString(". Verdict: the surrogate layout is not smaller than natural keys everywhere")
 		}

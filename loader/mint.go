@@ -23,7 +23,8 @@ import (
 
 // This file is the COPY sink of bulk mint (issue 3): reach and quota checks before a run, and per
 // batch the idempotency receipts, blade drawing with collision redraw, and one transaction that
-// COPYs the ARKs and their receipts together (README decision 6).
+// COPYs the ARKs with their receipts (README decision 6): a receipt is the ark row's request_id and
+// payload_digest columns, so one COPY of ark rows writes both.
 //
 // Collisions and duplicates (issue 3 "Minting", "Speed"): a batch is never thrown away for one
 // collision. Names are drawn in Go; a name another row of the run holds — in the same batch or
@@ -35,7 +36,8 @@ import (
 // cost more than it saves, so the batch goes to COPY directly; if COPY then fails with a unique
 // violation or a deadlock (a rare collision, a concurrent run, a receipt that exists), the batch
 // is rolled back, the conflicting names and receipts are found by querying the ledger (README
-// decision 18 — never by reading the error), and the batch is retried. Receipts work the same
+// decision 18 — never by reading the error; one 23505 on the ark COPY may be ark_pkey or
+// ark_receipt, so both are looked up), and the batch is retried. Receipts work the same
 // way: a sample of each batch's request IDs is looked up first; if any exists (a re-run) the
 // whole batch's receipts are read and its rows replay.
 //
@@ -129,8 +131,8 @@ type MintConfig struct {
 
 // MintHooks let tests reach into a run. They are not for production use.
 type MintHooks struct {
-	// CopyRow, if set, is called as COPY asks for row n (1-based) of table ("ark" or
-	// "mint_receipt") in worker's current attempt; cancelling the run's context from it aborts
+	// CopyRow, if set, is called as COPY asks for row n (1-based) of table ("ark": the receipt
+	// is on the ark row) in worker's current attempt; cancelling the run's context from it aborts
 	// that COPY mid-stream.
 	CopyRow func(worker int, table string, n int)
 	// Bisect makes the sink locate a row the server refused by re-sending halves, ignoring the
@@ -272,8 +274,7 @@ type MintStats struct {
 	ReceiptLookups time.Duration // sampling and reading receipts before COPY
 	NameLookups    time.Duration // looking drawn names up in the ledger
 	Settle         time.Duration // deciding outcomes and drawing names, lookups excluded
-	CopyARKs       time.Duration // COPY ark
-	CopyReceipts   time.Duration // COPY mint_receipt
+	CopyARKs       time.Duration // COPY ark, receipts included (they are ark columns)
 	Commit         time.Duration // counters and COMMIT
 	Retries        int64         // batch attempts rolled back and retried, for any reason
 	Conflicts      int64         // of which after a unique violation or deadlock (found by querying)
@@ -287,7 +288,6 @@ const (
 	phaseNames
 	phaseSettle
 	phaseCopyARKs
-	phaseCopyReceipts
 	phaseCommit
 	numPhases
 )
@@ -318,7 +318,7 @@ func (s *MintSink) since(phase int, t0 time.Time) { s.phases[phase].Add(int64(ti
 func (s *MintSink) Stats() MintStats {
 	d := func(p int) time.Duration { return time.Duration(s.phases[p].Load()) }
 	return MintStats{ReceiptLookups: d(phaseReceipts), NameLookups: d(phaseNames), Settle: d(phaseSettle) - d(phaseNames),
-		CopyARKs: d(phaseCopyARKs), CopyReceipts: d(phaseCopyReceipts), Commit: d(phaseCommit),
+		CopyARKs: d(phaseCopyARKs), Commit: d(phaseCommit),
 		Retries: s.retries.Load(), Conflicts: s.conflicts.Load(), Refusals: s.refusals.Load(),
 		LookedUpNames: s.looked.Load(), CheckedBatches: s.loaded.Load()}
 }
@@ -674,7 +674,8 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 		switch code := pgErr.Code; {
 		case code == CodeUniqueViolation || code == codeDeadlock || code == codeSerialization:
 			// Something exists that the batch did not know of: a receipt (a re-run, a concurrent
-			// run, a duplicate across batches), a name (a collision). Find it by querying.
+			// run, a duplicate across batches: ark_receipt), a name (a collision: ark_pkey). One
+			// ark COPY raises either; find both by querying, never from the error (decision 18).
 			checkReceipts, loaded, checkNames, conflicted = true, false, true, true
 			w.s.conflicts.Add(1)
 			clear(w.verified)
@@ -702,7 +703,7 @@ func rowLevel(code string) bool {
 	return strings.HasPrefix(code, "22") || code == "54000" || code == CodeCheckViolation
 }
 
-// columnField maps an ark or mint_receipt column to its manifest field name.
+// columnField maps an ark column to its manifest field name.
 func columnField(col string) string {
 	switch col {
 	case "url":
@@ -745,8 +746,8 @@ func (w *mintWorker) sampleReceipts(ctx context.Context, rows []pipeline.Row) (b
 	}
 	w.strs = append(w.strs, rows[len(rows)-1].Record.RequestID)
 	var hit bool
-	err := w.conn.QueryRow(ctx, `select exists (select 1 from mint_receipt
-		where client_pk = $1 and request_id = any($2::text[]))`, w.clientPK, w.strs).Scan(&hit)
+	err := w.conn.QueryRow(ctx, `select exists (select 1 from ark
+		where created_by = $1 and request_id = any($2::text[]) and request_id is not null)`, w.clientPK, w.strs).Scan(&hit)
 	if err != nil {
 		return false, fmt.Errorf("look up receipts: %w", err)
 	}
@@ -762,8 +763,9 @@ func (w *mintWorker) loadReceipts(ctx context.Context, rows []pipeline.Row) erro
 			w.strs = append(w.strs, rid)
 		}
 	}
-	res, err := w.conn.Query(ctx, `select request_id, ark, payload_digest from mint_receipt
-		where client_pk = $1 and request_id = any($2::text[])`, w.clientPK, w.strs)
+	// the ark_receipt partial index: (created_by, request_id) where request_id is not null
+	res, err := w.conn.Query(ctx, `select request_id, ark, payload_digest from ark
+		where created_by = $1 and request_id = any($2::text[]) and request_id is not null`, w.clientPK, w.strs)
 	if err != nil {
 		return fmt.Errorf("look up receipts: %w", err)
 	}
@@ -1007,15 +1009,11 @@ func (w *mintWorker) release() {
 	}
 }
 
-// arkColumns are the ark columns a mint writes, in COPY order.
+// arkColumns are the ark columns a mint writes, in COPY order; request_id and payload_digest
+// are the receipt (README decision 6).
 func arkColumns() []string {
 	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment",
-		"erc_who", "erc_what", "erc_when", "created_at", "created_by"}
-}
-
-// receiptColumns are the mint_receipt columns, in COPY order.
-func receiptColumns() []string {
-	return []string{"client_pk", "request_id", "ark", "payload_digest", "created_at"}
+		"erc_who", "erc_what", "erc_when", "created_at", "created_by", "request_id", "payload_digest"}
 }
 
 // prepareCopy fills w.copyIdx, w.keys and w.anames for the rows idx.
@@ -1031,7 +1029,7 @@ func (w *mintWorker) prepareCopy(idx []int32) {
 	}
 }
 
-// copyRows COPYs the ARKs and receipts of rows idx inside tx.
+// copyRows COPYs the ARKs of rows idx, receipts included, inside tx.
 func (w *mintWorker) copyRows(ctx context.Context, tx pgx.Tx, b *pipeline.Batch, idx []int32, at time.Time) error {
 	w.prepareCopy(idx)
 	if !w.s.cfg.PgxCopyFrom {
@@ -1039,20 +1037,12 @@ func (w *mintWorker) copyRows(ctx context.Context, tx pgx.Tx, b *pipeline.Batch,
 	}
 	t0 := time.Now()
 	as := &arkSource{w: w, rows: b.Rows, naan: w.naan, shoulderID: w.shoulderID, createdAt: at, createdBy: w.clientPK}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkColumns(), as); err != nil {
-		return err
-	}
-	t1 := time.Now()
-	w.s.phases[phaseCopyARKs].Add(int64(t1.Sub(t0)))
-	rs := &receiptSource{w: w, rows: b.Rows, clientPK: w.clientPK, createdAt: at}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"mint_receipt"}, receiptColumns(), rs); err != nil {
-		return err
-	}
-	w.s.since(phaseCopyReceipts, t1)
-	return nil
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkColumns(), as)
+	w.s.since(phaseCopyARKs, t0)
+	return err
 }
 
-// commit writes the attempt: COPY ark, COPY mint_receipt, the quota counter and the shoulder's
+// commit writes the attempt: COPY ark (receipts included), the quota counter and the shoulder's
 // draw and collision counters, in one transaction (README decision 6). The counters are
 // updated last so their row locks are held only while committing.
 func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) {
@@ -1191,7 +1181,7 @@ type arkSource struct {
 	shoulderID any
 	createdAt  any
 	createdBy  any
-	vals       [11]any
+	vals       [13]any
 }
 
 // Next implements pgx.CopyFromSource; it calls the CopyRow hook.
@@ -1208,48 +1198,18 @@ func (s *arkSource) Values() ([]any, error) {
 	k := s.i - 1
 	r := &s.rows[s.w.copyIdx[k]]
 	rec := &r.Record
-	s.vals = [11]any{&s.w.keys[k], s.naan, s.shoulderID, &s.w.anames[k],
+	s.vals = [13]any{&s.w.keys[k], s.naan, s.shoulderID, &s.w.anames[k],
 		optional(rec.Has&pipeline.HasURL != 0, &rec.URL),
 		optional(rec.Has&pipeline.HasCommitment != 0, &rec.Commitment),
 		optional(rec.Has&pipeline.HasWho != 0, &rec.Who),
 		optional(rec.Has&pipeline.HasWhat != 0, &rec.What),
 		optional(rec.Has&pipeline.HasWhen != 0, &rec.When),
-		s.createdAt, s.createdBy}
+		s.createdAt, s.createdBy, &rec.RequestID, (*digest16)(&r.Digest)}
 	return s.vals[:], nil
 }
 
 // Err implements pgx.CopyFromSource; the source never fails.
 func (s *arkSource) Err() error { return nil }
-
-// receiptSource is the pgx.CopyFromSource of the receipts of one attempt.
-type receiptSource struct {
-	w         *mintWorker
-	rows      []pipeline.Row
-	i         int
-	clientPK  any
-	createdAt any
-	vals      [5]any
-}
-
-// Next implements pgx.CopyFromSource; it calls the CopyRow hook.
-func (s *receiptSource) Next() bool {
-	s.i++
-	if s.w.s.cfg.Hooks.CopyRow != nil && s.i <= len(s.w.copyIdx) {
-		s.w.s.cfg.Hooks.CopyRow(s.w.id, "mint_receipt", s.i)
-	}
-	return s.i <= len(s.w.copyIdx)
-}
-
-// Values implements pgx.CopyFromSource.
-func (s *receiptSource) Values() ([]any, error) {
-	k := s.i - 1
-	r := &s.rows[s.w.copyIdx[k]]
-	s.vals = [5]any{s.clientPK, &r.Record.RequestID, &s.w.keys[k], (*digest16)(&r.Digest), s.createdAt}
-	return s.vals[:], nil
-}
-
-// Err implements pgx.CopyFromSource; the source never fails.
-func (s *receiptSource) Err() error { return nil }
 
 // ExpectedCollisions returns the expected number of collisions when drawing n blades of
 // bladeLength random betanumerics into a shoulder already holding existing names: n × existing

@@ -83,22 +83,22 @@ func appendTimestamptz(dst []byte, t time.Time) []byte {
 	return appendInt8(dst, t.UnixMicro()-pgEpochMicros)
 }
 
-// copyARKsSQL and copyReceiptsSQL name the columns in the order the tuples are encoded.
-const (
-	copyARKsSQL = `copy ark (ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when,
-		created_at, created_by) from stdin (format binary)`
-	copyReceiptsSQL = `copy mint_receipt (client_pk, request_id, ark, payload_digest, created_at) from stdin (format binary)`
-)
+// copyARKsSQL names the columns in the order the tuples are encoded; request_id and
+// payload_digest are the receipt (README decision 6), on the ark row.
+const copyARKsSQL = `copy ark (ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when,
+	created_at, created_by, request_id, payload_digest) from stdin (format binary)`
 
-// copyBinary COPYs the ARKs and receipts of rows w.copyIdx (prepared by prepareCopy) inside tx.
+// copyBinary COPYs the ARKs of rows w.copyIdx (prepared by prepareCopy), receipts included, in
+// one COPY inside tx.
 func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.Row, at time.Time) error {
 	hook := w.s.cfg.Hooks.CopyRow
 	arks := &copyReader{n: len(w.copyIdx), buf: w.copyBuf[:0], tuple: func(dst []byte, k int) []byte {
 		if hook != nil {
 			hook(w.id, "ark", k+1)
 		}
-		rec := &rows[w.copyIdx[k]].Record
-		dst = binary.BigEndian.AppendUint16(dst, 11)
+		r := &rows[w.copyIdx[k]]
+		rec := &r.Record
+		dst = binary.BigEndian.AppendUint16(dst, 13)
 		dst = appendText(dst, w.keys[k])
 		dst = appendText(dst, w.naan)
 		dst = appendInt8(dst, w.shoulderID)
@@ -109,29 +109,14 @@ func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.
 		dst = appendOptional(dst, rec.Has&pipeline.HasWhat != 0, rec.What)
 		dst = appendOptional(dst, rec.Has&pipeline.HasWhen != 0, rec.When)
 		dst = appendTimestamptz(dst, at)
-		return appendInt8(dst, w.clientPK)
+		dst = appendInt8(dst, w.clientPK)
+		dst = appendText(dst, rec.RequestID)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(r.Digest)))
+		return append(dst, r.Digest[:]...)
 	}}
 	t0 := time.Now()
-	if _, err := tx.Conn().PgConn().CopyFrom(ctx, arks, copyARKsSQL); err != nil {
-		return err
-	}
-	t1 := time.Now()
-	w.s.phases[phaseCopyARKs].Add(int64(t1.Sub(t0)))
-	receipts := &copyReader{n: len(w.copyIdx), buf: arks.buf[:0], tuple: func(dst []byte, k int) []byte {
-		if hook != nil {
-			hook(w.id, "mint_receipt", k+1)
-		}
-		r := &rows[w.copyIdx[k]]
-		dst = binary.BigEndian.AppendUint16(dst, 5)
-		dst = appendInt8(dst, w.clientPK)
-		dst = appendText(dst, r.Record.RequestID)
-		dst = appendText(dst, w.keys[k])
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(r.Digest)))
-		dst = append(dst, r.Digest[:]...)
-		return appendTimestamptz(dst, at)
-	}}
-	_, err := tx.Conn().PgConn().CopyFrom(ctx, receipts, copyReceiptsSQL)
-	w.copyBuf = receipts.buf[:0]
-	w.s.since(phaseCopyReceipts, t1)
+	_, err := tx.Conn().PgConn().CopyFrom(ctx, arks, copyARKsSQL)
+	w.copyBuf = arks.buf[:0]
+	w.s.since(phaseCopyARKs, t0)
 	return err
 }

@@ -5,7 +5,7 @@ import "testing"
 func TestCopyLine(t *testing.T) {
 	for where, want := range map[string]int{
 		"COPY ark, line 3, column erc_what":                   3,
-		"COPY mint_receipt, line 100000":                      100000,
+		"COPY ark, line 100000, column payload_digest":        100000,
 		"COPY ark, line 12, column url: \"https://x\"":        12,
 		"PL/pgSQL function arkhe_ark_reach() line 5 at RAISE": 0,
 		"":                          0,

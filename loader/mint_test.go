@@ -761,3 +761,56 @@ func TestMintDenseShoulder(t *testing.T) {
 		})
 	}
 }
+
+// TestMintOneUniqueViolationNameAndReceipt: receipts are ark columns, so one optimistic COPY
+// of ark (no receipt or name lookups first) can hit both ark_pkey (a drawn name that exists)
+// and ark_receipt (a request ID that already has its receipt) and fails with a single 23505.
+// The sink finds both by querying the ledger (README decision 18), replays the receipt and
+// redraws the name.
+func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
+	for _, copyFrom := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pgx=%v", copyFrom), func(t *testing.T) {
+			l := mintLedger(t)
+			ctx := context.Background()
+			blade := existingBlade(t, l)
+			dir := t.TempDir()
+			in := filepath.Join(dir, "m.csv")
+			if err := os.WriteFile(in, []byte("request_id,url,what\nr2,https://example.org/2,Two\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			first := func(int) ark.BladeSource { return ark.NewScriptedBlades("2b3c4d5f") }
+			if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: first},
+				run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(in, []byte("request_id,url,what\nr4,https://example.org/4,Four\nr2,https://example.org/2,Two\nr5,https://example.org/5,Five\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// r4 draws the existing ARK's blade; r2 is a replay the batch does not know of
+			blades := func(int) ark.BladeSource {
+				return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg", "6789bcdf", "ghjkmnpq")
+			}
+			sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: loader.CheckNever,
+				ReceiptCheck: loader.CheckNever, PgxCopyFrom: copyFrom}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Minted != 2 || sum.Replayed != 1 || sum.Rejected != 0 || sum.Collisions != 1 {
+				t.Fatalf("summary %+v, want 2 minted, 1 replayed, 1 collision", sum)
+			}
+			var r2 string
+			if err := l.Pool.QueryRow(ctx, `select ark from ark where request_id = 'r2'`).Scan(&r2); err != nil {
+				t.Fatal(err)
+			}
+			if r2 != "99999/"+ark.MintName("99999", "/x9", []byte("2b3c4d5f")) {
+				t.Errorf("r2 maps to %s, want its first ARK", r2)
+			}
+			if n := mintCount(t, l.Pool, `select count(*) from ark where request_id in ('r4', 'r5') and assigned_name <> '`+ark.MintName("99999", "/x9", []byte(blade))+`'`); n != 2 {
+				t.Errorf("%d new ARKs for r4 and r5 off the existing name, want 2", n)
+			}
+			if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 4 {
+				t.Errorf("%d ARKs, want the existing one, r2's and 2 new", n)
+			}
+		})
+	}
+}

@@ -26,11 +26,10 @@ func registered(t *testing.T) (*loader.Ledger, context.Context) {
 	must(t, firstErr(l.AddShoulder(ctx, loader.Shoulder{NAAN: "99999", Shoulder: "/b5", Manager: "m1", Status: "reserved"}, 0)))
 	must(t, l.SetDefaultShoulder(ctx, "99999", "m1", "/x9"))
 	must(t, l.AddClient(ctx, loader.Client{ClientID: "c1", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
-	exec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
-		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://example.org/a', c.id, now()
+	// the receipt (decision 6) is the ark row's request_id and payload_digest
+	exec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at, request_id, payload_digest)
+		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://example.org/a', c.id, now(), 'r1', '\x00112233445566778899aabbccddeeff'
 		from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'c1'`)
-	exec(t, l.Pool, `insert into mint_receipt (client_pk, request_id, ark, payload_digest, created_at)
-		select id, 'r1', '99999/x9abc', '\x00112233445566778899aabbccddeeff', now() from client where client_id = 'c1'`)
 	return l, ctx
 }
 
@@ -82,8 +81,17 @@ func TestNothingIsDeleted(t *testing.T) {
 	exec(t, p, `select ark_repoint('99999/x9abc', 'https://example.org/b', null, 'test')`)
 	for _, table := range []string{"ark", "shoulder", "mint_receipt", "naan", "manager", "client", "ark_change", "audit_event"} {
 		before := count(t, p, "select count(*) from "+table)
+		if before == 0 {
+			t.Fatalf("%s: no rows to protect", table)
+		}
+		// mint_receipt is a view of ark: a DELETE through it reaches ark_no_delete, and
+		// PostgreSQL refuses TRUNCATE of a view (wrong_object_type)
+		truncateCode := loader.CodeDeleteRefused
+		if table == "mint_receipt" {
+			truncateCode = codeWrongObjectType
+		}
 		refused(t, p, loader.CodeDeleteRefused, "delete from "+table)
-		refused(t, p, loader.CodeDeleteRefused, "truncate "+table+" cascade")
+		refused(t, p, truncateCode, "truncate "+table+" cascade")
 		if after := count(t, p, "select count(*) from "+table); after != before {
 			t.Errorf("%s: %d rows after refused delete, want %d", table, after, before)
 		}
@@ -102,9 +110,60 @@ func TestAppendOnlyTables(t *testing.T) {
 	}
 	refused(t, p, loader.CodeUpdateRefused, `update ark_change set after_url = 'https://evil.example/'`)
 	refused(t, p, loader.CodeUpdateRefused, `update audit_event set action = 'nothing'`)
+	// through the view, the update reaches ark_update: ark and request_id are identity columns
 	refused(t, p, loader.CodeUpdateRefused, `update mint_receipt set ark = '99999/x9zzz'`)
+	refused(t, p, loader.CodeUpdateRefused, `update mint_receipt set request_id = 'r2'`)
+	if n := count(t, p, `select count(*) from mint_receipt where request_id = 'r1' and ark = '99999/x9abc'`); n != 1 {
+		t.Errorf("receipt r1 -> 99999/x9abc rows = %d, want 1", n)
+	}
 	if n := count(t, p, `select count(*) from ark_change where after_url = 'https://example.org/b'`); n != 1 {
 		t.Errorf("ark_change rows for the repoint = %d, want 1", n)
+	}
+}
+
+// codeWrongObjectType is PostgreSQL's SQLSTATE for TRUNCATE of a view.
+const codeWrongObjectType = "42809"
+
+// TestReceiptOnTheARKRow: one request ID of one client maps to one ARK (the ark_receipt partial
+// index), a receipt is whole (request ID and a 16-octet digest, for a known client), imported ARKs
+// carry none, and a receipt never changes (README decision 6).
+func TestReceiptOnTheARKRow(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	insert := func(name, requestID, digest string) string {
+		return `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at, request_id, payload_digest)
+			select '99999/` + name + `', '99999', s.id, '` + name + `', c.id, now(), ` + requestID + `, ` + digest + `
+			from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'c1'`
+	}
+	const digest = `'\xffeeddccbbaa99887766554433221100'::bytea`
+	// the same (client, request ID) twice
+	refused(t, p, loader.CodeUniqueViolation, insert("x9abd", `'r1'`, digest))
+	// another request ID of the same client is fine; so is an ARK without a receipt
+	exec(t, p, insert("x9abd", `'r2'`, digest))
+	exec(t, p, insert("x9abf", `null`, `null`))
+	// half a receipt, a digest of the wrong length
+	refused(t, p, loader.CodeCheckViolation, insert("x9abg", `'r3'`, `null`))
+	refused(t, p, loader.CodeCheckViolation, insert("x9abg", `null`, digest))
+	refused(t, p, loader.CodeCheckViolation, insert("x9abg", `'r3'`, `'\x0011'::bytea`))
+	// a receipt needs its client
+	exec(t, p, `insert into import_run (source_file, format) values ('t.csv', 'csv')`)
+	refused(t, p, loader.CodeCheckViolation, `insert into ark (ark, naan, shoulder_id, assigned_name, import_run_id, request_id, payload_digest)
+		select '99999/x9abh', '99999', s.id, 'x9abh', r.id, 'r4', `+digest+` from shoulder s, import_run r where s.shoulder = '/x9'`)
+	// a receipt never changes
+	refused(t, p, loader.CodeUpdateRefused, `update ark set request_id = 'r9' where ark = '99999/x9abc'`)
+	refused(t, p, loader.CodeUpdateRefused, `update ark set payload_digest = `+digest+` where ark = '99999/x9abc'`)
+	refused(t, p, loader.CodeUpdateRefused, `update ark set request_id = null, payload_digest = null where ark = '99999/x9abc'`)
+	var arks []string
+	rows, err := p.Query(ctx, `select ark || ' ' || request_id from mint_receipt order by ark`)
+	must(t, err)
+	for rows.Next() {
+		var s string
+		must(t, rows.Scan(&s))
+		arks = append(arks, s)
+	}
+	must(t, rows.Err())
+	if got := strings.Join(arks, ","); got != "99999/x9abc r1,99999/x9abd r2" {
+		t.Errorf("receipts = %q, want 99999/x9abc r1,99999/x9abd r2", got)
 	}
 }
 

@@ -9,32 +9,50 @@
 // ArkheModel replaces the rule of thumb by arithmetic on PostgreSQL's page layout: tuple header
 // and null bitmap, alignment, line pointers, page headers, B-tree leaf fill (FillBuilt,
 // FillRandom, FillInterleaved), for arkhe's own columns (loader/migrations) filled as arkhe mint
-// fills them, given average field lengths (Fields). Fed a ledger's own field lengths it predicts
-// ark + mint_receipt + ark_change within 1.1 % of the measurement: -1.1 % at 100 thousand,
-// -0.8 % at 1 million ARKs minted by `arkhe mint` from Tate-like manifests, +0.1 % on the Tate
-// collection (69,202 ARKs); the target was 10 %.
+// fills them, given average field lengths (Fields). Fed a ledger's own field lengths it predicted
+// ark + receipts + ark_change within 1.1 % of the measurement when receipts had a table of
+// their own: -1.1 % at 100 thousand, -0.8 % at 1 million ARKs minted by `arkhe mint` from
+// Tate-like manifests, +0.1 % on the Tate collection (69,202 ARKs); the target was 10 %.
+//
+// # What arkhe keeps
+//
+// arkhe keeps each receipt (README decision 6) on its ark row: request_id and payload_digest
+// columns, unique per client in the partial index ark_receipt (created_by, request_id) where
+// request_id is not null; the mint_receipt view shows them under the receipt vocabulary. The
+// model splits a minted row in two (ArkheModel): the ARK (Costs.ARK, the row without the
+// receipt columns, ark_pkey, ark_seq_brin) and its receipt (Costs.Receipt: the heap octets the
+// two columns add, ReceiptHeapShare, and ark_receipt). Measure reports the receipts the same way,
+// as a TableReceipt entry carved out of ark (TableSize.PartOf "ark": receipts ×
+// ReceiptHeapShare at the ledger's own request ID length, and the ark_receipt index), so the
+// receipt cost keeps its own line and ark + receipts still add up to ark's
+// pg_total_relation_size.
 //
 // # Measured margins (PostgreSQL 15, `arkhe bench sizing`, 2 workers as arkhe mint)
 //
 // Octets per ARK of ark + receipt, heap + TOAST + every index, as loaded (after REINDEX); the
 // real Tate collection (url 78, title 30, who 23, when 7 octets) and Tate-like generated rows (url
-// 57, title 43, who 19, when 5) at 100 thousand and 1 million ARKs:
+// 57, title 43, who 19, when 5) at 100 thousand and 1 million ARKs, measured before receipts
+// moved to the ark row (receipt-table was then arkhe's 0001 schema, and the receipt-on-row
+// layout of those runs is what 0001 is now; no-derivable then kept the receipt table):
 //
 //	layout           Tate 69,202    100 k        1 M
 //	natural          511 (475)      495 (461)    496 (459)
 //	surrogate        478 (442)      459 (428)    461 (427)
-//	arkhe (0001)     460 (428)      441 (414)    442 (413)
-//	receipt-on-row   387 (359)      380 (354)    382 (353)
-//	no-derivable     444 (416)      428 (402)    429 (400)
+//	receipt-table    460 (428)      441 (414)    442 (413)
+//	arkhe (0001)     387 (359)      380 (354)    382 (353)
+//	no-derivable*    444 (416)      428 (402)    429 (400)
 //	lean             377 (347)      369 (341)    370 (340)
+//
+// (* with the receipt table; on arkhe's current schema no-derivable is the lean shape.)
 //
 // Index fill after concurrent random inserts varies by a few octets per ARK from run to run.
 //
 // The levers, whole ledger per ARK (receipts and one ARK_CHANGE per ten ARKs included), Tate and
 // 1 million:
 //
-//   - receipt columns on the ark row instead of the mint_receipt table: -76 B (-15 %), -61 B
-//     (-13 %); it also halves the COPY work of a mint (one COPY per batch instead of two);
+//   - receipt columns on the ark row instead of a receipt table: -76 B (-15 %), -61 B
+//     (-13 %); it also halves the COPY work of a mint (one COPY per batch instead of two).
+//     arkhe took it: receipts are ark columns in 0001;
 //   - a bigint surrogate ark.id referenced by receipts and changes instead of the ARK string:
 //     +10 B (+1.9 %), +15 B (+3.1 %): the narrower references do not pay for the surrogate's own
 //     primary key, because an ARK is referenced about once (README decision 17 holds);
@@ -42,16 +60,19 @@
 //     -55 B (-10.3 %), the lever that makes the surrogate layout look better than natural keys;
 //   - dropping naan and assigned_name, derivable from the key: -19 B (-3.8 %), -13 B (-2.8 %);
 //   - REINDEX after minting: -34 B (-6.6 %), -31 B (-6.5 %). Random blades fill ark_pkey to about
-//     0.69 of a leaf and mint's hash-routed workers fill mint_receipt_pkey to 0.58; a rebuild
-//     packs both to 0.90;
+//     0.69 of a leaf and mint's hash-routed workers fill the receipt key (then
+//     mint_receipt_pkey, now ark_receipt) to 0.58; a rebuild packs both to 0.90;
 //   - all of the winning ones (lean): -86 B (-17 %), -73 B (-15 %); with REINDEX -118 B (-23 %),
 //     -104 B (-22 %).
 //
-// arkhe's 0001 schema as minted is 460 B per ARK all-in on Tate, over the 400 B budget; the ark
-// table alone (317 B) is well under the data model's 362 B: the receipts (143 B) are what the
-// budget leaves out. The lean layout meets 400 B as loaded (377 B) and reaches 347 B after
-// REINDEX; the 330 B aim needs more than the five levers (the model puts status stored as NULL
-// for 'public' and an 8-octet payload digest at about -13 B more).
+// With a receipt table, arkhe's schema was 460 B per ARK all-in on Tate, over the 400 B
+// budget: the ark table alone (317 B) was well under the data model's 362 B, and the receipts
+// (143 B) were what the budget leaves out. With the receipt on the ark row (387 B on Tate in
+// the bench) arkhe's schema is within 400 B as minted: `arkhe mint` of the Tate collection
+// measures 391 B per ARK all-in (ark 317 B; receipts 74 B, their columns' heap share 25 B and
+// ark_receipt 49 B), and the model predicts that ledger within 0.1 %. The lean layout reaches
+// 347 B after REINDEX; the 330 B aim needs more than the five levers (the model puts status
+// stored as NULL for 'public' and an 8-octet payload digest at about -13 B more).
 //
 // WAL: a bulk mint writes about 1.37 octets of WAL per octet of ark + receipt it adds
 // (WALPerLedgerByte: 605 B per ARK for arkhe's schema), and pg_wal peaks at max_wal_size when

@@ -20,7 +20,10 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// The ledger's growing tables (loader/migrations/0001_ledger.sql).
+// The ledger's growing tables (loader/migrations/0001_ledger.sql). TableReceipt names the
+// receipts: arkhe keeps them on the ark row and shows them through the mint_receipt view, so
+// Measure reports them as a TableSize of that name carved out of ark (TableSize.PartOf); the
+// bench layouts that keep a receipt table give it that name.
 const (
 	TableARK     = "ark"
 	TableReceipt = "mint_receipt"
@@ -37,8 +40,8 @@ const MinMeasuredRows = 10_000
 // early-warning signal data-model.md "Namespace capacity" describes.
 const DefaultCollisionWarning = 0.001
 
-// fieldSampleRows bounds the rows read to measure average field lengths: above it the ark and
-// mint_receipt tables are sampled (TABLESAMPLE SYSTEM).
+// fieldSampleRows bounds the rows read to measure average field lengths: above it the ark table
+// (and a receipt table, where there is one) is sampled (TABLESAMPLE SYSTEM).
 const fieldSampleRows = 2_000_000
 
 // MeasureOptions tune Measure.
@@ -85,6 +88,11 @@ type TableSize struct {
 	TOASTIndex int64       `json:"toast_index"`
 	Indexes    []IndexSize `json:"indexes"`
 	Total      int64       `json:"total"`
+	// PartOf names the table this one is a share of, "" for a relation of its own: Measure
+	// reports the receipts on the ark row as TableReceipt with PartOf "ark" (heap: the receipt
+	// columns' share, ReceiptHeapShare per receipt; indexes: ark_receipt), and the ark table
+	// without them, so the tables still add up to the ledger's octets.
+	PartOf string `json:"part_of,omitempty"`
 }
 
 // IndexSize is one index on disk: Bytes is its main fork (pg_relation_size of the index, the
@@ -158,8 +166,9 @@ func (m *Measurement) Total() int64 {
 
 // Measure measures the ledger q is connected to: every table of the current schema with its
 // heap, maps, TOAST and each index (pg_relation_size, pg_total_relation_size), exact row counts,
-// the average field lengths of ark and mint_receipt (read in full up to 2 million rows, sampled
-// above), the WAL runs recorded, the server's shared_buffers and max_wal_size, and the
+// the average field lengths of ark and its receipts (read in full up to 2 million rows, sampled
+// above), the receipts on the ark row as a share of ark of their own (TableReceipt, PartOf
+// "ark"; splitReceipts), the WAL runs recorded, the server's shared_buffers and max_wal_size, and the
 // namespaces (shoulders used per NAAN and length, ARKs and collisions per shoulder). It only
 // reads. Errors wrap the failing query's.
 func Measure(ctx context.Context, q Querier, o MeasureOptions) (*Measurement, error) {
@@ -177,6 +186,7 @@ func Measure(ctx context.Context, q Querier, o MeasureOptions) (*Measurement, er
 		return nil, err
 	}
 	m.Tables = tables
+	_, receiptTable := m.Table(TableReceipt)
 	for _, t := range m.Tables {
 		switch t.Name {
 		case TableARK:
@@ -187,8 +197,22 @@ func Measure(ctx context.Context, q Querier, o MeasureOptions) (*Measurement, er
 			m.Changes = t.Rows
 		}
 	}
-	if m.Fields, err = measureFields(ctx, q, m.ARKs, m.Receipts); err != nil {
+	onRow := false
+	if !receiptTable && m.ARKs > 0 {
+		if onRow, err = hasColumn(ctx, q, TableARK, receiptRequestID); err != nil {
+			return nil, err
+		}
+		if onRow {
+			if err := q.QueryRow(ctx, `select count(*) from ark where request_id is not null`).Scan(&m.Receipts); err != nil {
+				return nil, fmt.Errorf("measure: count receipts: %w", err)
+			}
+		}
+	}
+	if m.Fields, err = measureFields(ctx, q, m.ARKs, m.Receipts, receiptTable); err != nil {
 		return nil, err
+	}
+	if onRow {
+		m.Tables = splitReceipts(m.Tables, m.Receipts, ReceiptHeapShare(m.Fields))
 	}
 	if m.WAL, err = measureWAL(ctx, q); err != nil {
 		return nil, err
@@ -260,8 +284,50 @@ func measureTables(ctx context.Context, q Querier) ([]TableSize, error) {
 	return out, nil
 }
 
-// measureFields reads the average field lengths (octets) and shares of ark and mint_receipt.
-func measureFields(ctx context.Context, q Querier, arks, receipts int64) (Fields, error) {
+// hasColumn reports whether table of the current schema has column.
+func hasColumn(ctx context.Context, q Querier, table, column string) (bool, error) {
+	var ok bool
+	err := q.QueryRow(ctx, `select exists (select 1 from information_schema.columns
+		where table_schema = current_schema() and table_name = $1 and column_name = $2)`, table, column).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("measure: columns of %s: %w", table, err)
+	}
+	return ok, nil
+}
+
+// splitReceipts carves the receipts on the ark row out of the ark TableSize: a TableReceipt
+// entry (PartOf "ark") holding receipts × heapShare heap octets and the ark_receipt index, and
+// ark without them. Totals are kept: ark's and the receipts' add up to pg_total_relation_size
+// of ark.
+func splitReceipts(tables []TableSize, receipts int64, heapShare float64) []TableSize {
+	out := make([]TableSize, 0, len(tables)+1)
+	for _, t := range tables {
+		if t.Name != TableARK {
+			out = append(out, t)
+			continue
+		}
+		r := TableSize{Name: TableReceipt, Rows: receipts, PartOf: TableARK}
+		r.Heap = min(t.Heap, int64(math.Round(float64(receipts)*heapShare)))
+		t.Heap -= r.Heap
+		var keep []IndexSize
+		for _, ix := range t.Indexes {
+			if ix.Name == receiptIndex {
+				r.Indexes = append(r.Indexes, ix)
+			} else {
+				keep = append(keep, ix)
+			}
+		}
+		t.Indexes = keep
+		r.Total = r.Heap + r.IndexBytes()
+		t.Total -= r.Total
+		out = append(out, t, r)
+	}
+	return out
+}
+
+// measureFields reads the average field lengths (octets) and shares of ark and of the receipts:
+// from the receipt table when receiptTable, else from ark's receipt columns.
+func measureFields(ctx context.Context, q Querier, arks, receipts int64, receiptTable bool) (Fields, error) {
 	f := Fields{}
 	if arks > 0 {
 		var avgNAAN, avgName, url, what, who, when *float64
@@ -284,8 +350,12 @@ func measureFields(ctx context.Context, q Querier, arks, receipts int64) (Fields
 	}
 	if receipts > 0 {
 		var avg *float64
-		if err := q.QueryRow(ctx, `select avg(octet_length(request_id)) from mint_receipt`+sample(receipts)).Scan(&avg); err != nil {
-			return f, fmt.Errorf("measure: field lengths of mint_receipt: %w", err)
+		sql := `select avg(octet_length(request_id)) from ark` + sample(arks)
+		if receiptTable {
+			sql = `select avg(octet_length(request_id)) from mint_receipt` + sample(receipts)
+		}
+		if err := q.QueryRow(ctx, sql).Scan(&avg); err != nil {
+			return f, fmt.Errorf("measure: field lengths of receipts: %w", err)
 		}
 		f.RequestID = deref(avg)
 	}
@@ -586,7 +656,7 @@ type Comparison struct {
 	// the 400 B budget is about.
 	AllIn float64 `json:"all_in_per_ark"`
 	// WithinBudget is AllIn ≤ BudgetPerARK; ModelWithin10 is the structural model's prediction
-	// of ark + mint_receipt + ark_change within 10 % of the measurement.
+	// of ark (receipts included) + ark_change within 10 % of the measurement.
 	WithinBudget  bool   `json:"within_budget"`
 	ModelWithin10 bool   `json:"model_within_10pct"`
 	Verdict       string `json:"verdict"`
@@ -616,8 +686,8 @@ func line(what string, measured, model float64, source string) CompareLine {
 // Compare holds m against the model: per ARK, the ark table (table and indexes) against the data
 // model's 362 B (or, for a ledger without description, its heap against 158 B); the receipts on
 // their own line, against the structural model (the 400 B does not mention them); ark + receipt
-// against the 400 B budget; an ARK_CHANGE row against 258 B; and ark + mint_receipt + ark_change
-// in total against the structural model for the ledger's own field lengths and row counts. An
+// against the 400 B budget; an ARK_CHANGE row against 258 B; and ark (receipts included) +
+// ark_change in total against the structural model for the ledger's own field lengths and row counts. An
 // empty ledger compares nothing and says so.
 func Compare(m *Measurement) Comparison {
 	var cmp Comparison

@@ -68,7 +68,8 @@ const (
 	// swings while pages split in waves, then settles).
 	FillRandom = 0.69
 	// FillInterleaved is the fill of a B-tree fed by several ascending streams at once, as
-	// mint_receipt's (client, request ID) key is: arkhe mint routes rows to its workers by a hash
+	// the receipts' (client, request ID) key is (ark_receipt; mint_receipt_pkey when receipts had
+	// a table of their own): arkhe mint routes rows to its workers by a hash
 	// of the request ID and each worker writes its share in manifest order, so pages split in the
 	// middle behind every stream and the left halves never fill again. Measured by `arkhe bench
 	// sizing` (two workers, as arkhe mint) and on `arkhe mint` of the Tate collection: 0.58 at
@@ -435,22 +436,32 @@ func (c TableCost) PrimaryKey() float64 {
 // (Measurement.Costs).
 type Costs struct {
 	ARK     TableCost `json:"ark"`         // per ARK
-	Receipt TableCost `json:"receipt"`     // per receipt (mint_receipt row)
+	Receipt TableCost `json:"receipt"`     // per receipt: its share of the ark row and the ark_receipt index
 	Change  TableCost `json:"change"`      // per ARK_CHANGE row
 	Fixed   float64   `json:"fixed"`       // octets that do not grow with the ledger
 	Source  string    `json:"source"`      // "model" or "measured"
 	WALPer  float64   `json:"wal_per_ark"` // WAL octets a bulk mint writes per ARK (with its receipt)
 }
 
-// ArkheTables returns the model of arkhe's ark, mint_receipt and ark_change tables
+// The ark columns and the index that hold a receipt (README decision 6;
+// loader/migrations/0001_ledger.sql).
+const (
+	receiptRequestID = "request_id"
+	receiptDigest    = "payload_digest"
+	receiptIndex     = "ark_receipt"
+)
+
+// ArkheTables returns the model of arkhe's ark and ark_change tables
 // (loader/migrations/0001_ledger.sql) for rows with the average contents f, filled as `arkhe
 // mint` fills them: key, NAAN, shoulder, assigned name, target, ERC who / what / when, status
-// 'public', creation time and client; receipts with their 16-octet payload digest; ARK_CHANGE
-// rows of the repoint path (before / after URL and status, the client). The ARK keys arrive in
-// random order (drawn blades: FillRandom), the receipts' keys as mint's interleaved worker
-// streams (FillInterleaved), identity and time keys in ascending order (FillBuilt).
-func ArkheTables(f Fields) (arkT, receipt, change TableModel) {
+// 'public', creation time and client, and the receipt on the row (request ID and 16-octet
+// payload digest, in the partial unique index ark_receipt); ARK_CHANGE rows of the repoint path
+// (before / after URL and status, the client). The ARK keys arrive in random order (drawn
+// blades: FillRandom), the receipts' keys as mint's interleaved worker streams
+// (FillInterleaved), identity and time keys in ascending order (FillBuilt).
+func ArkheTables(f Fields) (arkT, change TableModel) {
 	key := constCol("ark", f.Key())
+	reqID := constCol("request_id", f.RequestID)
 	arkT = TableModel{Name: "ark", Columns: []Column{
 		int8Col("seq"),
 		key,
@@ -473,19 +484,12 @@ func ArkheTables(f Fields) (arkT, receipt, change TableModel) {
 		int8Col("created_by"),
 		nullCol("updated_by", 8, 8),
 		nullCol("import_run_id", 8, 8),
+		reqID,
+		constCol("payload_digest", 16),
 	}, Indexes: []IndexModel{
 		{Name: "ark_pkey", Key: []Column{key}, Fill: FillRandom, Primary: true},
 		{Name: "ark_seq_brin", BRIN: true},
-	}}
-	reqID := constCol("request_id", f.RequestID)
-	receipt = TableModel{Name: "mint_receipt", Columns: []Column{
-		int8Col("client_pk"),
-		reqID,
-		key,
-		constCol("payload_digest", 16),
-		int8Col("created_at"),
-	}, Indexes: []IndexModel{
-		{Name: "mint_receipt_pkey", Key: []Column{int8Col("client_pk"), reqID}, Fill: FillInterleaved, Primary: true},
+		{Name: receiptIndex, Key: []Column{int8Col("created_by"), reqID}, Fill: FillInterleaved},
 	}}
 	url := textCol("url", f.URL, f.URLShare)
 	change = TableModel{Name: "ark_change", Columns: []Column{
@@ -510,15 +514,61 @@ func ArkheTables(f Fields) (arkT, receipt, change TableModel) {
 		{Name: "ark_change_ark", Key: []Column{key, int8Col("id")}, Fill: FillRandom},
 		{Name: "ark_change_at", Key: []Column{int8Col("at")}, Fill: FillBuilt},
 	}}
-	return arkT, receipt, change
+	return arkT, change
+}
+
+// withoutReceipt returns the ark model t without the receipt's columns and index: the row of an
+// ARK that carries no receipt (an imported one).
+func withoutReceipt(t TableModel) TableModel {
+	out := TableModel{Name: t.Name}
+	for _, c := range t.Columns {
+		if c.Name != receiptRequestID && c.Name != receiptDigest {
+			out.Columns = append(out.Columns, c)
+		}
+	}
+	for _, ix := range t.Indexes {
+		if ix.Name != receiptIndex {
+			out.Indexes = append(out.Indexes, ix)
+		}
+	}
+	return out
+}
+
+// splitReceipt splits the cost of an ark row carrying its receipt into the ARK's own cost (the
+// row without the receipt columns, the ark indexes but ark_receipt) and the receipt's (the
+// heap and TOAST octets its columns add, alignment and page fill included, and ark_receipt),
+// named TableReceipt after the view that shows receipts.
+func splitReceipt(arkT TableModel) (arkC, receipt TableCost) {
+	full := arkT.Cost()
+	arkC = withoutReceipt(arkT).Cost()
+	receipt = TableCost{Table: TableReceipt, Heap: full.Heap - arkC.Heap, TOAST: full.TOAST - arkC.TOAST}
+	for _, ix := range full.Indexes {
+		if ix.Name == receiptIndex {
+			receipt.Indexes = append(receipt.Indexes, ix)
+		}
+	}
+	return arkC, receipt
+}
+
+// ReceiptHeapShare returns the heap octets a receipt adds to an ark row with the average
+// contents f (request ID of f.RequestID octets and the 16-octet payload digest, each with its
+// 1-octet varlena header, tuple alignment and page fill included): the receipt's part of the ark
+// heap, which Measure splits out of a measured ark table.
+func ReceiptHeapShare(f Fields) float64 {
+	a, _ := ArkheTables(f)
+	_, r := splitReceipt(a)
+	return r.Heap
 }
 
 // ArkheModel returns the modelled per-row costs of arkhe's schema for rows with the average
 // contents f (see ArkheTables), with ModelFixedBytes as the fixed part and WAL at
-// WALPerLedgerByte of an ARK and its receipt.
+// WALPerLedgerByte of an ARK and its receipt. The receipt lives on the ark row (README decision
+// 6); Receipt is its share (splitReceipt), ARK the rest of the row, so ARK + Receipt is a
+// minted ark row and an imported ARK costs ARK alone.
 func ArkheModel(f Fields) Costs {
-	a, r, ch := ArkheTables(f)
-	c := Costs{ARK: a.Cost(), Receipt: r.Cost(), Change: ch.Cost(), Fixed: ModelFixedBytes, Source: "model"}
+	a, ch := ArkheTables(f)
+	arkC, receipt := splitReceipt(a)
+	c := Costs{ARK: arkC, Receipt: receipt, Change: ch.Cost(), Fixed: ModelFixedBytes, Source: "model"}
 	c.WALPer = WALPerLedgerByte * (c.ARK.Total() + c.Receipt.Total())
 	return c
 }
@@ -535,7 +585,7 @@ type Plan struct {
 type Point struct {
 	Plan
 	ARKBytes     int64 `json:"ark_bytes"`     // ark: heap, TOAST, indexes
-	ReceiptBytes int64 `json:"receipt_bytes"` // mint_receipt
+	ReceiptBytes int64 `json:"receipt_bytes"` // receipts: their share of the ark rows and ark_receipt
 	ChangeBytes  int64 `json:"change_bytes"`  // ark_change
 	FixedBytes   int64 `json:"fixed_bytes"`   // the rest of the ledger
 	Total        int64 `json:"total_bytes"`

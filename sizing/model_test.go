@@ -134,8 +134,17 @@ func TestArkheModelAgainstDataModel(t *testing.T) {
 	if ch := c.Change.Total(); ch < 0.5*sizing.DataModelChange || ch > 2*sizing.DataModelChange {
 		t.Errorf("modelled ARK_CHANGE %.1f B, far from the data model's 258 B", ch)
 	}
-	if c.ARK.PrimaryKey() <= 0 || c.Receipt.PrimaryKey() <= 0 {
-		t.Errorf("primary keys not modelled: %+v %+v", c.ARK, c.Receipt)
+	if c.ARK.PrimaryKey() <= 0 {
+		t.Errorf("primary key not modelled: %+v", c.ARK)
+	}
+	// the receipt is on the ark row (README decision 6): its cost is the heap its columns add
+	// (8-octet request ID and 16-octet digest, each with a 1-octet header: 26 octets, plus page
+	// overhead) and the ark_receipt index
+	if len(c.Receipt.Indexes) != 1 || c.Receipt.Indexes[0].Name != "ark_receipt" || c.Receipt.Indexes[0].PerRow <= 0 {
+		t.Errorf("receipt indexes %+v, want ark_receipt", c.Receipt.Indexes)
+	}
+	if h := c.Receipt.Heap; h < 26 || h > 30 || sizing.ReceiptHeapShare(sizing.DefaultFields()) != h {
+		t.Errorf("receipt heap share %.2f, want 26 to 30 octets", h)
 	}
 	// longer fields cost more, octet for octet in the heap (plus a little page overhead) while
 	// they keep a 1-octet header (up to 126 octets)

@@ -485,16 +485,19 @@ func (a *audit) receiptNAANCheck(ctx context.Context, ln *lane) error {
 	return nil
 }
 
-// requestUniqueCheck runs receipt.request_unique: trusted to a valid unique index on exactly
-// (client_pk, request_id) when there is one, else by grouping the receipts.
+// requestUniqueCheck runs receipt.request_unique: trusted to a valid unique index of ark on
+// exactly (created_by, request_id), whole or partial on "request_id is not null" (the ledger's
+// ark_receipt; receipts are ark columns, README decision 6), when there is one, else by
+// grouping the receipts.
 func (a *audit) requestUniqueCheck(ctx context.Context, ln *lane) error {
 	var indexed bool
 	err := ln.tx.QueryRow(ctx, `select exists (
 		select 1 from pg_index i
-		where i.indrelid = 'mint_receipt'::regclass and i.indisunique and i.indisvalid and i.indisready
-		  and i.indpred is null and i.indexprs is null and i.indnatts = 2
+		where i.indrelid = 'ark'::regclass and i.indisunique and i.indisvalid and i.indisready
+		  and (i.indpred is null or pg_get_expr(i.indpred, i.indrelid) = '(request_id IS NOT NULL)')
+		  and i.indexprs is null and i.indnatts = 2
 		  and (select array_agg(a.attname::text order by a.attname) from pg_attribute a
-		       where a.attrelid = i.indrelid and a.attnum = any (i.indkey)) = array['client_pk', 'request_id'])`).Scan(&indexed)
+		       where a.attrelid = i.indrelid and a.attnum = any (i.indkey)) = array['created_by', 'request_id'])`).Scan(&indexed)
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", CheckRequestUnique, err)
 	}

@@ -32,7 +32,9 @@
 //
 //   - client.pinned_to_retired (warning): no active client that may mint is pinned to a
 //     retired shoulder.
-//   - receipt.ark_exists: every receipt points at an ARK in the ledger.
+//   - receipt.ark_exists: every receipt points at an ARK in the ledger. Receipts are the ark
+//     row's request_id and payload_digest, read through the mint_receipt view, so this holds by
+//     construction unless the view is redefined; the check costs nothing and stays.
 //   - receipt.naan_of_client: the receipt's client is registered and (unless its authority is
 //     system) belongs to the ARK's NAAN.
 //   - receipt.request_unique: no (client, request ID) maps to two ARKs.
@@ -50,8 +52,9 @@
 // Two checks have fast paths for the clean case. Receipts: the multiset of receipt ARKs is
 // compared with the multiset of minted ARKs by count and a sum of 64-bit hashes; only when
 // they differ do the exact anti-joins behind receipt.ark_exists and ark.receipt_missing run.
-// Request IDs: a valid unique index on (client, request ID) makes duplicates impossible, so
-// the grouping query runs only when that index is missing or invalid.
+// Request IDs: a valid unique index of ark on (created_by, request_id), the ledger's partial
+// ark_receipt, makes duplicates impossible, so the grouping query runs only when that index is
+// missing or invalid.
 //
 // # The digest: nothing was deleted
 //

@@ -178,8 +178,18 @@ func printSizingMeasured(w io.Writer, r *sizing.Report) {
 	}
 	t := szTable{header: []string{"table", "rows", "heap", "TOAST", "indexes", "total", "B/ARK"}}
 	main := map[string]bool{sizing.TableARK: true, sizing.TableReceipt: true, sizing.TableChange: true, "audit_event": true}
+	relations := 0
+	for _, tb := range m.Tables {
+		if tb.PartOf == "" {
+			relations++
+		}
+	}
 	add := func(tb sizing.TableSize) {
-		t.add(tb.Name, szInt(tb.Rows), szBytes(tb.HeapBytes()), szBytes(tb.TOASTBytes()), szBytes(tb.IndexBytes()), szBytes(tb.Total), perARK(tb.Total))
+		name := tb.Name
+		if tb.PartOf != "" {
+			name += " (on the " + tb.PartOf + " row)"
+		}
+		t.add(name, szInt(tb.Rows), szBytes(tb.HeapBytes()), szBytes(tb.TOASTBytes()), szBytes(tb.IndexBytes()), szBytes(tb.Total), perARK(tb.Total))
 	}
 	for _, name := range []string{sizing.TableARK, sizing.TableReceipt, sizing.TableChange, "audit_event"} {
 		tb, ok := m.Table(name)
@@ -203,7 +213,7 @@ func printSizingMeasured(w io.Writer, r *sizing.Report) {
 			add(tb)
 		}
 	}
-	t.add(fmt.Sprintf("all %d tables", len(m.Tables)), "", "", "", "", szBytes(m.Total()), perARK(m.Total()))
+	t.add(fmt.Sprintf("all %d tables", relations), "", "", "", "", szBytes(m.Total()), perARK(m.Total()))
 	t.write(w)
 
 	fmt.Fprintln(w)

@@ -46,13 +46,13 @@ func seedSizingLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 		`insert into shoulder (naan, shoulder, manager_id) values ('99999', '/x9', (select id from manager))`,
 		`insert into shoulder (naan, shoulder, status, check_zone) values ('99999', '/dsp01', 'reserved', 'none')`,
 		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-cli-minter', '99999', 'machine', 'system', '{ark:mint}')`,
-		`insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_who, erc_what, erc_when, created_at, created_by)
+		// each ARK with its receipt on the row (README decision 6)
+		`insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_who, erc_what, erc_when, created_at, created_by,
+				request_id, payload_digest)
 			select '99999/x9' || lpad(i::text, 8, '0') || 'b', '99999', (select id from shoulder where shoulder = '/x9'),
 				'x9' || lpad(i::text, 8, '0') || 'b', 'https://example.org/works/' || i, 'Someone ' || i, 'A title ' || i, '1900',
-				now(), (select id from client)
+				now(), (select id from client), 'req-' || i, decode(md5(i::text), 'hex')
 			from generate_series(1, ` + strconv.Itoa(n) + `) i`,
-		`insert into mint_receipt (client_pk, request_id, ark, payload_digest, created_at)
-			select created_by, 'req-' || i, ark, decode(md5(ark), 'hex'), now() from (select ark, created_by, row_number() over () i from ark) a`,
 		`select ark_repoint(ark, url || '/moved', (select id from client), null) from ark order by ark limit 2`,
 		`update shoulder set draws = 200, collisions = 1 where shoulder = '/x9'`,
 	} {
@@ -74,7 +74,7 @@ func TestSizingMeasuredLedger(t *testing.T) {
 	}
 	for _, want := range []string{
 		"200 ARKs, 200 receipts, 2 ARK_CHANGE rows",
-		"index ark_pkey (primary key)", "index mint_receipt_pkey (primary key)", "index ark_change_ark",
+		"index ark_pkey (primary key)", "mint_receipt (on the ark row)", "index ark_receipt", "index ark_change_ark",
 		"audit_event", "all ", "ark + receipt, per ARK (all-in)", "receipts, per ARK (not in the 400 B)",
 		"verdict:", "1B", "NAAN 99999: 1 of 190 shoulders of length 2 used", "1 legacy shoulder",
 		"/x9", "WARNING: namespace filling up", "29^8 = 5.0e+11",
@@ -212,13 +212,13 @@ func TestSizingModel(t *testing.T) {
 func TestBenchSizingCLI(t *testing.T) {
 	url := pgtest.URL(t)
 	code, text, errOut := runArkhe(t, "--database-url", url, "bench", "sizing", "--rows", "3000", "--layout", "natural",
-		"--layout", "surrogate", "--layout", "arkhe")
+		"--layout", "surrogate", "--layout", "receipt-table", "--layout", "arkhe")
 	if code != exitDone {
 		t.Fatalf("bench sizing: exit %d\n%s\n%s", code, text, errOut)
 	}
-	for _, want := range []string{"3,000 ARKs from generated (seed 1)", "natural", "surrogate", "arkhe", "index ark_pkey",
-		"index ark_ark_key", "index mint_receipt_pkey", "ark + receipt (all-in)", "load, ARKs/s", "WAL per ARK",
-		"bigint surrogate ark.id", "interning client ids", "model:", "Verdict:"} {
+	for _, want := range []string{"3,000 ARKs from generated (seed 1)", "natural", "surrogate", "receipt-table", "arkhe", "index ark_pkey",
+		"index ark_ark_key", "index mint_receipt_pkey", "index ark_receipt", "ark + receipt (all-in)", "load, ARKs/s", "WAL per ARK",
+		"receipt columns on the ark row", "bigint surrogate ark.id", "interning client ids", "model:", "Verdict:"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("bench sizing lacks %q:\n%s", want, text)
 		}
