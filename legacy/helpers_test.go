@@ -30,7 +30,7 @@ func sharedData(t testing.TB) string {
 	}
 	d := filepath.Join(dir, "..", "shared", "data")
 	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared data not present: %v", err)
+		t.Fatalf("shared data not present (shared/ must sit beside the repository): %v", err)
 	}
 	return d
 }

@@ -224,7 +224,7 @@ func impSharedData(t *testing.T) string {
 	}
 	d := filepath.Join(filepath.Dir(dir), "shared", "data")
 	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared data not found: %v", err)
+		t.Fatalf("shared data not found (shared/ must sit beside the repository): %v", err)
 	}
 	return d
 }

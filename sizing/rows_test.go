@@ -80,7 +80,7 @@ func moduleRoot(t *testing.T) string {
 func TestReadTate(t *testing.T) {
 	path := filepath.Join(moduleRoot(t), "..", "shared", "data", "tategallery-collection", "artworks.jsonl.gz")
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("Tate data not present: %v", err)
+		t.Fatalf("Tate data not present (shared/ must sit beside the repository): %v", err)
 	}
 	set, err := sizing.ReadTate(context.Background(), path, 2000, "99999", "/x9", 1)
 	if err != nil {
