@@ -46,12 +46,21 @@ func hoistFlags(app *cli.App, args []string) []string {
 	if cmds != nil { // not at a leaf command: leave the rest alone
 		return append(out, args[i:]...)
 	}
-	var pos []string
+	var pos, global []string
 	for ; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
 			pos = append(pos, args[i:]...)
 			break
+		}
+		if strings.HasPrefix(a, "-") && a != "-" && !definesFlag(flags, a) && definesFlag(app.Flags, a) {
+			// a global flag given after the command: it belongs before the command
+			global = append(global, a)
+			if takesValue(app.Flags, a) && i+1 < len(args) {
+				global = append(global, args[i+1])
+				i++
+			}
+			continue
 		}
 		if strings.HasPrefix(a, "-") && a != "-" {
 			out = append(out, a)
@@ -63,7 +72,23 @@ func hoistFlags(app *cli.App, args []string) []string {
 		}
 		pos = append(pos, a)
 	}
+	if len(global) > 0 {
+		out = append(append([]string{out[0]}, global...), out[1:]...)
+	}
 	return append(out, pos...)
+}
+
+// definesFlag reports whether token names one of flags.
+func definesFlag(flags []cli.Flag, token string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(token, "-"), "=")
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func findCommand(cmds []*cli.Command, name string) *cli.Command {

@@ -16,6 +16,8 @@ func TestHoistFlags(t *testing.T) {
 		{"arkhe ark check ark:/1/x --zone none", "arkhe ark check --zone none ark:/1/x"},
 		{"arkhe ark check -- --zone", "arkhe ark check -- --zone"},
 		{"arkhe naan", "arkhe naan"},
+		{"arkhe ark check ark:/1/x -q --zone none", "arkhe -q ark check --zone none ark:/1/x"},
+		{"arkhe naan list --data-dir /d", "arkhe --data-dir /d naan list"},
 	}
 	for _, c := range cases {
 		got := hoistFlags(app, strings.Fields(c.in))
