@@ -155,6 +155,11 @@ type MintTarget struct {
 	Manager     string // its name (internal; for messages to the operator)
 	QuotaPerDay int64  // the manager's quota_per_day; 0 for no limit (README decision 10)
 	QuotaUsed   int64  // new mints counted against the quota today (UTC) when the run started
+	// NoNewMints, when set, is why this run mints nothing new: no shoulder could be chosen, or
+	// the chosen one is not registered, out of the client's reach, or not active. Replays still
+	// happen; each row that needs a new mint is rejected with this error. ShoulderID is 0 when
+	// no registered shoulder was chosen.
+	NoNewMints *ReachError
 }
 
 // ReachError is a refusal of a mint run naming the rule (issue 3 "Reach"); nothing was written.
@@ -203,10 +208,15 @@ func (e *CollisionError) Error() string {
 // the same manifest, with a different payload (README decisions 6 and 9): the row is rejected and
 // the ledger is untouched. ARK is the ARK the request ID got (printed form); First is the
 // location of the earlier occurrence in this run, zero when the receipt predates the run.
+//
+// Fields names the manifest fields ("url", "who", "what", "when", "commitment") whose values
+// differ from the existing ARK's current values, when the receipt predates the run; it is empty
+// when none differs (the ARK was changed since it was minted: only the payload digest tells).
 type ReceiptConflictError struct {
 	RequestID string
 	ARK       string
 	First     pipeline.Location
+	Fields    []string
 }
 
 // Error names the existing ARK.
@@ -214,7 +224,10 @@ func (e *ReceiptConflictError) Error() string {
 	if e.First.File != "" {
 		return fmt.Sprintf("request ID %q occurs earlier (%s) with a different payload; the first occurrence got %s", e.RequestID, e.First, e.ARK)
 	}
-	return fmt.Sprintf("request ID %q was minted before as %s with a different payload (target or ERC fields changed); a request ID is never reused", e.RequestID, e.ARK)
+	if len(e.Fields) > 0 {
+		return fmt.Sprintf("request ID %q was minted before as %s with a different payload (%s differ from the ARK's); a request ID is never reused", e.RequestID, e.ARK, strings.Join(e.Fields, ", "))
+	}
+	return fmt.Sprintf("request ID %q was minted before as %s with a different payload (its payload digest differs from the receipt's; the ARK was changed since); a request ID is never reused", e.RequestID, e.ARK)
 }
 
 // FirstRejectedError is a later occurrence of a request ID whose first occurrence in the
@@ -238,7 +251,7 @@ type QuotaError struct {
 
 // Error names the quota.
 func (e *QuotaError) Error() string {
-	return fmt.Sprintf("daily quota of %d new ARKs for manager %q reached (README decision 10); re-run the same command after 00:00 UTC to mint the rest", e.Quota, e.Manager)
+	return fmt.Sprintf("daily quota of %d new ARKs for manager %q reached (new mints per manager per UTC day, replays excluded); re-run the same command after 00:00 UTC to mint the rest", e.Quota, e.Manager)
 }
 
 // ServerRefusalError is a row the server refused during COPY although it passed validation
@@ -348,17 +361,35 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ark.NewMinter(t.NAAN, t.Shoulder, t.BladeLength, ark.NewScriptedBlades()); err != nil {
-		return nil, &ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the shoulder cannot mint", Err: err}
+	if t.NoNewMints == nil {
+		if _, err := ark.NewMinter(t.NAAN, t.Shoulder, t.BladeLength, ark.NewScriptedBlades()); err != nil {
+			t.NoNewMints = &ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the shoulder cannot mint", Err: err}
+		}
 	}
-	s := &MintSink{l: l, cfg: cfg, t: t, space: ark.BladeSpace(t.BladeLength), inflight: inflight{seed: maphash.MakeSeed(), owner: map[uint64]holder{}}}
-	if t.QuotaPerDay > 0 {
+	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed(), owner: map[uint64]holder{}}}
+	if t.NoNewMints == nil {
+		s.space = ark.BladeSpace(t.BladeLength)
+	}
+	// A run that cannot mint anything new still replays; it is refused before reading input
+	// only when the client has no receipt at all, so no row could succeed.
+	refusal := t.NoNewMints
+	if t.QuotaPerDay > 0 && refusal == nil {
 		left := t.QuotaPerDay - t.QuotaUsed
 		if left <= 0 {
-			return nil, &ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder,
-				Rule: fmt.Sprintf("the daily quota of %d new ARKs of manager %q is used up today (UTC) (README decision 10); run again after 00:00 UTC", t.QuotaPerDay, t.Manager)}
+			refusal = &ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder,
+				Rule: fmt.Sprintf("the daily quota of %d new ARKs of manager %q is used up today (UTC); run again after 00:00 UTC", t.QuotaPerDay, t.Manager)}
 		}
-		s.remaining.Store(left)
+		s.remaining.Store(max(left, 0))
+	}
+	if refusal != nil {
+		var any bool
+		if err := l.Pool.QueryRow(ctx, `select exists (select 1 from ark where created_by = $1 and request_id is not null)`,
+			t.ClientPK).Scan(&any); err != nil {
+			return nil, fmt.Errorf("prepare mint: look up receipts: %w", err)
+		}
+		if !any {
+			return nil, refusal
+		}
 	}
 	// reltuples: an estimate (-1 before the first ANALYZE); a stale one only delays the switch
 	// to looking names up until the first collision is seen.
@@ -368,6 +399,16 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 	}
 	s.arkRows0 = int64(max(est, 0))
 	return s, nil
+}
+
+// MaxWorkers implements pipeline.WorkerLimiter: 1 under a daily quota, so the first rows in
+// manifest order that need a new mint get the quota left (README decision 10: when a run reaches
+// the quota the remaining rows are rejected), else 0 (no limit).
+func (s *MintSink) MaxWorkers() int {
+	if s.t.QuotaPerDay > 0 && s.t.NoNewMints == nil {
+		return 1
+	}
+	return 0
 }
 
 // Target returns where the run mints.
@@ -428,31 +469,38 @@ func (l *Ledger) resolveMintTarget(ctx context.Context, clientID, shoulderArg st
 		sh = ark.StoredShoulder(sh)
 		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.naan = $1 and s.shoulder = $2`, naan, sh))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return refuse(naan+sh, "the shoulder is not registered")
+			t.ShoulderID, t.NAAN, t.Shoulder = 0, clientNAAN, ""
+			t.NoNewMints = &ReachError{ClientID: clientID, Shoulder: naan + sh, Rule: "the shoulder is not registered"}
+			return t, nil
 		}
 	case pinned != 0:
 		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.id = $1`, pinned))
 	case managerDefault != 0:
 		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.id = $1`, managerDefault))
 	default:
-		return refuse("", "no shoulder to mint in: give --shoulder, pin the client to a shoulder, or set its manager's default shoulder (README decision 11)")
+		t.NoNewMints = &ReachError{ClientID: clientID, Rule: "no shoulder to mint in: give --shoulder, pin the client to a shoulder, or set its manager's default shoulder"}
+		return t, nil
 	}
 	if err != nil {
 		return t, fmt.Errorf("read shoulder: %w", err)
 	}
 	where := t.NAAN + t.Shoulder
+	cannot := func(rule string) (MintTarget, error) {
+		t.NoNewMints = &ReachError{ClientID: clientID, Shoulder: where, Rule: rule}
+		return t, nil
+	}
 	switch {
 	case pinned != 0 && pinned != t.ShoulderID:
-		return refuse(where, "the client is pinned to another shoulder")
+		return cannot("the client is pinned to another shoulder")
 	case t.Authority == "manager" && (clientManager == 0 || clientManager != t.ManagerID):
-		return refuse(where, "the shoulder is not one of the client's manager's shoulders (authority manager)")
+		return cannot("the shoulder is not one of the client's manager's shoulders (authority manager)")
 	case t.Authority == "naan" && t.NAAN != clientNAAN:
-		return refuse(where, "the shoulder is outside the client's NAAN "+clientNAAN+" (authority naan)")
+		return cannot("the shoulder is outside the client's NAAN " + clientNAAN + " (authority naan)")
 	case t.Authority != "manager" && t.Authority != "naan" && t.Authority != "system":
-		return refuse(where, "unknown authority "+t.Authority)
+		return cannot("unknown authority " + t.Authority)
 	}
 	if status != "active" {
-		return refuse(where, "the shoulder is "+status+"; only an active shoulder mints (a retired or reserved shoulder never does)")
+		return cannot("the shoulder is " + status + "; only an active shoulder mints (a retired or reserved shoulder never does)")
 	}
 	if t.ManagerID != 0 {
 		if err := l.Pool.QueryRow(ctx, `select coalesce((select minted from mint_quota
@@ -475,10 +523,12 @@ func (s *MintSink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWor
 		conn.Release()
 		return nil, fmt.Errorf("mint worker %d: no blade source", worker)
 	}
-	d, err := newNameDrawer(s.t, src)
-	if err != nil {
-		conn.Release()
-		return nil, err
+	var d *nameDrawer
+	if s.t.NoNewMints == nil {
+		if d, err = newNameDrawer(s.t, src); err != nil {
+			conn.Release()
+			return nil, err
+		}
 	}
 	w := &mintWorker{s: s, id: worker, conn: conn, names: d,
 		first: map[string]int32{}, receipt: map[string]receiptRow{}, hits: map[string]struct{}{},
@@ -565,6 +615,7 @@ type mintWorker struct {
 	copyIdx   []int32  // rows being copied
 	strs      []string
 	claimed   []uint64 // hashes of the names this batch claimed in s.inflight
+	conflicts []int32  // rows rejected for a receipt with a different payload
 	copyBuf   []byte   // binary COPY chunk, reused
 }
 
@@ -614,7 +665,7 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 	var err error
 	checkReceipts := false
 	switch {
-	case w.s.t.QuotaPerDay > 0 || w.replays || w.s.cfg.ReceiptCheck == CheckAlways:
+	case w.s.t.QuotaPerDay > 0 || w.s.t.NoNewMints != nil || w.replays || w.s.cfg.ReceiptCheck == CheckAlways:
 		checkReceipts = true
 	case w.s.cfg.ReceiptCheck == CheckAuto:
 		t0 := time.Now()
@@ -821,6 +872,7 @@ func rejectRow(r *pipeline.Row, field string, err error) {
 func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames bool) (int, error) {
 	rows := b.Rows
 	w.mint = w.mint[:0]
+	w.conflicts = w.conflicts[:0]
 	for i := range rows {
 		r := &rows[i]
 		r.Outcome, r.ARK, r.Reject = pipeline.OutcomePending, "", nil
@@ -834,12 +886,32 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 				r.Outcome, r.ARK = pipeline.OutcomeReplayed, rc.ark
 			} else {
 				rejectRow(r, "request_id", &ReceiptConflictError{RequestID: rid, ARK: rc.ark})
+				w.conflicts = append(w.conflicts, int32(i))
 			}
 			continue
 		}
 		if int(w.first[rid]) == i {
 			w.mint = append(w.mint, int32(i))
 		}
+	}
+	if err := w.nameConflicts(ctx, rows); err != nil {
+		return 0, err
+	}
+	if no := w.s.t.NoNewMints; no != nil {
+		for _, i := range w.mint {
+			rejectRow(&rows[i], "", no)
+		}
+		w.mint = w.mint[:0]
+	}
+	// quota: the first rows needing a new mint get it, the rest are rejected (README decision
+	// 10); reserved before drawing so no name is drawn for a row that cannot mint
+	if q := w.s.t.QuotaPerDay; q > 0 {
+		w.reserved = w.s.reserve(int64(len(w.mint)))
+		for _, i := range w.mint[w.reserved:] {
+			rejectRow(&rows[i], "", &QuotaError{Manager: w.s.t.Manager, Quota: q})
+			w.name[i] = ""
+		}
+		w.mint = w.mint[:w.reserved]
 	}
 	// names: keep those drawn in an earlier attempt (still claimed), draw the missing ones
 	for _, i := range w.mint {
@@ -890,13 +962,10 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 		}
 	}
 	w.mint = kept
-	if q := w.s.t.QuotaPerDay; q > 0 {
-		w.reserved = w.s.reserve(int64(len(w.mint)))
-		for _, i := range w.mint[w.reserved:] {
-			rejectRow(&rows[i], "", &QuotaError{Manager: w.s.t.Manager, Quota: q})
-			w.name[i] = ""
-		}
-		w.mint = w.mint[:w.reserved]
+	if extra := w.reserved - int64(len(w.mint)); w.s.t.QuotaPerDay > 0 && extra > 0 {
+		// rows that ran out of draws give their share of the quota back
+		w.s.remaining.Add(extra)
+		w.reserved = int64(len(w.mint))
 	}
 	for _, i := range w.mint {
 		rows[i].Outcome, rows[i].ARK = pipeline.OutcomeMinted, w.name[i]
@@ -918,6 +987,53 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 		}
 	}
 	return ledgerHits, nil
+}
+
+// nameConflicts fills in ReceiptConflictError.Fields for the rows w.conflicts: the manifest
+// fields whose values differ from the existing ARK's current url, ERC who/what/when and
+// commitment (the receipt keeps only a digest of the payload, README decision 6). A missing
+// field equals a NULL column (README decision 12).
+func (w *mintWorker) nameConflicts(ctx context.Context, rows []pipeline.Row) error {
+	if len(w.conflicts) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(w.conflicts))
+	for _, i := range w.conflicts {
+		keys = append(keys, rows[i].Reject.Err.(*ReceiptConflictError).ARK[4:])
+	}
+	res, err := w.conn.Query(ctx, `select ark, url, erc_who, erc_what, erc_when, commitment from ark
+		where ark = any($1::text[])`, keys)
+	if err != nil {
+		return fmt.Errorf("look up conflicting receipts: %w", err)
+	}
+	defer res.Close()
+	current := make(map[string][5]*string, len(keys))
+	for res.Next() {
+		var key string
+		var v [5]*string
+		if err := res.Scan(&key, &v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
+			return fmt.Errorf("look up conflicting receipts: %w", err)
+		}
+		current["ark:"+key] = v
+	}
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("look up conflicting receipts: %w", err)
+	}
+	fields := [5]pipeline.Field{pipeline.FieldURL, pipeline.FieldWho, pipeline.FieldWhat, pipeline.FieldWhen, pipeline.FieldCommitment}
+	for _, i := range w.conflicts {
+		ce := rows[i].Reject.Err.(*ReceiptConflictError)
+		v, ok := current[ce.ARK]
+		if !ok {
+			continue
+		}
+		for k, f := range fields {
+			val, has := rows[i].Record.Value(f)
+			if has != (v[k] != nil) || (has && val != *v[k]) {
+				ce.Fields = append(ce.Fields, f.String())
+			}
+		}
+	}
+	return nil
 }
 
 // draw gives row i a name no other row of the run holds (in this batch or another worker's

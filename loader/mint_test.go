@@ -382,7 +382,20 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 	if url != "https://example.org/2" {
 		t.Fatalf("ledger changed: url %q", url)
 	}
+	if !strings.Contains(recs[1][5], "(url differ from the ARK's)") {
+		t.Fatalf("reject reason %q does not name the field url", recs[1][5])
+	}
 	checkLedger(t, l.Pool, 3)
+	// the ARK repointed since to the manifest's URL: no field differs, the digest does
+	mintExec(t, l.Pool, `select ark_repoint($1, 'https://example.org/changed', (select id from client where client_id = 'c1'), 'test')`, r2ARK)
+	if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
+		run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects}); err != nil {
+		t.Fatal(err)
+	}
+	recs = readCSV(t, rejects)
+	if len(recs) != 2 || !strings.Contains(recs[1][5], "payload digest differs") {
+		t.Fatalf("reject file %q, want r2 rejected for its payload digest", recs)
+	}
 }
 
 func TestMintDuplicatesWithinManifest(t *testing.T) {
@@ -680,44 +693,168 @@ func TestMintReachRefusalsWriteNothing(t *testing.T) {
 	}
 }
 
+// TestMintQuota: with a daily quota of 5 and 10 rows, the first 5 rows in manifest order mint
+// and the rest are rejected naming the quota, whatever the workers and batches; the same
+// command the same day replays the 5 and rejects the other 5 (exit 1, not a refusal); the next
+// UTC day it completes the job. A client of the same manager without receipts is refused.
 func TestMintQuota(t *testing.T) {
 	l := mintLedger(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	mintExec(t, l.Pool, `update manager set quota_per_day = 5 where name = 'm1'`)
-	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 8, Seed: 9})
-	rejects := filepath.Join(dir, "rejects.csv")
-	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 3}, rejects: rejects})
+	in := filepath.Join(dir, "q.csv")
+	body := "request_id,what\n"
+	for i := 1; i <= 10; i++ {
+		body += fmt.Sprintf("q%d,Object %d\n", i, i)
+	}
+	if err := os.WriteFile(in, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status := func(mapPath string) string {
+		var b strings.Builder
+		for _, r := range readCSV(t, mapPath)[1:] {
+			b.WriteString(r[0] + ":" + r[2] + " ")
+		}
+		return strings.TrimSpace(b.String())
+	}
+	rejected := func(path string) string {
+		var ids []string
+		for _, r := range readCSV(t, path)[1:] {
+			if !strings.Contains(r[5], "daily quota of 5") {
+				t.Fatalf("reject %q does not name the quota", r)
+			}
+			ids = append(ids, r[3])
+		}
+		return strings.Join(ids, " ")
+	}
+	run := func(name string) (pipeline.Summary, string, string, error) {
+		mm, rej := filepath.Join(dir, name+".csv"), filepath.Join(dir, name+".rejects.csv")
+		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
+			run: pipeline.RunConfig{Inputs: []string{in}, Workers: 3, BatchSize: 2}, mapPath: mm, rejects: rej})
+		return sum, mm, rej, err
+	}
+	sum, mm, rej, err := run("first")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Minted != 5 || sum.Rejected != 3 {
-		t.Fatalf("summary %+v, want 5 minted and 3 rejected for quota", sum)
+	if sum.Minted != 5 || sum.Rejected != 5 {
+		t.Fatalf("summary %+v, want 5 minted and 5 rejected for quota", sum)
 	}
-	for _, r := range readCSV(t, rejects)[1:] {
-		if !strings.Contains(r[5], "daily quota of 5") {
-			t.Fatalf("reject %q does not name the quota", r)
-		}
+	if got := status(mm); got != "q1:minted q2:minted q3:minted q4:minted q5:minted" {
+		t.Fatalf("first run mint map %q, want q1..q5 minted", got)
 	}
-	// the same day: refused before reading, nothing written
-	_, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}})
-	var re *loader.ReachError
-	if !errors.As(err, &re) || !strings.Contains(re.Rule, "quota") {
-		t.Fatalf("second run the same day: %v, want a quota refusal", err)
+	if got := rejected(rej); got != "q6 q7 q8 q9 q10" {
+		t.Fatalf("first run rejects %q, want q6..q10", got)
+	}
+	// the same day: the 5 replay, the other 5 are rejected for the quota
+	sum, mm, rej, err = run("again")
+	if err != nil {
+		t.Fatalf("second run the same day: %v, want a partial run", err)
+	}
+	if sum.Minted != 0 || sum.Replayed != 5 || sum.Rejected != 5 {
+		t.Fatalf("second run %+v, want 5 replayed and 5 rejected", sum)
+	}
+	if got := status(mm); got != "q1:replayed q2:replayed q3:replayed q4:replayed q5:replayed" {
+		t.Fatalf("second run mint map %q", got)
+	}
+	if got := rejected(rej); got != "q6 q7 q8 q9 q10" {
+		t.Fatalf("second run rejects %q, want q6..q10", got)
 	}
 	checkLedger(t, l.Pool, 5)
+	// a client of the same manager with no receipt at all: refused before reading
+	_, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "pinned"}, run: pipeline.RunConfig{Inputs: []string{in}}})
+	var re *loader.ReachError
+	if !errors.As(err, &re) || !strings.Contains(re.Rule, "quota") {
+		t.Fatalf("client without receipts over quota: %v, want a quota refusal", err)
+	}
 	// the next UTC day (moved back by a day): the same command completes the job
 	mintExec(t, l.Pool, `update mint_quota set day = day - 1`)
-	sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 3}})
+	sum, mm, _, err = run("next")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Minted != 3 || sum.Replayed != 5 || sum.Rejected != 0 {
-		t.Fatalf("next day %+v, want 3 minted and 5 replayed", sum)
+	if sum.Minted != 5 || sum.Replayed != 5 || sum.Rejected != 0 {
+		t.Fatalf("next day %+v, want 5 minted and 5 replayed", sum)
 	}
-	checkLedger(t, l.Pool, 8)
-	if n := mintCount(t, l.Pool, `select sum(minted) from mint_quota`); n != 8 {
-		t.Fatalf("quota counters sum to %d, want 8 (replays excluded)", n)
+	if got := status(mm); got != "q1:replayed q2:replayed q3:replayed q4:replayed q5:replayed q6:minted q7:minted q8:minted q9:minted q10:minted" {
+		t.Fatalf("next day mint map %q", got)
+	}
+	checkLedger(t, l.Pool, 10)
+	if n := mintCount(t, l.Pool, `select sum(minted) from mint_quota`); n != 10 {
+		t.Fatalf("quota counters sum to %d, want 10 (replays excluded)", n)
+	}
+}
+
+// TestMintReplayIgnoresShoulder: a run's replays do not depend on the shoulder choice. After
+// the shoulder the ARKs were minted in is retired, or with --shoulder naming a reserved one, or
+// for a client with no shoulder to choose at all, the same manifest replays every ARK in its
+// original shoulder; only rows that need a new mint are rejected, naming the rule.
+func TestMintReplayIgnoresShoulder(t *testing.T) {
+	l := mintLedger(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	first := filepath.Join(dir, "first.csv")
+	more := filepath.Join(dir, "more.csv")
+	if err := os.WriteFile(first, []byte("request_id,what\nr1,One\nr2,Two\nr3,Three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(more, []byte("request_id,what\nr1,One\nn1,New\nr2,Two\nr3,Three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ client, shoulder string }{{"c1", "/q7"}, {"naanwide", "/z3"}} {
+		if sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
+			run: pipeline.RunConfig{Inputs: []string{first}}}); err != nil || sum.Minted != 3 {
+			t.Fatalf("%s in %s: %+v %v", c.client, c.shoulder, sum, err)
+		}
+	}
+	mintExec(t, l.Pool, `update shoulder set status = 'retired', retired_at = now() where shoulder = '/q7'`)
+	cases := []struct {
+		client, shoulder, in string
+		replayed, rejected   int64
+		rule                 string
+	}{
+		{"c1", "/q7", first, 3, 0, ""},
+		{"c1", "/b5", first, 3, 0, ""},
+		{"c1", "/q7", more, 3, 1, "retired"},
+		{"c1", "/b5", more, 3, 1, "reserved"},
+		{"c1", "/k4", more, 3, 1, "not registered"},
+		{"c1", "/z3", more, 3, 1, "not one of the client's manager's shoulders"},
+		{"naanwide", "", first, 3, 0, ""},
+		{"naanwide", "", more, 3, 1, "no shoulder"},
+	}
+	for _, c := range cases {
+		rej := filepath.Join(dir, "rejects.csv")
+		_ = os.Remove(rej)
+		sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder})
+		if err != nil {
+			t.Fatalf("%s %q: %v, want a run that replays", c.client, c.shoulder, err)
+		}
+		if nm := sink.Target().NoNewMints; nm == nil || (c.rule != "" && !strings.Contains(nm.Rule, c.rule)) {
+			t.Errorf("%s %q: NoNewMints %v, want one naming %q", c.client, c.shoulder, nm, c.rule)
+		}
+		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
+			run: pipeline.RunConfig{Inputs: []string{c.in}}, rejects: rej})
+		if err != nil || sum.Replayed != c.replayed || sum.Rejected != c.rejected || sum.Minted != 0 {
+			t.Errorf("%s %q %s: %+v %v, want %d replayed, %d rejected", c.client, c.shoulder, filepath.Base(c.in), sum, err, c.replayed, c.rejected)
+			continue
+		}
+		if c.rejected > 0 {
+			recs := readCSV(t, rej)
+			if len(recs) != 2 || recs[1][3] != "n1" || !strings.Contains(recs[1][5], c.rule) {
+				t.Errorf("%s %q: rejects %q, want n1 naming %q", c.client, c.shoulder, recs, c.rule)
+			}
+		}
+	}
+	// the default shoulder mints the new row; the replays keep their original shoulder
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{more}}})
+	if err != nil || sum.Minted != 1 || sum.Replayed != 3 {
+		t.Fatalf("c1 in its default shoulder: %+v %v", sum, err)
+	}
+	if n := mintCount(t, l.Pool, `select count(*) from ark a join shoulder s on s.id = a.shoulder_id where s.shoulder = '/q7'`); n != 3 {
+		t.Fatalf("%d ARKs in /q7, want the 3 first minted there", n)
+	}
+	if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 7 {
+		t.Fatalf("%d ARKs, want 7", n)
 	}
 }
 

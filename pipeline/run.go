@@ -46,6 +46,14 @@ type Sink interface {
 	OpenWorker(ctx context.Context, worker int) (SinkWorker, error)
 }
 
+// WorkerLimiter is an optional interface of a Sink: RunConfig.Validate lowers Workers to
+// MaxWorkers() when that is positive and smaller. A sink whose outcomes depend on the order rows
+// reach it across workers (a daily quota: the first rows in manifest order get it, README
+// decision 10) returns 1, so its one worker sees every batch in manifest order.
+type WorkerLimiter interface {
+	MaxWorkers() int
+}
+
 // SinkWorker writes the batches of one worker, one at a time, in manifest order of that worker's
 // rows. It is used by one goroutine.
 type SinkWorker interface {
@@ -201,6 +209,11 @@ func (c *RunConfig) Validate() error {
 	}
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
+	}
+	if wl, ok := c.Sink.(WorkerLimiter); ok {
+		if n := wl.MaxWorkers(); n > 0 && c.Workers > n {
+			c.Workers = n
+		}
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize

@@ -15,7 +15,7 @@ import (
 func benchMintCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "mint",
-		Usage: "measure arkhe mint against the plain COPY floor on one server (issue 3 \"Speed\")",
+		Usage: "measure arkhe mint against the plain COPY floor on one server",
 		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses --database-url), " +
 			"preloads --preload ARKs, then measures (b) arkhe mint end to end from a generated CSV manifest of --rows rows and " +
 			"(a) the floor: the same final ARK and receipt rows, pre-built in memory, sent with pgx CopyFrom in the same batch " +

@@ -20,19 +20,23 @@ func mintCommand(e *env) *cli.Command {
 		ArgsUsage: "MANIFEST...",
 		Description: "Reads the manifests in order and mints an ARK for each row's request ID in the client's shoulder, " +
 			"writing the ARKs and their receipts with COPY, one transaction per batch. A request ID that has a receipt " +
-			"replays its ARK. Writes a mint map (request_id, ark, status minted|replayed) and a reject file (file, " +
-			"line, record, request_id, field, reason) into the current directory, named after the first manifest, " +
-			"unless --out / --rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run.",
+			"replays its ARK, whatever the shoulder: only rows that need a new mint need an active shoulder within the " +
+			"client's reach and quota left today (new mints per manager per UTC day, replays excluded); the other " +
+			"rows go to the reject file, and the same command mints them once that is fixed or the next UTC day. " +
+			"Writes a mint map (request_id, ark, status minted|replayed) and a reject file (file, line, record, " +
+			"request_id, field, reason) into the current directory, named after the first manifest with its " +
+			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv), unless --out / " +
+			"--rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "client", Required: true, Usage: "registered client to mint as (its reach applies)"},
 			&cli.StringFlag{Name: "shoulder", Usage: "shoulder to mint in, /x9 or NAAN/x9 (default: the client's pinned shoulder, else its manager's default)"},
-			&cli.StringFlag{Name: "map", Usage: "field mapping, e.g. 'request_id=acno,what=title,who=all_artists,when=dateText,url=url' (see pipeline/MAPPINGS.md)"},
-			&cli.StringFlag{Name: "out", Usage: "mint map path: .csv, .jsonl or .parquet (default ./<first manifest>.mintmap.csv)"},
-			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first manifest>.rejects.csv)"},
+			&cli.StringFlag{Name: "map", Usage: "field mapping, e.g. 'request_id=acno,what=title,who=all_artists,when=dateText,url=url' (FIELD=SOURCE, comma-separated; SOURCE may be a JSON path)"},
+			&cli.StringFlag{Name: "out", Usage: "mint map path: .csv, .jsonl or .parquet (default ./<first manifest's file name>.mintmap.csv)"},
+			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first manifest's file name>.rejects.csv)"},
 			&cli.IntFlag{Name: "batch", Value: pipeline.DefaultBatchSize, Usage: "rows per transaction"},
 			&cli.IntFlag{Name: "workers", Value: pipeline.DefaultWorkers, Usage: "parallel COPY workers (one connection each)"},
-			&cli.IntFlag{Name: "max-url", Value: pipeline.DefaultMaxURL, Usage: "longest target URL in octets (README decision 12)"},
-			&cli.IntFlag{Name: "max-erc", Value: pipeline.DefaultMaxERC, Usage: "longest ERC value in octets (README decision 12)"},
+			&cli.IntFlag{Name: "max-url", Value: pipeline.DefaultMaxURL, Usage: "longest target URL in octets"},
+			&cli.IntFlag{Name: "max-erc", Value: pipeline.DefaultMaxERC, Usage: "longest ERC value (who, what, when) in octets"},
 			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable; default http and https)"},
 			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "look drawn names up before COPY: auto, always, never"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "look request IDs up before COPY: auto, always, never"},
@@ -63,7 +67,7 @@ func mintAction(c *cli.Context, e *env) error {
 	if c.Int("batch") < 1 || c.Int("workers") < 1 {
 		return cannot(errors.New("mint: --batch and --workers must be at least 1"))
 	}
-	base := manifestBase(inputs[0])
+	base := manifestName(inputs[0])
 	out := c.String("out")
 	if out == "" {
 		out = base + ".mintmap.csv"
@@ -106,7 +110,7 @@ func mintAction(c *cli.Context, e *env) error {
 	if errors.As(err, &reach) && rep.Summary.Read == 0 {
 		return cannot(err) // refused before reading: nothing written
 	}
-	printMintSummary(e.stdout, inputs, rep, err)
+	printMintSummary(e.stdout, inputs, rep, err) // the error itself goes to stderr, once
 	if err != nil {
 		if c.Context.Err() != nil {
 			return cannot(fmt.Errorf("mint interrupted (%w); what was committed stays, and the same command completes the job", err))
@@ -119,17 +123,12 @@ func mintAction(c *cli.Context, e *env) error {
 	return nil
 }
 
-// manifestBase is the first manifest's file name without directory and extensions
-// (artworks.jsonl.gz → artworks): the default output names (README decision 15).
-func manifestBase(path string) string {
+// manifestName is the first manifest's file name without its directory, extensions kept
+// (data/artworks.jsonl.gz → artworks.jsonl.gz), the stem of the default output names (README
+// decision 15): manifests that differ only in format (x.csv, x.ndjson) get different outputs.
+func manifestName(path string) string {
 	name := filepath.Base(path)
-	lower := strings.ToLower(name)
-	for _, ext := range []string{".gz", ".csv", ".jsonl", ".ndjson", ".json", ".parquet"} {
-		if strings.HasSuffix(lower, ext) {
-			name, lower = name[:len(name)-len(ext)], lower[:len(lower)-len(ext)]
-		}
-	}
-	if name == "" {
+	if name == "" || name == "." || name == string(filepath.Separator) || name == "-" {
 		name = "manifest"
 	}
 	return name
@@ -141,13 +140,18 @@ func printMintSummary(w io.Writer, inputs []string, rep loader.MintReport, runEr
 	status := "done"
 	switch {
 	case runErr != nil:
-		status = "stopped: " + runErr.Error()
+		status = "stopped (the error is on stderr)"
 	case s.Rejected > 0:
 		status = "done with rejects"
 	}
 	fmt.Fprintf(w, "arkhe mint: %s\n", status)
 	fmt.Fprintf(w, "  manifests   %s\n", strings.Join(inputs, ", "))
-	fmt.Fprintf(w, "  client      %s  shoulder ark:%s%s\n", t.ClientID, t.NAAN, t.Shoulder)
+	switch {
+	case t.NoNewMints != nil:
+		fmt.Fprintf(w, "  client      %s  no new mints: %s\n", t.ClientID, t.NoNewMints.Rule)
+	default:
+		fmt.Fprintf(w, "  client      %s  new mints in ark:%s%s\n", t.ClientID, t.NAAN, t.Shoulder)
+	}
 	fmt.Fprintf(w, "  read        %s\n", group(s.Read))
 	fmt.Fprintf(w, "  minted      %s\n", group(s.Minted))
 	fmt.Fprintf(w, "  replayed    %s\n", group(s.Replayed))
@@ -158,13 +162,22 @@ func printMintSummary(w io.Writer, inputs []string, rep loader.MintReport, runEr
 	if rep.MintMap != "" {
 		fmt.Fprintf(w, "  mint map    %s\n", rep.MintMap)
 	} else {
-		fmt.Fprintf(w, "  mint map    not written (the run did not complete; re-run the same command)\n")
+		var me *pipeline.ManifestError
+		if errors.As(runErr, &me) {
+			fmt.Fprintf(w, "  mint map    not written (a manifest could not be read; fix the input and run again)\n")
+		} else {
+			fmt.Fprintf(w, "  mint map    not written (the run did not complete; re-run the same command)\n")
+		}
 	}
 	if rep.Rejects != "" {
 		fmt.Fprintf(w, "  rejects     %s\n", rep.Rejects)
 	}
-	if runErr == nil && s.Minted == 0 && s.Replayed > 0 {
+	switch {
+	case runErr != nil || s.Minted > 0 || s.Replayed == 0:
+	case s.Rejected == 0 && s.Replayed == s.Read:
 		fmt.Fprintf(w, "nothing new minted: all %s ARKs replayed from their receipts\n", group(s.Replayed))
+	default:
+		fmt.Fprintf(w, "nothing new minted: %s replayed, %s rejected\n", group(s.Replayed), group(s.Rejected))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 func readMintMap(t *testing.T, path string) [][]string {
@@ -44,16 +47,16 @@ func TestMintNYPLTwice(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("first mint: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"read        932", "minted      932", "replayed    0", "rejected    0", "shoulder ark:99999/x9"} {
+	for _, want := range []string{"read        932", "minted      932", "replayed    0", "rejected    0", "new mints in ark:99999/x9"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("first summary lacks %q:\n%s", want, out)
 		}
 	}
-	first := readMintMap(t, filepath.Join(dir, "pd_collections.mintmap.csv"))
+	first := readMintMap(t, filepath.Join(dir, "pd_collections.csv.mintmap.csv"))
 	if len(first) != 933 {
 		t.Fatalf("first mint map: %d lines, want 933", len(first))
 	}
-	if _, err := os.Stat(filepath.Join(dir, "pd_collections.rejects.csv")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, "pd_collections.csv.rejects.csv")); !os.IsNotExist(err) {
 		t.Fatalf("a reject file after a clean run: %v", err)
 	}
 
@@ -138,5 +141,103 @@ func TestMintCommandRefusalsAndRejects(t *testing.T) {
 	rejects := readMintMap(t, rej)
 	if len(rejects) != 3 || rejects[1][1] != "11" || rejects[1][4] != "what" || rejects[2][1] != "21" || rejects[2][4] != "who" {
 		t.Fatalf("reject file %q", rejects)
+	}
+}
+
+// TestManifestName: the default outputs are named after the first manifest's file name with its
+// extensions kept, so manifests that differ only in format get different outputs.
+func TestManifestName(t *testing.T) {
+	for in, want := range map[string]string{
+		"../shared/data/nypl-publicdomain/pd_collections.csv":    "pd_collections.csv",
+		"../shared/data/nypl-publicdomain/pd_collections.ndjson": "pd_collections.ndjson",
+		"/data/artworks.jsonl.gz":                                "artworks.jsonl.gz",
+		"objects.parquet":                                        "objects.parquet",
+		"/":                                                      "manifest",
+		"-":                                                      "manifest",
+	} {
+		if got := manifestName(in); got != want {
+			t.Errorf("manifestName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPrintMintSummary checks the summary's wording: the shoulder line names the shoulder of
+// new mints (or why there are none), "all N ARKs replayed" only when every row replayed, and a
+// stopped run's error is left to stderr.
+func TestPrintMintSummary(t *testing.T) {
+	target := loader.MintTarget{ClientID: "c1", NAAN: "12345", Shoulder: "/b5"}
+	cases := []struct {
+		name   string
+		rep    loader.MintReport
+		err    error
+		want   []string
+		unwant []string
+	}{
+		{"all replayed", loader.MintReport{Target: target, MintMap: "m.csv", Summary: pipeline.Summary{Read: 9, Replayed: 9}}, nil,
+			[]string{"new mints in ark:12345/b5", "nothing new minted: all 9 ARKs replayed"}, []string{"rejected)"}},
+		{"replayed and rejected", loader.MintReport{Target: target, MintMap: "m.csv", Summary: pipeline.Summary{Read: 9, Replayed: 8, Rejected: 1}}, nil,
+			[]string{"nothing new minted: 8 replayed, 1 rejected", "done with rejects"}, []string{"all 8"}},
+		{"no new mints", loader.MintReport{Target: loader.MintTarget{ClientID: "c1", NAAN: "12345",
+			NoNewMints: &loader.ReachError{Rule: "the shoulder is retired"}}, MintMap: "m.csv", Summary: pipeline.Summary{Read: 3, Replayed: 3}}, nil,
+			[]string{"no new mints: the shoulder is retired", "all 3 ARKs replayed"}, []string{"new mints in"}},
+		{"missing manifest", loader.MintReport{Target: target},
+			&pipeline.ManifestError{Loc: pipeline.Location{File: "gone.csv"}, Op: "open", Err: errors.New("no such file")},
+			[]string{"stopped", "fix the input"}, []string{"no such file", "re-run the same command", "nothing new minted"}},
+		{"interrupted", loader.MintReport{Target: target, Summary: pipeline.Summary{Read: 5, Minted: 2}}, context.Canceled,
+			[]string{"re-run the same command"}, []string{"fix the input"}},
+	}
+	for _, c := range cases {
+		var b bytes.Buffer
+		printMintSummary(&b, []string{"m.csv"}, c.rep, c.err)
+		for _, w := range c.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: summary lacks %q:\n%s", c.name, w, b.String())
+			}
+		}
+		for _, w := range c.unwant {
+			if strings.Contains(b.String(), w) {
+				t.Errorf("%s: summary has %q:\n%s", c.name, w, b.String())
+			}
+		}
+	}
+}
+
+// TestMintHelpCitesNoInternalDocuments: the help of mint and bench mint states rules, not
+// references to documents users do not have.
+func TestMintHelpCitesNoInternalDocuments(t *testing.T) {
+	for _, args := range [][]string{{"mint", "--help"}, {"bench", "mint", "--help"}} {
+		var out, errb bytes.Buffer
+		run(context.Background(), append([]string{"arkhe"}, args...), strings.NewReader(""), &out, &errb)
+		help := out.String() + errb.String()
+		if !strings.Contains(help, "--client") && !strings.Contains(help, "--rows") {
+			t.Fatalf("arkhe %s printed no help:\n%s", strings.Join(args, " "), help)
+		}
+		for _, bad := range []string{"decision", "issue 3", "issue \"", "ark-rules", "data-model", ".md"} {
+			if strings.Contains(help, bad) {
+				t.Errorf("arkhe %s help cites %q:\n%s", strings.Join(args, " "), bad, help)
+			}
+		}
+	}
+}
+
+// TestMintMissingManifestErrorOnce: a missing manifest stops the run; the error is printed once
+// (on stderr) and the summary says to fix the input.
+func TestMintMissingManifestErrorOnce(t *testing.T) {
+	url := pgtest.URL(t)
+	if code, _, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	gone := filepath.Join(dir, "gone.csv")
+	code, out, errOut := arkhe(t, url, "", "mint", "--client", "test-minter", gone)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\n%s\n%s", code, out, errOut)
+	}
+	if n := strings.Count(out+errOut, "gone.csv: open manifest"); n != 1 {
+		t.Errorf("the error appears %d times, want once:\nstdout:\n%s\nstderr:\n%s", n, out, errOut)
+	}
+	if !strings.Contains(out, "fix the input") {
+		t.Errorf("summary does not say to fix the input:\n%s", out)
 	}
 }
