@@ -149,12 +149,12 @@ func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
 	}
 	if n := rec.Metadata[legacy.MetaArkletNAAN]; n != "" && n != a.NAAN {
 		return row, &RowProblem{Field: "naan", Reason: fmt.Sprintf(
-			"the ARK's NAAN %q differs from arklet's naan_id %s; a NAAN is a string and one that matches only after int() is not the same NAAN (legacy-formats.md §6.1)",
+			"the ARK's NAAN %q differs from arklet's naan_id %s; a NAAN is a string and one that matches only after int() is not the same NAAN",
 			a.NAAN, n)}
 	}
 	if rec.HasTarget && !rec.TargetIsDefault && rec.Target != "" {
 		if len(rec.Target) > MaxImportTarget {
-			return row, &RowProblem{Field: "target", Reason: fmt.Sprintf("target URL is %d octets; the limit is %d (README decision 12)", len(rec.Target), MaxImportTarget)}
+			return row, &RowProblem{Field: "target", Reason: fmt.Sprintf("target URL is %d octets; the limit is %d", len(rec.Target), MaxImportTarget)}
 		}
 		t := rec.Target
 		row.Target = &t
@@ -182,7 +182,7 @@ func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
 			continue
 		}
 		if len(*f.src) > MaxImportERC {
-			return row, &RowProblem{Field: f.name, Reason: fmt.Sprintf("value is %d octets; the limit is %d (README decision 12)", len(*f.src), MaxImportERC)}
+			return row, &RowProblem{Field: f.name, Reason: fmt.Sprintf("value is %d octets; the limit is %d", len(*f.src), MaxImportERC)}
 		}
 		v := *f.src
 		*f.dst = &v
@@ -263,7 +263,7 @@ func importIsStructural(k string) bool {
 // would abort a whole COPY (layout.md "Facts checked").
 func importCheckText(field, s string) *RowProblem {
 	if !utf8.ValidString(s) {
-		return &RowProblem{Field: field, Reason: "value is not valid UTF-8 (legacy-formats.md §6.7)"}
+		return &RowProblem{Field: field, Reason: "value is not valid UTF-8"}
 	}
 	if strings.IndexByte(s, 0) >= 0 {
 		return &RowProblem{Field: field, Reason: "value holds a NUL byte, which PostgreSQL text cannot store"}

@@ -576,7 +576,7 @@ func (w *importWriter) createShoulder(ctx context.Context, e *ShoulderEntry, rec
 	if rec != nil {
 		minter, redirect, note = shoulderRecordValues(rec)
 	} else {
-		note = "legacy shoulder created by arkhe import for imported ARKs (README decision 2)"
+		note = "legacy shoulder created by arkhe import for imported ARKs (a legacy shoulder outside the consonants-then-digit form never mints)"
 	}
 	var id int64
 	err := w.p.tx.QueryRow(ctx, `insert into shoulder (naan, shoulder, status, check_zone, minter, redirect, note, import_run_id)

@@ -82,15 +82,43 @@ func SQLState(err error) string {
 // RegistrationError is a refusal of a registration command, naming the rule. Callers show it as is.
 type RegistrationError struct {
 	What string // e.g. "shoulder /x9 of NAAN 99999"
-	Rule string // the rule that refused it
-	Err  error  // the database error, if any
+	Rule string // the rule that refused it; RuleSeeDatabaseError when no rule explains it
+	Err  error  // the database error, if any (kept for errors.As and SQLState)
 }
 
+// RuleSeeDatabaseError is the RegistrationError.Rule of a database error no known rule explains;
+// only then does Error() append the database's own text.
+const RuleSeeDatabaseError = "see the database error"
+
+// ShoulderRule is the rule an active shoulder follows (the first-digit convention): what a
+// registration refused by shoulder_active_first_digit is told.
+const ShoulderRule = "an active shoulder must be one or more consonants (bcdfghjkmnpqrstvwxz) followed by one digit, " +
+	"e.g. /x9 or /bc7; register other forms as --status reserved"
+
+// Error returns "What: Rule", and the database error's text only when Rule is RuleSeeDatabaseError.
 func (e *RegistrationError) Error() string {
-	if e.Err != nil {
+	if e.Err != nil && e.Rule == RuleSeeDatabaseError {
 		return fmt.Sprintf("%s: %s: %v", e.What, e.Rule, e.Err)
 	}
 	return fmt.Sprintf("%s: %s", e.What, e.Rule)
+}
+
+// naanRule explains a refused NAAN insert: a check violation or an over-long value breaks the
+// NAAN form (draft-kunze-ark §2.3); anything else is RuleSeeDatabaseError.
+func naanRule(err error) string {
+	switch SQLState(err) {
+	case CodeCheckViolation, "22001": // 22001 string_data_right_truncation: over 16 octets
+		return "a NAAN is 1-16 digits or lowercase consonants bcdfghjkmnpqrstvwxz (draft-kunze-ark §2.3)"
+	}
+	return RuleSeeDatabaseError
+}
+
+// registrationRule returns rule when err carries SQLSTATE code, else RuleSeeDatabaseError.
+func registrationRule(err error, code, rule string) string {
+	if SQLState(err) == code {
+		return rule
+	}
+	return RuleSeeDatabaseError
 }
 
 func (e *RegistrationError) Unwrap() error { return e.Err }
@@ -113,7 +141,7 @@ func (l *Ledger) AddNAAN(ctx context.Context, n NAAN) (created bool, err error) 
 		values ($1, $2, $3, nullif($4, ''), nullif($5, '')) on conflict (naan) do nothing`,
 		n.NAAN, n.Name, n.IsAuthoritative, n.Redirect, n.Policy)
 	if err != nil {
-		return false, &RegistrationError{What: "NAAN " + n.NAAN, Rule: "a NAAN is 1-16 betanumerics (draft-kunze-ark §2.3)", Err: err}
+		return false, &RegistrationError{What: "NAAN " + n.NAAN, Rule: naanRule(err), Err: err}
 	}
 	if tag.RowsAffected() == 1 {
 		return true, nil
@@ -176,7 +204,7 @@ func (l *Ledger) AddManager(ctx context.Context, m Manager) (created bool, err e
 		values ($1, $2, nullif($3, ''), $4) on conflict (naan, name) do nothing`,
 		m.NAAN, m.Name, m.CommitmentLevel, quota)
 	if err != nil {
-		return false, &RegistrationError{What: "manager " + m.Name, Rule: "its NAAN must be registered first", Err: err}
+		return false, &RegistrationError{What: "manager " + m.Name, Rule: registrationRule(err, CodeForeignKeyViolation, "its NAAN must be registered first"), Err: err}
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -197,7 +225,7 @@ func (l *Ledger) SetDefaultShoulder(ctx context.Context, naan, manager, shoulder
 		from shoulder s where m.naan = $1 and m.name = $2 and s.naan = $1 and s.shoulder = $3`,
 		naan, manager, shoulder)
 	if err != nil {
-		return &RegistrationError{What: "default shoulder " + shoulder, Rule: "the manager must hold the shoulder", Err: err}
+		return &RegistrationError{What: "default shoulder " + shoulder, Rule: registrationRule(err, CodeForeignKeyViolation, "the manager must hold the shoulder"), Err: err}
 	}
 	if tag.RowsAffected() == 0 {
 		return &RegistrationError{What: "default shoulder " + shoulder, Rule: fmt.Sprintf("no manager %q or shoulder %s in NAAN %s", manager, shoulder, naan)}
@@ -262,10 +290,14 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 			on conflict (naan, shoulder) do nothing`,
 			s.NAAN, name, s.Manager, s.Status, s.CheckZone, s.BladeLength)
 		if err != nil {
-			rule := "see the database error"
+			rule := RuleSeeDatabaseError
 			switch SQLState(err) {
 			case CodeCheckViolation:
-				rule = "only a first-digit shoulder (^/[bcdfghjkmnpqrstvwxz]+[0-9]$) may be active (README decision 2)"
+				rule = "status is active, reserved or delegated; check zone naan_name, name_only or none; blade length 1-64"
+				var pgErr *pgconn.PgError
+				if errors.As(err, &pgErr) && pgErr.ConstraintName == "shoulder_active_first_digit" {
+					rule = ShoulderRule
+				}
 			case CodeForeignKeyViolation:
 				rule = "the NAAN must be registered first"
 			}
@@ -356,6 +388,21 @@ func (l *Ledger) RetireShoulder(ctx context.Context, naan, shoulder string) (cha
 	return false, nil
 }
 
+// ShoulderDependents names who still relies on shoulder (e.g. "/x9") of naan: the managers whose
+// default shoulder it is and the active clients pinned to it, each sorted by name. Both are empty
+// for an unknown shoulder.
+func (l *Ledger) ShoulderDependents(ctx context.Context, naan, shoulder string) (managers, clients []string, err error) {
+	err = l.Pool.QueryRow(ctx, `select
+		coalesce((select array_agg(m.name order by m.name) from manager m join shoulder s on s.id = m.default_shoulder_id
+		          where s.naan = $1 and s.shoulder = $2), '{}'),
+		coalesce((select array_agg(c.client_id order by c.client_id) from client c join shoulder s on s.id = c.shoulder_id
+		          where s.naan = $1 and s.shoulder = $2 and c.active), '{}')`, naan, shoulder).Scan(&managers, &clients)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dependents of shoulder %s of NAAN %s: %w", shoulder, naan, err)
+	}
+	return managers, clients, nil
+}
+
 // ListShoulders returns the shoulders of naan ("" for all) with their minted counts.
 func (l *Ledger) ListShoulders(ctx context.Context, naan string) ([]Shoulder, error) {
 	rows, err := l.Pool.Query(ctx, `select s.naan, s.shoulder, coalesce(m.name, ''), s.status, s.check_zone, s.blade_length,
@@ -402,7 +449,7 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 		        (select id from shoulder where naan = $2::text and shoulder = nullif($6::text, '')), $7::text[], $8::timestamptz)`,
 		c.ClientID, c.NAAN, c.Manager, c.SubjectType, c.Authority, c.Shoulder, c.Scopes, c.ExpiresAt)
 	if err != nil {
-		rule := "see the database error"
+		rule := RuleSeeDatabaseError
 		switch SQLState(err) {
 		case CodeUniqueViolation:
 			rule = "client_id is registered already; reach is never widened in place, register a new client"

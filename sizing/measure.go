@@ -34,6 +34,12 @@ const (
 // projections; below it the empty relation's pages dominate and the model is used instead.
 const MinMeasuredRows = 10_000
 
+// MinPerRowRows is the row count below which a per-row (or per-ARK) cost is not presented as a
+// measurement: a table of a few hundred rows costs mostly its empty pages (8 KiB each), so
+// "ARK_CHANGE per row 16384 B" would be an artefact, not a finding. CompareLine.TooFewRows marks
+// such a line.
+const MinPerRowRows = 1_000
+
 // DefaultCollisionWarning is the collision rate (collisions / draws) from which a shoulder is
 // flagged: a draw collides with probability (ARKs minted) / (blade space), so a rate of 0.1 %
 // means the shoulder's blade space is about 0.1 % used, long before it fills but the
@@ -493,6 +499,17 @@ type NAANUse struct {
 	Shoulders []ShoulderUse `json:"shoulders"`
 }
 
+// InUse reports whether the NAAN holds an ARK or an active shoulder: the NAANs `arkhe sizing`
+// lists by default (a ledger holding the imported NAAN registry has thousands of others).
+func (n NAANUse) InUse() bool {
+	for _, s := range n.Shoulders {
+		if s.ARKs > 0 || s.Status == "active" {
+			return true
+		}
+	}
+	return false
+}
+
 // LengthUse is the use of first-digit shoulders of one length in a NAAN.
 type LengthUse struct {
 	Length    int     `json:"length"` // characters after the slash
@@ -669,10 +686,13 @@ type CompareLine struct {
 	Model    float64 `json:"model"`
 	// DiffPct is (Measured − Model) / Model × 100.
 	DiffPct float64 `json:"diff_pct"`
-	// Source names the model figure: "data-model.md", "budget" or "structural model".
+	// Source names the model figure: "design model", "budget" or "structural model".
 	Source string `json:"source"`
 	// Total marks a line of whole-ledger octets rather than octets per ARK or row.
 	Total bool `json:"total,omitempty"`
+	// TooFewRows marks a per-row line whose table holds fewer than MinPerRowRows rows: Measured
+	// is mostly empty pages and is no finding.
+	TooFewRows bool `json:"too_few_rows,omitempty"`
 }
 
 func line(what string, measured, model float64, source string) CompareLine {
@@ -701,17 +721,24 @@ func Compare(m *Measurement) Comparison {
 	rt, _ := m.Table(TableReceipt)
 	ct, _ := m.Table(TableChange)
 	if m.Fields.HasDescription() {
-		cmp.Lines = append(cmp.Lines, line("ark, table and indexes, per ARK", float64(at.Total)/n, DataModelFullRow, "data-model.md (url+title+who+when)"))
+		cmp.Lines = append(cmp.Lines, line("ark, table and indexes, per ARK", float64(at.Total)/n, DataModelFullRow, "design model (url+title+who+when)"))
 	} else {
-		cmp.Lines = append(cmp.Lines, line("ark, table alone, per ARK", float64(at.HeapBytes()+at.TOASTBytes())/n, DataModelURLOnly, "data-model.md (url only)"))
+		cmp.Lines = append(cmp.Lines, line("ark, table alone, per ARK", float64(at.HeapBytes()+at.TOASTBytes())/n, DataModelURLOnly, "design model (url only)"))
 	}
 	perARKReceipt := float64(rt.Total) / n
 	modelReceipt := model.Receipt.Total() * float64(m.Receipts) / n
 	cmp.Lines = append(cmp.Lines, line("receipts, per ARK (not in the 400 B)", perARKReceipt, modelReceipt, "structural model"))
 	cmp.AllIn = float64(at.Total+rt.Total) / n
-	cmp.Lines = append(cmp.Lines, line("ark + receipt, per ARK (all-in)", cmp.AllIn, BudgetPerARK, "budget (data-model.md)"))
+	cmp.Lines = append(cmp.Lines, line("ark + receipt, per ARK (all-in)", cmp.AllIn, BudgetPerARK, "budget (design model)"))
 	if m.Changes > 0 {
-		cmp.Lines = append(cmp.Lines, line("ARK_CHANGE, per row", float64(ct.Total)/float64(m.Changes), DataModelChange, "data-model.md"))
+		cmp.Lines = append(cmp.Lines, line("ARK_CHANGE, per row", float64(ct.Total)/float64(m.Changes), DataModelChange, "design model"))
+	}
+	for i := range cmp.Lines {
+		rows := m.ARKs
+		if strings.HasPrefix(cmp.Lines[i].What, "ARK_CHANGE") {
+			rows = m.Changes
+		}
+		cmp.Lines[i].TooFewRows = rows < MinPerRowRows
 	}
 	measured3 := float64(at.Total + rt.Total + ct.Total)
 	pred := model.Size(Plan{ARKs: m.ARKs, Receipts: m.Receipts, Changes: m.Changes}, 0)
@@ -723,9 +750,9 @@ func Compare(m *Measurement) Comparison {
 	cmp.ModelWithin10 = math.Abs(ml.DiffPct) <= 10
 	var v strings.Builder
 	if cmp.WithinBudget {
-		fmt.Fprintf(&v, "within budget: %.0f B per ARK all-in (ark + receipt) is %.1f%% under data-model.md's 400 B", cmp.AllIn, (BudgetPerARK-cmp.AllIn)/BudgetPerARK*100)
+		fmt.Fprintf(&v, "within budget: %.0f B per ARK all-in (ark + receipt) is %.1f%% under the design model's 400 B", cmp.AllIn, (BudgetPerARK-cmp.AllIn)/BudgetPerARK*100)
 	} else {
-		fmt.Fprintf(&v, "over budget: %.0f B per ARK all-in (ark + receipt) is %.1f%% over data-model.md's 400 B", cmp.AllIn, (cmp.AllIn-BudgetPerARK)/BudgetPerARK*100)
+		fmt.Fprintf(&v, "over budget: %.0f B per ARK all-in (ark + receipt) is %.1f%% over the design model's 400 B", cmp.AllIn, (cmp.AllIn-BudgetPerARK)/BudgetPerARK*100)
 		if m.Receipts > 0 && float64(at.Total)/n <= BudgetPerARK {
 			fmt.Fprintf(&v, "; the ark table alone (%.0f B) fits, the receipts (%.0f B) are what the 400 B leaves out", float64(at.Total)/n, perARKReceipt)
 		}

@@ -233,6 +233,23 @@ func TestCompareVerdict(t *testing.T) {
 			t.Errorf("verdict %q lacks %q", c.Verdict, want)
 		}
 	}
+	for _, l := range c.Lines {
+		if l.TooFewRows {
+			t.Errorf("line %q marked too few rows at 100,000 ARKs and 10,000 changes", l.What)
+		}
+	}
+	m.ARKs, m.Receipts, m.Changes = 200, 200, 2
+	for _, l := range sizing.Compare(m).Lines {
+		if l.TooFewRows == l.Total {
+			t.Errorf("200 ARKs, 2 changes: line %q too few rows %t", l.What, l.TooFewRows)
+		}
+	}
+	m.ARKs, m.Receipts = 5_000, 5_000
+	for _, l := range sizing.Compare(m).Lines {
+		if want := l.What == "ARK_CHANGE, per row"; l.TooFewRows != want {
+			t.Errorf("5,000 ARKs, 2 changes: line %q too few rows %t, want %t", l.What, l.TooFewRows, want)
+		}
+	}
 	empty := sizing.Compare(&sizing.Measurement{})
 	if len(empty.Lines) != 0 || !contains(empty.Verdict, "no ARK") {
 		t.Errorf("empty ledger: %+v", empty)

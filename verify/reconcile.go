@@ -38,6 +38,12 @@ type ReconcileConfig struct {
 	Apply bool
 	// ClientID, if set, is the registered client the apply acts as (recorded as by_client).
 	ClientID string
+	// IncludeReserved and IncludeTest mean what they mean to `arkhe import`
+	// (loader.ImportConfig): without them an export's reserved ARK, or an ARK of the test NAAN
+	// 99999, that the ledger does not hold is skipped and counted (ReservedSkipped, TestSkipped),
+	// not reported as only_in_export, because a default import leaves it out. One the ledger
+	// holds is compared as usual.
+	IncludeReserved, IncludeTest bool
 	// Progress, if set, is called with the number of records read so far, now and then.
 	Progress func(read int64)
 }
@@ -76,13 +82,18 @@ type ReconcileSummary struct {
 	// refused records, which reconcile does not compare.
 	SkippedNonARK map[string]int64
 	Registry      int64
+	// ReservedSkipped and TestSkipped count export ARKs absent from the ledger that were left
+	// out because they are reserved or of the test NAAN 99999 (see ReconcileConfig.IncludeReserved).
+	ReservedSkipped, TestSkipped int64
 	// Rejected counts records that could not be read or normalized; FirstRejects holds the first
 	// few of them (file, line, reason).
 	Rejected     int64
 	FirstRejects []string
 	// Truncated lists the exports that end mid-record (every complete record was compared).
 	Truncated []*legacy.TruncatedError
-	// Kinds counts report rows per kind (report.DiffOnlyInExport, ...).
+	// Kinds counts differences per kind (report.DiffOnlyInExport, ...): one per report row,
+	// except status_differs, counted once per ARK (a status and its tombstone reason are one
+	// difference, reported as up to two rows).
 	Kinds map[string]int64
 	// Rows is the number of report rows; Report the report's path.
 	Rows   int64
@@ -118,17 +129,18 @@ const reconcileStageDDL = `create temp table reconcile_stage (
 	erc_when    text,
 	commitment  text,
 	metadata    jsonb,
-	source      text not null
+	source      text not null,
+	skip        text
 ) on commit drop`
 
 var reconcileStageColumns = []string{"seq", "ark", "shoulder_id", "spelling", "url", "status", "reason", "erc_who",
-	"erc_what", "erc_when", "commitment", "metadata", "source"}
+	"erc_what", "erc_when", "commitment", "metadata", "source", "skip"}
 
 // reconcileDiffSQL compares each staged ARK with the ledger, in export order.
 const reconcileDiffSQL = `select s.ark, s.source, s.spelling, s.url, s.status, s.reason, s.erc_who, s.erc_what, s.erc_when,
 	s.commitment, s.metadata::text, s.shoulder_id,
 	a.ark is not null, a.original, a.url, a.status, a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when,
-	a.commitment, a.metadata::text, a.shoulder_id, s.metadata is distinct from a.metadata
+	a.commitment, a.metadata::text, a.shoulder_id, s.metadata is distinct from a.metadata, s.skip
 from reconcile_stage s left join ark a on a.ark = s.ark
 order by s.seq`
 
@@ -166,6 +178,12 @@ from (select case
 // reconcileAmbiguousSQL counts ARKs held more than once with different values.
 const reconcileAmbiguousSQL = `select count(*) from (select ark from reconcile_stage
 	group by ark having count(distinct md5((url, status, reason, erc_who, erc_what, erc_when, commitment, metadata)::text)) > 1) x`
+
+// Staged skip marks: why `arkhe import` would leave an export ARK out by default.
+const (
+	reconcileSkipTest     = "test"
+	reconcileSkipReserved = "reserved"
+)
 
 // reconcileMaxFirstRejects bounds ReconcileSummary.FirstRejects.
 const reconcileMaxFirstRejects = 5
@@ -256,7 +274,7 @@ func Reconcile(ctx context.Context, l *loader.Ledger, cfg ReconcileConfig) (Reco
 	}
 	defer w.Abort()
 	covered := map[int64]struct{}{}
-	if err := reconcileCompare(ctx, tx, w, &sum, covered); err != nil {
+	if err := reconcileCompare(ctx, tx, w, &sum, covered, cfg.IncludeReserved, cfg.IncludeTest); err != nil {
 		return sum, err
 	}
 	ids := make([]int64, 0, len(covered))
@@ -288,7 +306,10 @@ func Reconcile(ctx context.Context, l *loader.Ledger, cfg ReconcileConfig) (Reco
 }
 
 // reconcileCompare streams the left join into the report and collects the covered shoulders.
-func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.DiffRow], sum *ReconcileSummary, covered map[int64]struct{}) error {
+// An export ARK absent from the ledger that is reserved or of the test NAAN is counted as skipped
+// unless includeReserved or includeTest says otherwise; an only_in_export row says why the ledger
+// lacks the ARK when that is known (field "why", ledger_value the reason).
+func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.DiffRow], sum *ReconcileSummary, covered map[int64]struct{}, includeReserved, includeTest bool) error {
 	rows, err := tx.Query(ctx, reconcileDiffSQL)
 	if err != nil {
 		return fmt.Errorf("reconcile: compare: %w", err)
@@ -313,22 +334,44 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 			sShoulder, aShoulder                                           *int64
 			found, metaDiffers                                             bool
 			aOriginal, aURL, aStatus, aReason, aWho, aWhat, aWhen, aCommit *string
-			aMeta                                                          *string
+			aMeta, skip                                                    *string
 		)
 		if err := rows.Scan(&key, &source, &sSpelling, &sURL, &sStatus, &sReason, &sWho, &sWhat, &sWhen, &sCommit, &sMeta, &sShoulder,
-			&found, &aOriginal, &aURL, &aStatus, &aReason, &aWho, &aWhat, &aWhen, &aCommit, &aMeta, &aShoulder, &metaDiffers); err != nil {
+			&found, &aOriginal, &aURL, &aStatus, &aReason, &aWho, &aWhat, &aWhen, &aCommit, &aMeta, &aShoulder, &metaDiffers, &skip); err != nil {
 			return fmt.Errorf("reconcile: compare: %w", err)
-		}
-		if sShoulder != nil {
-			covered[*sShoulder] = struct{}{}
 		}
 		arkStr := "ark:" + key
 		src := &source
 		if !found {
-			if err := emit(report.DiffOnlyInExport, arkStr, nil, sURL, nil, src); err != nil {
+			switch {
+			case skip != nil && *skip == reconcileSkipTest && !includeTest:
+				sum.TestSkipped++
+				continue
+			case skip != nil && *skip == reconcileSkipReserved && !includeReserved:
+				sum.ReservedSkipped++
+				continue
+			}
+			if sShoulder != nil {
+				covered[*sShoulder] = struct{}{}
+			}
+			var why *string
+			switch {
+			case skip != nil && *skip == reconcileSkipTest:
+				why = reconcileStrp("an ARK of the test NAAN 99999 (arkhe import leaves it out without --include-test)")
+			case skip != nil && *skip == reconcileSkipReserved:
+				why = reconcileStrp("reserved in the export (arkhe import leaves it out without --include-reserved)")
+			case sShoulder == nil:
+				why = reconcileStrp("its NAAN or shoulder is not registered in the ledger (arkhe import creates the shoulder reserved)")
+			default:
+				why = reconcileStrp("not imported (arkhe import brings it in)")
+			}
+			if err := emit(report.DiffOnlyInExport, arkStr, reconcileStrp("why"), sURL, why, src); err != nil {
 				return err
 			}
 			continue
+		}
+		if sShoulder != nil {
+			covered[*sShoulder] = struct{}{}
 		}
 		covered[*aShoulder] = struct{}{}
 		if !reconcileSame(sURL, aURL) {
@@ -336,15 +379,21 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 				return err
 			}
 		}
+		statusRows := 0
 		if aStatus == nil || *aStatus != sStatus {
+			statusRows++
 			if err := emit(report.DiffStatusDiffers, arkStr, reconcileStrp("status"), &sStatus, aStatus, src); err != nil {
 				return err
 			}
 		}
 		if !reconcileSame(sReason, aReason) {
+			statusRows++
 			if err := emit(report.DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), sReason, aReason, src); err != nil {
 				return err
 			}
+		}
+		if statusRows == 2 { // one difference: the status and its tombstone reason
+			sum.Kinds[report.DiffStatusDiffers]--
 		}
 		for _, f := range []struct {
 			name     string
@@ -472,7 +521,7 @@ type reconcileSource struct {
 	path string
 	ctx  context.Context
 	seq  int64
-	vals [13]any
+	vals [14]any
 	err  error
 }
 
@@ -566,7 +615,14 @@ func (s *reconcileSource) Next() bool {
 		loc := rec.Source.File + ":" + fmt.Sprint(rec.Source.Line)
 		v := &s.vals
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = s.seq, row.Key(), shoulder, row.Original, row.Target, row.Status, row.Reason
-		v[7], v[8], v[9], v[10], v[11], v[12] = row.Who, row.What, row.When, row.Commitment, row.Metadata, loc
+		var skip *string
+		switch {
+		case row.ARK.NAAN == loader.TestNAAN:
+			skip = reconcileStrp(reconcileSkipTest)
+		case row.Status == "reserved":
+			skip = reconcileStrp(reconcileSkipReserved)
+		}
+		v[7], v[8], v[9], v[10], v[11], v[12], v[13] = row.Who, row.What, row.When, row.Commitment, row.Metadata, loc, skip
 		return true
 	}
 }

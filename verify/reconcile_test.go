@@ -261,3 +261,68 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 		t.Errorf("only_in_ledger %d over %d shoulders", sum.Kinds[report.DiffOnlyInLedger], sum.Covered)
 	}
 }
+
+// TestReconcileSkipsReservedAndTest: after a default import, an export's reserved ARKs and ARKs
+// of the test NAAN 99999 are skipped and counted, not reported as only_in_export, so the
+// reconcile finds no differences; with --include-reserved/--include-test they are reported and
+// say why. A status and its tombstone reason count as one status difference.
+func TestReconcileSkipsReservedAndTest(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	l := &loader.Ledger{Pool: pool}
+	dir := t.TempDir()
+	export := filepath.Join(dir, "mixed.anvl")
+	body := reconcileANVL("ark:/12345/x6ccc1", "_status: public", "_target: https://example.org/c1") +
+		reconcileANVL("ark:/12345/x6ccc2", "_status: reserved", "_target: https://example.org/c2") +
+		reconcileANVL("ark:/99999/fk4ccc3", "_status: public", "_target: https://example.org/c3")
+	if err := os.WriteFile(export, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Import(ctx, loader.ImportConfig{Inputs: []string{export}, Format: legacy.EZIDANVL})
+	if err != nil || rep.Total.Imported != 1 || rep.Total.ReservedSkipped != 1 || rep.Total.TestSkipped != 1 {
+		t.Fatalf("import: %+v %v", rep.Total, err)
+	}
+	out := filepath.Join(dir, "diff.csv")
+	sum, err := verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{export}, Out: out, OutFormat: report.CSV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Findings() || sum.Rows != 0 || sum.ReservedSkipped != 1 || sum.TestSkipped != 1 {
+		t.Errorf("default reconcile: rows %d, reserved skipped %d, test skipped %d, findings %t",
+			sum.Rows, sum.ReservedSkipped, sum.TestSkipped, sum.Findings())
+	}
+	sum, err = verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{export}, Out: out, OutFormat: report.CSV,
+		IncludeReserved: true, IncludeTest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Kinds[report.DiffOnlyInExport] != 2 || sum.ReservedSkipped != 0 || sum.TestSkipped != 0 {
+		t.Errorf("included reconcile: %+v", sum)
+	}
+	rows := reconcileReadCSV(t, out)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r[0]+" "+r[1]+" "+r[2]+" | "+r[4])
+	}
+	sort.Strings(got)
+	want := []string{
+		"only_in_export ark:12345/x6ccc2 why | reserved in the export (arkhe import leaves it out without --include-reserved)",
+		"only_in_export ark:99999/fk4ccc3 why | an ARK of the test NAAN 99999 (arkhe import leaves it out without --include-test)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// a tombstone with a reason: two report rows, one status difference
+	tomb := filepath.Join(dir, "tomb.anvl")
+	if err := os.WriteFile(tomb, []byte(reconcileANVL("ark:/12345/x6ccc1", "_status: unavailable | gone", "_target: https://example.org/c1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{tomb}, Out: out, OutFormat: report.CSV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rows != 2 || sum.Kinds[report.DiffStatusDiffers] != 1 {
+		t.Errorf("tombstone: %d rows, status_differs %d (want 2 rows, 1 difference)", sum.Rows, sum.Kinds[report.DiffStatusDiffers])
+	}
+}

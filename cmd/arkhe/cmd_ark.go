@@ -16,14 +16,14 @@ import (
 func arkCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "ark",
-		Usage: "ARK syntax tools",
-		Subcommands: []*cli.Command{
+		Usage: "ARK syntax tools and single-ARK commands (show, repoint, tombstone)",
+		Subcommands: append([]*cli.Command{
 			{
 				Name:      "check",
 				Usage:     "normalize ARKs and verify their NCDA check character; exit 1 if any fails",
 				ArgsUsage: "[ARK...]  (or --file F, or one ARK a line on stdin; a TAB-separated line uses its first field)",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "zone", Value: string(ark.ZoneNAANName), Usage: "check zone: naan_name | name_only | none (README decision 8)"},
+					&cli.StringFlag{Name: "zone", Value: string(ark.ZoneNAANName), Usage: "check zone: naan_name (the check character covers NAAN and name) | name_only (name only) | none"},
 					&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read ARKs from this file, one a line (- for stdin)"},
 				},
 				Action: func(c *cli.Context) error {
@@ -57,7 +57,7 @@ func arkCommand(e *env) *cli.Command {
 					return nil
 				},
 			},
-		},
+		}, arkSingleCommands(e)...),
 	}
 }
 

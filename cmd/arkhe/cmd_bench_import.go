@@ -12,7 +12,7 @@ import (
 func benchImportCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "import",
-		Usage: "measure arkhe import against the plain COPY floor on one server (issue 4)",
+		Usage: "measure arkhe import against the plain COPY floor on one server",
 		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses --database-url), " +
 			"generates an arklet dumpdata export of --rows records (with the fixtures' edge cases), then measures (b) arkhe " +
 			"import of it end to end into a fresh ledger and (a) the floor: the ark rows the import wrote, pre-built in memory, " +

@@ -20,7 +20,7 @@ func benchSizingCommand(e *env) *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "sizing",
-		Usage: "build the ledger in each physical layout (natural keys, ADR-0031 surrogates, arkhe's schema, the levers) from the same rows and compare bytes per ARK and load throughput",
+		Usage: "build the ledger in each physical layout (natural keys, surrogate integer keys, arkhe's schema, the levers) from the same rows and compare bytes per ARK and load throughput",
 		Description: "Every layout gets the same rows: the ARKs (Tate-like generated rows, or --input), one receipt each and one\n" +
 			"ARK_CHANGE per ten ARKs, loaded by COPY as arkhe mint writes them (--workers connections, each committing\n" +
 			"--batch rows per transaction, rows routed by request ID), on a throw-away\n" +

@@ -36,7 +36,7 @@ var benchVerifySettings = []string{"server_version", "shared_buffers", "work_mem
 func benchVerifyCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
-		Usage: "time a full `arkhe verify` against a plain COPY (SELECT ark, url FROM ark) TO STDOUT of the same ledger (issue 5 \"Speed\": target <= 5x)",
+		Usage: "time a full `arkhe verify` against a plain COPY (SELECT ark, url FROM ark) TO STDOUT of the same ledger (the target: at most 5x the COPY time)",
 		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses the server of\n" +
 			"--database-url, a superuser URL, creating database bench_verify_ROWS_SCHEMA there), fills it with --rows\n" +
 			"ARKs over four shoulders, their receipts and one ARK_CHANGE per ten ARKs (fixtures.FillLedger), then\n" +
@@ -106,7 +106,7 @@ func (r *benchVerifyResult) print(w io.Writer) {
 	if r.reused {
 		reused = " (filled by an earlier run)"
 	}
-	fmt.Fprintf(w, "arkhe bench verify: %s ARKs, %s ARK_CHANGE rows%s, on %s\n", group(r.rows), group(r.changes), reused, r.server)
+	fmt.Fprintf(w, "arkhe bench verify: %s, %s%s, on %s\n", plural(int64(r.rows), "ARK", "ARKs"), plural(int64(r.changes), "ARK_CHANGE row", "ARK_CHANGE rows"), reused, r.server)
 	var set []string
 	for _, k := range benchVerifySettings {
 		set = append(set, k+"="+r.settings[k])

@@ -40,7 +40,7 @@ func importCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "do everything, report, and roll back: the ledger is not changed"},
 			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first file>.rejects.csv)"},
 			&cli.StringFlag{Name: "client", Usage: "registered client to import as (needs the ark:import scope; recorded with the run)"},
-			&cli.StringFlag{Name: "check-zone", Value: "none", Usage: "check zone of the shoulders the import creates: naan_name, name_only or none (README decision 8)"},
+			&cli.StringFlag{Name: "check-zone", Value: "none", Usage: "check zone of the shoulders the import creates: naan_name (the check character covers NAAN and name), name_only or none"},
 			&cli.IntFlag{Name: "batch", Value: loader.DefaultImportBatch, Usage: "records classified and inserted at a time"},
 		},
 		Action: func(c *cli.Context) error { return importAction(c, e) },
@@ -154,16 +154,16 @@ func printImportSummary(w io.Writer, rep loader.ImportReport, runErr error) {
 		if f.Passes > 1 {
 			passes = ", read twice (a conflict spanned batches)"
 		}
-		fmt.Fprintf(w, "  file         %s (%s, sha256:%s, %s records%s)\n", f.File, f.Format, shortDigest(f.Digest), thousands(f.Counts.Read), passes)
+		fmt.Fprintf(w, "  file         %s (%s, sha256:%s, %s%s)\n", f.File, f.Format, shortDigest(f.Digest), plural(f.Counts.Read, "record", "records"), passes)
 		if f.Truncated != nil {
 			fmt.Fprintf(w, "  truncated    %s: every complete record before it was imported\n", f.Truncated.Error())
 		}
 	}
-	fmt.Fprintf(w, "  read         %s records\n", thousands(t.Read))
-	fmt.Fprintf(w, "  imported     %s ARKs\n", thousands(t.Imported))
+	fmt.Fprintf(w, "  read         %s\n", plural(t.Read, "record", "records"))
+	fmt.Fprintf(w, "  imported     %s\n", plural(t.Imported, "ARK", "ARKs"))
 	fmt.Fprintf(w, "  unchanged    %s (already in the ledger with the same values)\n", thousands(t.Unchanged))
 	fmt.Fprintf(w, "  differences  %s (in the ledger with another value: left alone; arkhe reconcile --apply accepts the export's)\n", thousands(t.Differences))
-	fmt.Fprintf(w, "  conflicts    %s rows for %s ARKs (same ARK, different values: neither imported)\n", thousands(t.Conflicts), thousands(t.ConflictARKs))
+	fmt.Fprintf(w, "  conflicts    %s for %s (same ARK, different values: neither imported)\n", plural(t.Conflicts, "row", "rows"), plural(t.ConflictARKs, "ARK", "ARKs"))
 	fmt.Fprintf(w, "  collapsed    %s identical duplicate rows\n", thousands(t.Collapsed))
 	fmt.Fprintf(w, "  skipped      %s non-ARK%s\n", thousands(t.SkippedNonARKTotal()), kindCounts(t.SkippedNonARK))
 	fmt.Fprintf(w, "               %s reserved (--include-reserved imports them), %s test NAAN 99999 (--include-test)\n", thousands(t.ReservedSkipped), thousands(t.TestSkipped))
@@ -175,13 +175,13 @@ func printImportSummary(w io.Writer, rep loader.ImportReport, runErr error) {
 				models = append(models, r.Model)
 			}
 		}
-		fmt.Fprintf(w, "  refused      %s records of %s: they hold credentials and are never imported\n", thousands(t.Refused), strings.Join(models, ", "))
+		fmt.Fprintf(w, "  refused      %s of %s: they hold credentials and are never imported\n", plural(t.Refused, "record", "records"), strings.Join(models, ", "))
 	}
 	if t.NAANRecords > 0 || t.ShoulderRecords > 0 {
 		fmt.Fprintf(w, "  registry     %s NAAN and %s shoulder records: %s filled, %s unchanged, %s differ\n", thousands(t.NAANRecords),
 			thousands(t.ShoulderRecords), thousands(t.RegistryFilled), thousands(t.RegistryUnchanged), thousands(t.RegistryDifferences))
 	}
-	fmt.Fprintf(w, "  created      %s NAANs, %s shoulders\n", thousands(t.NAANsCreated), thousands(t.ShouldersCreated))
+	fmt.Fprintf(w, "  created      %s, %s\n", plural(t.NAANsCreated, "NAAN", "NAANs"), plural(t.ShouldersCreated, "shoulder", "shoulders"))
 	fmt.Fprintf(w, "  check chars  %s verified, %s failed, %s none (imported ARKs; a failed check never refuses an ARK)\n",
 		thousands(t.CheckVerified), thousands(t.CheckFailed), thousands(t.CheckNone))
 	if rep.Rejects != "" {

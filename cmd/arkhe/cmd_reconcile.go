@@ -20,7 +20,9 @@ func reconcileCommand(e *env) *cli.Command {
 		Description: "Reads the exports (arklet, N2T, EZID; format detected or --export-format), normalizes each ARK as arkhe import " +
 			"does and compares it with the ledger by key. The difference report (Parquet by default, ./<first export>.diff.parquet " +
 			"unless -o says otherwise) has one row per difference: only_in_export, only_in_ledger (limited to the shoulders the " +
-			"exports cover), target_differs, status_differs, metadata_differs, spelling_only. With --apply, every ARK whose target, " +
+			"exports cover), target_differs, status_differs, metadata_differs, spelling_only. As with arkhe import, an export's " +
+			"reserved ARKs and ARKs of the test NAAN 99999 that the ledger lacks are skipped and counted unless --include-reserved " +
+			"or --include-test is given, so a reconcile after a default import of the same exports finds no differences. With --apply, every ARK whose target, " +
 			"status or metadata differ takes the export's value through the repoint path: exactly one ARK_CHANGE row per changed " +
 			"ARK, nothing else touched; a second --apply finds nothing to do. Exit 0 no differences, 1 differences (or unreadable " +
 			"records), 2 could not run.",
@@ -30,6 +32,8 @@ func reconcileCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "export-format", Usage: "format of every EXPORT (default: detected per file)"},
 			&cli.BoolFlag{Name: "apply", Usage: "accept the exports' targets, statuses and metadata (one ARK_CHANGE row per changed ARK)"},
 			&cli.StringFlag{Name: "client", Usage: "registered client the apply acts as (recorded in ARK_CHANGE)"},
+			&cli.BoolFlag{Name: "include-reserved", Usage: "report export ARKs that are reserved too (skipped and counted otherwise, as arkhe import does)"},
+			&cli.BoolFlag{Name: "include-test", Usage: "report ARKs of the test NAAN 99999 too (skipped and counted otherwise, as arkhe import does)"},
 		},
 		Action: func(c *cli.Context) error { return reconcileAction(c, e) },
 	}
@@ -57,7 +61,8 @@ func reconcileAction(c *cli.Context, e *env) error {
 			return cannot(err)
 		}
 	}
-	cfg := verify.ReconcileConfig{Exports: exports, Out: out, OutFormat: format, Apply: c.Bool("apply"), ClientID: c.String("client")}
+	cfg := verify.ReconcileConfig{Exports: exports, Out: out, OutFormat: format, Apply: c.Bool("apply"), ClientID: c.String("client"),
+		IncludeReserved: c.Bool("include-reserved"), IncludeTest: c.Bool("include-test")}
 	if f := c.String("export-format"); f != "" {
 		if cfg.Format, err = legacy.ParseFormat(f); err != nil {
 			return cannot(fmt.Errorf("reconcile: --export-format: %w", err))
@@ -97,15 +102,16 @@ func printReconcileSummary(w io.Writer, exports []string, apply bool, s verify.R
 	}
 	fmt.Fprintf(w, "arkhe reconcile: %s\n", status)
 	fmt.Fprintf(w, "  exports          %s\n", strings.Join(exports, ", "))
-	fmt.Fprintf(w, "  read             %s records, %s ARKs compared\n", thousands(s.Read), thousands(s.Compared))
+	fmt.Fprintf(w, "  read             %s, %s compared\n", plural(s.Read, "record", "records"), plural(s.Compared, "ARK", "ARKs"))
 	if n := s.Rejected; n > 0 {
-		fmt.Fprintf(w, "  unreadable       %s records, e.g. %s\n", thousands(n), strings.Join(s.FirstRejects, "; "))
+		fmt.Fprintf(w, "  unreadable       %s, e.g. %s\n", plural(n, "record", "records"), strings.Join(s.FirstRejects, "; "))
 	}
 	var skipped int64
 	for _, v := range s.SkippedNonARK {
 		skipped += v
 	}
-	fmt.Fprintf(w, "  skipped          %s non-ARK%s, %s registry records\n", thousands(skipped), kindCounts(s.SkippedNonARK), thousands(s.Registry))
+	fmt.Fprintf(w, "  skipped          %s non-ARK%s, %s\n", thousands(skipped), kindCounts(s.SkippedNonARK), plural(s.Registry, "registry record", "registry records"))
+	fmt.Fprintf(w, "                   %s reserved (--include-reserved reports them), %s test NAAN 99999 (--include-test)\n", thousands(s.ReservedSkipped), thousands(s.TestSkipped))
 	for _, t := range s.Truncated {
 		fmt.Fprintf(w, "  truncated        %s (every complete record was compared)\n", t.Error())
 	}
@@ -113,9 +119,9 @@ func printReconcileSummary(w io.Writer, exports []string, apply bool, s verify.R
 		report.DiffStatusDiffers, report.DiffMetadataDiffers, report.DiffSpellingOnly} {
 		fmt.Fprintf(w, "  %-16s %s\n", k, thousands(s.Kinds[k]))
 	}
-	fmt.Fprintf(w, "  only_in_ledger covers the %d shoulders the exports touch\n", s.Covered)
+	fmt.Fprintf(w, "  only_in_ledger covers the %s the exports touch\n", plural(int64(s.Covered), "shoulder", "shoulders"))
 	if s.Ambiguous > 0 {
-		fmt.Fprintf(w, "  ambiguous        %s ARKs appear more than once with different values (never applied)\n", thousands(s.Ambiguous))
+		fmt.Fprintf(w, "  ambiguous        %s held more than once with different values (never applied)\n", plural(s.Ambiguous, "ARK", "ARKs"))
 	}
 	if apply {
 		fmt.Fprintf(w, "  applied          %s repointed, %s status/metadata changes (one ARK_CHANGE row each); %s held back\n",
@@ -123,6 +129,6 @@ func printReconcileSummary(w io.Writer, exports []string, apply bool, s verify.R
 	} else if s.Kinds[report.DiffTargetDiffers]+s.Kinds[report.DiffStatusDiffers]+s.Kinds[report.DiffMetadataDiffers] > 0 {
 		fmt.Fprintf(w, "  nothing applied: arkhe reconcile --apply accepts the exports' targets, statuses and metadata\n")
 	}
-	fmt.Fprintf(w, "  report           %s (%s rows)\n", s.Report, thousands(s.Rows))
+	fmt.Fprintf(w, "  report           %s (%s)\n", s.Report, plural(s.Rows, "row", "rows"))
 	fmt.Fprintf(w, "  elapsed          %.1f s\n", s.Elapsed.Seconds())
 }

@@ -151,9 +151,9 @@ func managerCommand(e *env) *cli.Command {
 			{
 				Name: "add", Usage: "register a manager", ArgsUsage: "NAME",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "naan", Required: true},
+					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "commitment", Usage: "NLM permanence rating: " + strings.Join(loader.CommitmentLevels[:], " | ")},
-					&cli.IntFlag{Name: "quota", Usage: "new mints per UTC day (0: no limit; README decision 10)"},
+					&cli.IntFlag{Name: "quota", Usage: "new mints per UTC day (0: no limit)"},
 					&cli.StringFlag{Name: "default-shoulder", Usage: "a shoulder this manager holds, used when a mint names none"},
 				},
 				Action: func(c *cli.Context) error {
@@ -179,7 +179,7 @@ func managerCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "list", Usage: "list managers",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "naan"}},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
 				Action: func(c *cli.Context) error {
 					return withLedger(c, e, func(l *loader.Ledger) error {
 						ms, err := l.ListManagers(c.Context, c.String("naan"))
@@ -211,11 +211,11 @@ func shoulderCommand(e *env) *cli.Command {
 			{
 				Name: "add", Usage: "register a shoulder (given, or drawn at random with --length)", ArgsUsage: "[/SHOULDER]",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "naan", Required: true},
+					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "manager", Usage: "manager name holding it"},
 					&cli.IntFlag{Name: "length", Value: 3, Usage: "characters after the slash when drawing at random (3 gives 3,610 shoulders per NAAN)"},
 					&cli.StringFlag{Name: "status", Value: "active", Usage: "active | reserved | delegated"},
-					&cli.StringFlag{Name: "check-zone", Value: "naan_name", Usage: "naan_name | name_only | none (README decision 8)"},
+					&cli.StringFlag{Name: "check-zone", Value: "naan_name", Usage: "naan_name (the check character covers NAAN and name) | name_only (name only) | none"},
 					&cli.IntFlag{Name: "blade-length", Value: 8, Usage: "betanumerics drawn per minted name, before the check character"},
 					&cli.BoolFlag{Name: "default", Usage: "make it the manager's default mint target"},
 				},
@@ -239,7 +239,7 @@ func shoulderCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "retire", Usage: "retire a shoulder for ever (it never mints again)", ArgsUsage: "/SHOULDER",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Required: true}},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return &exitError{code: exitCannot, err: errors.New("shoulder retire: give exactly one shoulder")}
@@ -251,6 +251,18 @@ func shoulderCommand(e *env) *cli.Command {
 						}
 						if changed {
 							fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s retired\n", c.Args().First(), c.String("naan"))
+							managers, clients, err := l.ShoulderDependents(c.Context, c.String("naan"), c.Args().First())
+							if err != nil {
+								return err
+							}
+							if len(managers) > 0 {
+								fmt.Fprintf(e.stdout, "warning: %s is the default shoulder of %s %s; a mint that names no shoulder will be refused until another default is set (manager add --default-shoulder, or shoulder add --default)\n",
+									c.Args().First(), pluralWord(len(managers), "manager", "managers"), quoteJoin(managers))
+							}
+							if len(clients) > 0 {
+								fmt.Fprintf(e.stdout, "warning: active %s %s %s pinned to %s and can no longer mint; register new clients for another shoulder\n",
+									pluralWord(len(clients), "client", "clients"), strings.Join(clients, ", "), pluralWord(len(clients), "is", "are"), c.Args().First())
+							}
 						} else {
 							fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s was retired already\n", c.Args().First(), c.String("naan"))
 						}
@@ -260,7 +272,7 @@ func shoulderCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "list", Usage: "list shoulders with minted counts and collisions",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "naan"}},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
 				Action: func(c *cli.Context) error {
 					return withLedger(c, e, func(l *loader.Ledger) error {
 						ss, err := l.ListShoulders(c.Context, c.String("naan"))
@@ -288,7 +300,7 @@ func clientCommand(e *env) *cli.Command {
 			{
 				Name: "add", Usage: "register a client", ArgsUsage: "CLIENT_ID",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "naan", Required: true},
+					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "authority", Value: "manager", Usage: "system | naan | manager"},
 					&cli.StringFlag{Name: "manager", Usage: "manager name (required for authority manager)"},
 					&cli.StringFlag{Name: "shoulder", Usage: "pin the client to this shoulder"},
@@ -318,7 +330,7 @@ func clientCommand(e *env) *cli.Command {
 			},
 			{
 				Name: "list", Usage: "list clients and their reach",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "naan"}},
+				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
 				Action: func(c *cli.Context) error {
 					return withLedger(c, e, func(l *loader.Ledger) error {
 						cs, err := l.ListClients(c.Context, c.String("naan"))
@@ -403,4 +415,21 @@ func createdWord(created bool) string {
 		return "registered"
 	}
 	return "was registered already (unchanged)"
+}
+
+// pluralWord returns one when n is 1, else many (the noun alone, no count).
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// quoteJoin quotes each name and joins them with ", ".
+func quoteJoin(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }

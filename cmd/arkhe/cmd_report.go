@@ -17,7 +17,7 @@ func reportCommand(e *env) *cli.Command {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: what + " at or after this time (RFC 3339 or a date, UTC midnight)"},
 			&cli.StringFlag{Name: "until", Usage: what + " before this time"},
-			&cli.StringFlag{Name: "naan", Usage: "only this NAAN"},
+			&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345): report only this one"},
 			&cli.StringFlag{Name: "shoulder", Usage: "only this shoulder (/x9)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file (default in the current directory, named after the report and format)"},
 			&cli.StringFlag{Name: "format", Usage: "parquet, csv or jsonl (default: from the output's extension, else parquet)"},

@@ -21,9 +21,10 @@ func sizingCommand(e *env) *cli.Command {
 		Name:  "sizing",
 		Usage: "what each ARK costs on disk: measure the ledger, compare with the 400 B model, project to 1 billion ARKs, check the namespaces",
 		Description: "Without --model, measures the ledger (every table: heap, TOAST, each index; bytes per ARK), holds it\n" +
-			"against data-model.md (400 B per ARK, 362 / 158 / 258 B per row) and arkhe's structural model, projects it to\n" +
-			"1, 10, 100 million and 1 billion ARKs (primary-key memory, WAL during a bulk run) and shows each NAAN's\n" +
-			"shoulders and each shoulder's blade space and collision rate. Exit 1 when a shoulder reaches the\n" +
+			"against the design model (400 B per ARK, 362 / 158 / 258 B per row) and arkhe's structural model, projects it to\n" +
+			"1, 10, 100 million and 1 billion ARKs (primary-key memory, WAL during a bulk run) and shows the shoulders of\n" +
+			"each NAAN holding ARKs or active shoulders (--all: every NAAN), with each shoulder's blade space and\n" +
+			"collision rate. Exit 1 when a shoulder reaches the\n" +
 			"collision warning. With --model, plans from row counts and average field lengths without a database.\n" +
 			"Sizes are in decimal units (1 MB = 10^6 B).",
 		Flags: []cli.Flag{
@@ -39,6 +40,7 @@ func sizingCommand(e *env) *cli.Command {
 			&cli.Float64Flag{Name: "avg-name", Value: d.Name, Usage: "with --model: octets of an assigned name (shoulder + blade + check character)"},
 			&cli.Float64Flag{Name: "avg-request-id", Value: d.RequestID, Usage: "with --model: average octets of a receipt's request ID"},
 			&cli.Float64Flag{Name: "collision-warn", Value: sizing.DefaultCollisionWarning, Usage: "collision rate (collisions / draws) from which a shoulder is flagged"},
+			&cli.BoolFlag{Name: "all", Usage: "list every NAAN in the namespace section (default: only NAANs holding ARKs or active shoulders)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.BoolFlag{Name: "table", Usage: "print only a plot-friendly TSV projection table (1-2-5 steps from 100 thousand to 1 billion ARKs)"},
 		},
@@ -80,10 +82,10 @@ func sizingCommand(e *env) *cli.Command {
 			case c.Bool("table"):
 				printSizingTable(e.stdout, rep)
 			default:
-				printSizing(e.stdout, rep)
+				printSizing(e.stdout, rep, c.Bool("all"))
 			}
 			if rep.Warnings > 0 {
-				return withFindings(fmt.Sprintf("sizing: %d shoulder(s) at or above the collision warning of %.3g%%", rep.Warnings, 100*rep.CollisionWarning))
+				return withFindings(fmt.Sprintf("sizing: %s at or above the collision warning of %.3g%%", plural(int64(rep.Warnings), "shoulder", "shoulders"), 100*rep.CollisionWarning))
 			}
 			return nil
 		},
@@ -105,7 +107,7 @@ func sizingPlan(c *cli.Context) (sizing.Plan, sizing.Fields, error) {
 	for name, v := range map[string]float64{"avg-url": f.URL, "avg-title": f.What, "avg-who": f.Who, "avg-when": f.When,
 		"avg-naan": f.NAAN, "avg-name": f.Name, "avg-request-id": f.RequestID} {
 		if v < 0 || math.IsNaN(v) || v > 64<<10 {
-			return p, f, fmt.Errorf("sizing: --%s %g: want 0 to 65536 octets (README decision 12)", name, v)
+			return p, f, fmt.Errorf("sizing: --%s %g: want 0 to 65536 octets", name, v)
 		}
 	}
 	if f.NAAN < 1 || f.NAAN > 16 || f.Name < 1 || f.Name > 255 {
@@ -122,20 +124,20 @@ func sizingPlan(c *cli.Context) (sizing.Plan, sizing.Fields, error) {
 }
 
 // printSizing prints the report on one screen: tables, comparison, projection, namespaces.
-func printSizing(w io.Writer, r *sizing.Report) {
+func printSizing(w io.Writer, r *sizing.Report, all bool) {
 	if r.Mode == "model" {
 		printSizingModel(w, r)
 	} else {
 		printSizingMeasured(w, r)
 	}
-	printProjection(w, r)
+	printProjection(w, r, all)
 }
 
 func printSizingModel(w io.Writer, r *sizing.Report) {
 	f := r.Fields
 	p := r.Plan
-	fmt.Fprintf(w, "arkhe sizing --model: %s ARKs, %s receipts, %s ARK_CHANGE rows (no database)\n",
-		szInt(p.ARKs), szInt(p.Receipts), szInt(p.Changes))
+	fmt.Fprintf(w, "arkhe sizing --model: %s, %s, %s (no database)\n",
+		plural(p.ARKs, "ARK", "ARKs"), plural(p.Receipts, "receipt", "receipts"), plural(p.Changes, "ARK_CHANGE row", "ARK_CHANGE rows"))
 	fmt.Fprintf(w, "  average octets: key %.0f, url %.0f, title %.0f, who %.0f, when %.0f, request ID %.0f\n\n",
 		f.Key(), f.URL, f.What, f.Who, f.When, f.RequestID)
 	t := szTable{header: []string{"per row (model), bytes", "heap", "indexes", "total", "model figure", "diff"}}
@@ -143,14 +145,14 @@ func printSizingModel(w io.Writer, r *sizing.Report) {
 		t.add(label, fmt.Sprintf("%.0f", c.Heap+c.TOAST), fmt.Sprintf("%.0f", c.IndexTotal()), fmt.Sprintf("%.0f", c.Total()), refName, szDiff(c.Total(), ref))
 	}
 	if f.HasDescription() {
-		fig("ARK", r.Model.ARK, sizing.DataModelFullRow, "362 (data-model.md)")
+		fig("ARK", r.Model.ARK, sizing.DataModelFullRow, "362 (design model)")
 	} else {
 		a := r.Model.ARK
 		t.add("ARK", fmt.Sprintf("%.0f", a.Heap+a.TOAST), fmt.Sprintf("%.0f", a.IndexTotal()), fmt.Sprintf("%.0f", a.Total()),
-			"158 table alone (data-model.md)", szDiff(a.Heap+a.TOAST, sizing.DataModelURLOnly))
+			"158 table alone (design model)", szDiff(a.Heap+a.TOAST, sizing.DataModelURLOnly))
 	}
 	fig("receipt (not in the 400 B)", r.Model.Receipt, 0, "-")
-	fig("ARK_CHANGE", r.Model.Change, sizing.DataModelChange, "258 (data-model.md)")
+	fig("ARK_CHANGE", r.Model.Change, sizing.DataModelChange, "258 (design model)")
 	allIn := r.AllInPerARK()
 	t.add("ARK + receipt, all-in", "", "", fmt.Sprintf("%.0f", allIn), "400 (budget)", szDiff(allIn, sizing.BudgetPerARK))
 	t.write(w)
@@ -168,8 +170,8 @@ func printSizingModel(w io.Writer, r *sizing.Report) {
 
 func printSizingMeasured(w io.Writer, r *sizing.Report) {
 	m := r.Measurement
-	fmt.Fprintf(w, "arkhe sizing: database %s (PostgreSQL %s): %s ARKs, %s receipts, %s ARK_CHANGE rows\n\n",
-		m.Database, m.Server, szInt(m.ARKs), szInt(m.Receipts), szInt(m.Changes))
+	fmt.Fprintf(w, "arkhe sizing: database %s (PostgreSQL %s): %s, %s, %s\n\n",
+		m.Database, m.Server, plural(m.ARKs, "ARK", "ARKs"), plural(m.Receipts, "receipt", "receipts"), plural(m.Changes, "ARK_CHANGE row", "ARK_CHANGE rows"))
 	perARK := func(b int64) string {
 		if m.ARKs == 0 {
 			return "-"
@@ -225,7 +227,11 @@ func printSizingMeasured(w io.Writer, r *sizing.Report) {
 			if l.Total {
 				ms, md = szBytes(int64(l.Measured)), szBytes(int64(l.Model))
 			}
-			t.add(l.What, ms, md, szDiff(l.Measured, l.Model), l.Source)
+			diff := szDiff(l.Measured, l.Model)
+			if l.TooFewRows {
+				ms, diff = "too few rows to measure", "-"
+			}
+			t.add(l.What, ms, md, diff, l.Source)
 		}
 		t.write(w)
 	}
@@ -233,8 +239,9 @@ func printSizingMeasured(w io.Writer, r *sizing.Report) {
 }
 
 // printProjection prints the projection, WAL and memory notes and, for a measured ledger, the
-// namespaces.
-func printProjection(w io.Writer, r *sizing.Report) {
+// namespaces: those holding ARKs or active shoulders, the rest summarized in one line (all:
+// every NAAN).
+func printProjection(w io.Writer, r *sizing.Report, all bool) {
 	src := "measured per-row costs"
 	if r.Costs.Source == "model" {
 		src = "the model (too few rows to measure)"
@@ -274,7 +281,12 @@ func printProjection(w io.Writer, r *sizing.Report) {
 		fmt.Fprintln(w, "  no NAAN registered")
 		return
 	}
+	idle := 0
 	for _, n := range r.Measurement.Namespaces {
+		if !all && !n.InUse() {
+			idle++
+			continue
+		}
 		var lens []string
 		for _, l := range n.Lengths {
 			lens = append(lens, fmt.Sprintf("%s of %s shoulders of length %d used (%.2f%%)", szInt(int64(l.Used)), szInt(l.Available), l.Length, 100*l.Fraction))
@@ -284,7 +296,7 @@ func printProjection(w io.Writer, r *sizing.Report) {
 		}
 		legacy := ""
 		if n.Legacy > 0 {
-			legacy = fmt.Sprintf("; %d legacy shoulder(s)", n.Legacy)
+			legacy = "; " + plural(int64(n.Legacy), "legacy shoulder", "legacy shoulders")
 		}
 		fmt.Fprintf(w, "NAAN %s: %s%s\n", n.NAAN, strings.Join(lens, ", "), legacy)
 		if len(n.Shoulders) == 0 {
@@ -310,6 +322,9 @@ func printProjection(w io.Writer, r *sizing.Report) {
 			t.add("  "+s.Shoulder, s.Status, szInt(s.ARKs), space, used, szInt(s.Draws), szInt(s.Collisions), rate, expected, flag)
 		}
 		t.write(w)
+	}
+	if idle > 0 {
+		fmt.Fprintf(w, "%s without ARKs or active shoulders not shown (--all lists them)\n", plural(int64(idle), "other NAAN", "other NAANs"))
 	}
 }
 

@@ -165,4 +165,29 @@ func TestImportCommandArkletAndReconcile(t *testing.T) {
 	if code, out, _ = arkhe(t, url, "", "reconcile"); code != 2 {
 		t.Errorf("no export: exit %d\n%s", code, out)
 	}
+
+	// reserved and test ARKs: a default import leaves them out, so a default reconcile does too
+	mixed := ":: ark:/54321/x7aa2\n_target: https://e.org/2\n\n" +
+		":: ark:/54321/x7aa3\n_status: reserved\n_target: https://e.org/3\n\n" +
+		":: ark:/99999/fk4aa4\n_target: https://e.org/4\n\n"
+	if err := os.WriteFile("mixed.anvl", []byte(mixed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := arkhe(t, url, "", "import", "mixed.anvl"); code != 0 {
+		t.Fatalf("import mixed: exit %d\n%s", code, out)
+	}
+	code, out, errOut = arkhe(t, url, "", "reconcile", "mixed.anvl", "-o", "mixed.csv")
+	for _, want := range []string{"no differences", "1 reserved (--include-reserved reports them), 1 test NAAN 99999",
+		"only_in_ledger covers the 1 shoulder the exports touch", "(0 rows)", "3 records, 3 ARKs compared"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("default reconcile lacks %q: exit %d\n%s\n%s", want, code, out, errOut)
+		}
+	}
+	code, out, errOut = arkhe(t, url, "", "reconcile", "mixed.anvl", "-o", "mixed.csv", "--include-reserved", "--include-test")
+	if code != 1 || !strings.Contains(out, "only_in_export   2") || !strings.Contains(out, "(2 rows)") {
+		t.Errorf("reconcile --include-*: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile("mixed.csv"); err != nil || !strings.Contains(string(b), "only_in_export,ark:54321/x7aa3,why,https://e.org/3,reserved in the export") {
+		t.Errorf("only_in_export rows do not say why: %v\n%s", err, b)
+	}
 }

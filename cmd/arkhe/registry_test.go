@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/loader"
 )
 
 // arkhe runs the CLI against the test's database and returns its exit code and outputs.
@@ -41,7 +42,10 @@ func TestRegistrationCommands(t *testing.T) {
 		{[]string{"client", "add", "--naan", "99999", "--manager", "Library", "--scope", "ark:mint", "--scope", "ark:read", "minter"}, 0, "client minter registered"},
 		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "wide"}, 2, ""},
 		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "--expires", "2027-01-01", "wide"}, 0, "registered"},
-		{[]string{"shoulder", "retire", "--naan", "99999", "/x9"}, 0, "retired"},
+		{[]string{"client", "add", "--naan", "99999", "--manager", "Library", "--shoulder", "/x9", "pinned-one"}, 0, "registered"},
+		{[]string{"shoulder", "retire", "--naan", "99999", "/x9"}, 0, "shoulder /x9 of NAAN 99999 retired\n" +
+			"warning: /x9 is the default shoulder of manager \"Library\"; a mint that names no shoulder will be refused until another default is set (manager add --default-shoulder, or shoulder add --default)\n" +
+			"warning: active client pinned-one is pinned to /x9 and can no longer mint; register new clients for another shoulder\n"},
 		{[]string{"shoulder", "retire", "--naan", "99999", "/x9"}, 0, "was retired already"},
 	}
 	for _, s := range steps {
@@ -50,17 +54,36 @@ func TestRegistrationCommands(t *testing.T) {
 			t.Fatalf("arkhe %s: exit %d (want %d)\nstdout: %s\nstderr: %s", strings.Join(s.args, " "), code, s.code, out, errOut)
 		}
 	}
-	code, out, _ := arkhe(t, url, "", "shoulder", "list", "--naan", "99999")
+	// a refusal states the rule, not the database's text
+	_, _, errOut := arkhe(t, url, "", "shoulder", "add", "--naan", "99999", "--manager", "Library", "--status", "active", "/dsp01")
+	if !strings.Contains(errOut, loader.ShoulderRule) || strings.Contains(errOut, "SQLSTATE") {
+		t.Errorf("shoulder refusal: %s", errOut)
+	}
+	_, _, errOut = arkhe(t, url, "", "naan", "add", "12a45")
+	if !strings.Contains(errOut, "a NAAN is 1-16 digits or lowercase consonants") || strings.Contains(errOut, "SQLSTATE") {
+		t.Errorf("NAAN refusal: %s", errOut)
+	}
+	code, out, _ := arkhe(t, url, "", "shoulder", "add", "--naan", "99999", "--manager", "Library", "/k7")
+	if code != 0 {
+		t.Fatalf("shoulder add /k7: %d %s", code, out)
+	}
+	code, out, _ = arkhe(t, url, "", "shoulder", "retire", "--naan", "99999", "/k7")
+	if code != 0 || strings.Contains(out, "warning") {
+		t.Errorf("retiring an unused shoulder warns: %d\n%s", code, out)
+	}
+	code, out, _ = arkhe(t, url, "", "shoulder", "list", "--naan", "99999")
 	if code != 0 || !strings.Contains(out, "/x9") || !strings.Contains(out, "retired") {
 		t.Fatalf("shoulder list: %d\n%s", code, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 { // header, /x9 and the drawn 4-character shoulder
+	if len(lines) != 4 { // header, /k7, /x9 and the drawn 4-character shoulder
 		t.Fatalf("shoulder list has %d lines, want 3:\n%s", len(lines), out)
 	}
-	drawn := strings.Fields(lines[1])[1]
-	if drawn == "/x9" {
-		drawn = strings.Fields(lines[2])[1]
+	drawn := ""
+	for _, line := range lines[1:] {
+		if f := strings.Fields(line)[1]; f != "/x9" && f != "/k7" {
+			drawn = f
+		}
 	}
 	if len(drawn) != 5 || !strings.ContainsAny(drawn[4:], "0123456789") {
 		t.Errorf("drawn shoulder %q: want / + 3 consonants + a digit", drawn)

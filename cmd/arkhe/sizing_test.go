@@ -67,6 +67,10 @@ func TestSizingMeasuredLedger(t *testing.T) {
 	pool := pgtest.New(t)
 	seedSizingLedger(t, pool, 200)
 
+	// NAANs without ARKs or active shoulders (as the imported NAAN registry brings) are summarized
+	if _, err := pool.Exec(context.Background(), `insert into naan (naan, name) values ('12345', 'idle'), ('23456', 'idle too')`); err != nil {
+		t.Fatal(err)
+	}
 	code, text, errOut := runArkhe(t, "--database-url", url, "sizing")
 	// /x9: 1 collision in 200 draws = 0.5 % ≥ the default warning of 0.1 %: a finding, exit 1
 	if code != exitFindings || !strings.Contains(errOut, "collision warning") {
@@ -78,6 +82,7 @@ func TestSizingMeasuredLedger(t *testing.T) {
 		"audit_event", "all ", "ark + receipt, per ARK (all-in)", "receipts, per ARK (not in the 400 B)",
 		"verdict:", "1B", "NAAN 99999: 1 of 190 shoulders of length 2 used", "1 legacy shoulder",
 		"/x9", "WARNING: namespace filling up", "29^8 = 5.0e+11",
+		"2 other NAANs without ARKs or active shoulders not shown (--all lists them)",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("sizing output lacks %q:\n%s", want, text)
@@ -85,6 +90,23 @@ func TestSizingMeasuredLedger(t *testing.T) {
 	}
 	if n := strings.Count(text, "\n"); n > 60 {
 		t.Errorf("sizing output is %d lines, more than a screen", n)
+	}
+	if strings.Contains(text, "NAAN 12345") || strings.Contains(text, "no first-digit shoulder") {
+		t.Errorf("sizing lists an idle NAAN by default:\n%s", text)
+	}
+	// 2 ARK_CHANGE rows: their per-row cost is no finding
+	var changeLine string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "ARK_CHANGE, per row") {
+			changeLine = l
+		}
+	}
+	if !strings.Contains(changeLine, "too few rows to measure") || strings.Contains(changeLine, "%") {
+		t.Errorf("ARK_CHANGE line: %q", changeLine)
+	}
+	_, all, _ := runArkhe(t, "--database-url", url, "sizing", "--all")
+	if !strings.Contains(all, "NAAN 12345: no first-digit shoulder") || strings.Contains(all, "not shown") {
+		t.Errorf("sizing --all does not list every NAAN:\n%s", all)
 	}
 	noInternalKey(t, "sizing", text+errOut)
 
@@ -169,8 +191,8 @@ func TestSizingModel(t *testing.T) {
 	if code != exitDone {
 		t.Fatalf("sizing --model: exit %d\n%s", code, errOut)
 	}
-	for _, want := range []string{"2,000,000 ARKs, 2,000,000 receipts, 200,000 ARK_CHANGE rows", "362 (data-model.md)",
-		"258 (data-model.md)", "400 (budget)", "planned ledger:", "verdict:", "3,610 (3)", "500,246,412,961", "projection from the model"} {
+	for _, want := range []string{"2,000,000 ARKs, 2,000,000 receipts, 200,000 ARK_CHANGE rows", "362 (design model)",
+		"258 (design model)", "400 (budget)", "planned ledger:", "verdict:", "3,610 (3)", "500,246,412,961", "projection from the model"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("sizing --model lacks %q:\n%s", want, text)
 		}

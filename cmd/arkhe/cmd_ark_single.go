@@ -1,0 +1,174 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/loader"
+)
+
+// arkSingleCommands are the single-ARK subcommands of `arkhe ark`: show, repoint, tombstone.
+// Exit 0 done, 1 no change (already there, already tombstoned), 2 could not run (an unknown
+// ARK, a refused client, a bad target).
+func arkSingleCommands(e *env) []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "show",
+			Usage:     "print one ARK: target, ERC, status, tombstone, who created it, and its change history",
+			ArgsUsage: "ARK  (any spelling: ark:/12345/x9..., https://n2t.net/ark:12345/..., hyphens)",
+			Action: func(c *cli.Context) error {
+				a, err := oneARK(c, "ark show")
+				if err != nil {
+					return err
+				}
+				return withLedger(c, e, func(l *loader.Ledger) error {
+					r, err := l.ShowARK(c.Context, a.Key())
+					if err != nil {
+						return &exitError{code: exitCannot, err: err}
+					}
+					return printARK(e.stdout, r)
+				})
+			},
+		},
+		{
+			Name:      "repoint",
+			Usage:     "point one ARK at a new target URL (one ARK_CHANGE row); exit 1 if it points there already",
+			ArgsUsage: "ARK URL",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "client", Required: true, Usage: "registered client the change acts as; needs scope ark:update and reach over the ARK's shoulder"},
+				&cli.StringFlag{Name: "reason", Usage: "why, recorded with the change"},
+			},
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 2 {
+					return &exitError{code: exitCannot, err: errors.New("ark repoint: give an ARK and a target URL")}
+				}
+				a, err := ark.Parse(c.Args().Get(0))
+				if err != nil {
+					return &exitError{code: exitCannot, err: fmt.Errorf("ark repoint: %w", err)}
+				}
+				target := c.Args().Get(1)
+				if err := loader.ValidateTarget(target); err != nil {
+					return &exitError{code: exitCannot, err: fmt.Errorf("ark repoint %s: %w", a, err)}
+				}
+				return withLedger(c, e, func(l *loader.Ledger) error {
+					changed, err := l.RepointARK(c.Context, a.Key(), target, c.String("client"), c.String("reason"))
+					if err != nil {
+						return &exitError{code: exitCannot, err: err}
+					}
+					if !changed {
+						fmt.Fprintf(e.stdout, "%s points to %s already; nothing changed\n", a, target)
+						return withFindings("")
+					}
+					fmt.Fprintf(e.stdout, "%s now points to %s\n", a, target)
+					return nil
+				})
+			},
+		},
+		{
+			Name:      "tombstone",
+			Usage:     "withdraw one ARK: status unavailable with a reason (it still resolves to its tombstone); exit 1 if tombstoned already",
+			ArgsUsage: "ARK",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "reason", Required: true, Usage: "why it is withdrawn (shown on the tombstone)"},
+				&cli.StringFlag{Name: "client", Required: true, Usage: "registered client the change acts as; needs scope ark:tombstone and reach over the ARK's shoulder"},
+			},
+			Action: func(c *cli.Context) error {
+				a, err := oneARK(c, "ark tombstone")
+				if err != nil {
+					return err
+				}
+				if strings.TrimSpace(c.String("reason")) == "" {
+					return &exitError{code: exitCannot, err: fmt.Errorf("ark tombstone %s: a tombstone needs a reason (--reason)", a)}
+				}
+				return withLedger(c, e, func(l *loader.Ledger) error {
+					changed, err := l.TombstoneARK(c.Context, a.Key(), c.String("reason"), c.String("client"))
+					if err != nil {
+						return &exitError{code: exitCannot, err: err}
+					}
+					if !changed {
+						fmt.Fprintf(e.stdout, "%s is tombstoned already; nothing changed\n", a)
+						return withFindings("")
+					}
+					fmt.Fprintf(e.stdout, "%s tombstoned: %s\n", a, strings.TrimSpace(c.String("reason")))
+					return nil
+				})
+			},
+		},
+	}
+}
+
+// oneARK parses the command's single ARK argument in any spelling.
+func oneARK(c *cli.Context, cmd string) (ark.ARK, error) {
+	if c.NArg() != 1 {
+		return ark.ARK{}, &exitError{code: exitCannot, err: fmt.Errorf("%s: give exactly one ARK", cmd)}
+	}
+	a, err := ark.Parse(c.Args().First())
+	if err != nil {
+		return ark.ARK{}, &exitError{code: exitCannot, err: fmt.Errorf("%s: %w", cmd, err)}
+	}
+	return a, nil
+}
+
+// printARK prints an ARK record as "field<TAB>value" lines, then its history oldest first.
+func printARK(w io.Writer, r loader.ARKRecord) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	ts := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	fmt.Fprintf(tw, "ark\t%s\n", r.ARK)
+	fmt.Fprintf(tw, "naan\t%s\n", r.NAAN)
+	fmt.Fprintf(tw, "shoulder\t%s\n", dash(r.Shoulder))
+	fmt.Fprintf(tw, "target\t%s\n", dash(r.Target))
+	fmt.Fprintf(tw, "who\t%s\n", dash(r.Who))
+	fmt.Fprintf(tw, "what\t%s\n", dash(r.What))
+	fmt.Fprintf(tw, "when\t%s\n", dash(r.When))
+	fmt.Fprintf(tw, "commitment\t%s\n", dash(r.Commitment))
+	fmt.Fprintf(tw, "status\t%s\n", r.Status)
+	if r.Status == "unavailable" || r.TombstoneReason != "" {
+		fmt.Fprintf(tw, "tombstone reason\t%s\n", dash(r.TombstoneReason))
+		fmt.Fprintf(tw, "tombstoned at\t%s\n", ts(r.TombstonedAt))
+	}
+	fmt.Fprintf(tw, "created at\t%s\n", ts(r.CreatedAt))
+	fmt.Fprintf(tw, "updated at\t%s\n", ts(r.UpdatedAt))
+	fmt.Fprintf(tw, "created by\t%s\n", dash(r.CreatedBy))
+	fmt.Fprintf(tw, "original spelling\t%s\n", dash(r.Original))
+	fmt.Fprintf(tw, "receipt request ID\t%s\n", dash(r.RequestID))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.History) == 0 {
+		_, err := fmt.Fprintln(w, "history: no changes")
+		return err
+	}
+	fmt.Fprintf(w, "history (%s, oldest first):\n", plural(int64(len(r.History)), "change", "changes"))
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  AT\tACTION\tTARGET\tSTATUS\tREASON\tBY\tNOTE")
+	for _, h := range r.History {
+		target := dash(h.AfterURL)
+		if h.BeforeURL != h.AfterURL {
+			target = dash(h.BeforeURL) + " -> " + dash(h.AfterURL)
+		}
+		status := dash(h.AfterStatus)
+		if h.BeforeStatus != h.AfterStatus {
+			status = dash(h.BeforeStatus) + " -> " + dash(h.AfterStatus)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", ts(h.At), h.Action, target, status, dash(h.Reason), dash(h.By), dash(h.Note))
+	}
+	return tw.Flush()
+}

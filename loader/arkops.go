@@ -1,0 +1,223 @@
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// MaxTargetOctets is the longest target URL the ledger stores (ark.url is varchar(2048)).
+const MaxTargetOctets = 2048
+
+// UnknownARKError reports an ARK that is not in the ledger. ARK is the printed form "ark:NAAN/name".
+type UnknownARKError struct {
+	ARK string
+}
+
+func (e *UnknownARKError) Error() string { return e.ARK + " is not in the ledger" }
+
+// ARKRefusedError is a refusal of a single-ARK change (repoint, tombstone) before the ledger is
+// touched: the client is not registered, not active, expired, lacks the scope, or does not reach
+// the ARK's shoulder; or the target or reason is not acceptable. Rule says which, in words.
+type ARKRefusedError struct {
+	ARK  string // "ark:NAAN/name"
+	Rule string
+}
+
+func (e *ARKRefusedError) Error() string { return e.ARK + ": " + e.Rule }
+
+// ARKChangeEntry is one ARK_CHANGE row as shown to a user: when, what, before and after target
+// and status, the reason, who (By: a client_id, never an internal key; "" when none) and the
+// recorded by_text (Note, e.g. "arkhe ark repoint: moved" or the export a reconcile applied).
+type ARKChangeEntry struct {
+	At                        *time.Time
+	Action                    string // update, tombstone, metadata, restore
+	BeforeURL, AfterURL       string
+	BeforeStatus, AfterStatus string
+	Reason                    string
+	By                        string
+	Note                      string
+}
+
+// ARKRecord is one ARK as `arkhe ark show` prints it. Strings are "" where the ledger holds NULL;
+// CreatedBy is the creating client's client_id ("" for an imported ARK); RequestID the mint
+// receipt's request ID ("" when none, e.g. imported); History the ARK_CHANGE rows oldest first.
+type ARKRecord struct {
+	ARK             string // "ark:NAAN/name"
+	NAAN            string
+	Shoulder        string // stored form "/x9"
+	Target          string
+	Who, What, When string // ERC kernel
+	Commitment      string
+	Status          string // public, reserved, unavailable
+	TombstoneReason string
+	TombstonedAt    *time.Time
+	CreatedAt       *time.Time
+	UpdatedAt       *time.Time
+	CreatedBy       string
+	Original        string
+	RequestID       string
+	History         []ARKChangeEntry
+}
+
+// ShowARK reads the ARK with ledger key key ("NAAN/name", ark.ARK.Key()) and its ARK_CHANGE
+// history. An ARK not in the ledger is an *UnknownARKError.
+func (l *Ledger) ShowARK(ctx context.Context, key string) (ARKRecord, error) {
+	var r ARKRecord
+	err := l.Pool.QueryRow(ctx, `select a.naan, coalesce(s.shoulder, ''), coalesce(a.url, ''), coalesce(a.erc_who, ''),
+		coalesce(a.erc_what, ''), coalesce(a.erc_when, ''), coalesce(a.commitment, ''), a.status, coalesce(a.tombstone_reason, ''),
+		a.tombstoned_at, a.created_at, a.updated_at, coalesce(c.client_id, ''), coalesce(a.original, ''), coalesce(a.request_id, '')
+		from ark a left join shoulder s on s.id = a.shoulder_id left join client c on c.id = a.created_by
+		where a.ark = $1`, key).Scan(&r.NAAN, &r.Shoulder, &r.Target, &r.Who, &r.What, &r.When, &r.Commitment, &r.Status,
+		&r.TombstoneReason, &r.TombstonedAt, &r.CreatedAt, &r.UpdatedAt, &r.CreatedBy, &r.Original, &r.RequestID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, &UnknownARKError{ARK: "ark:" + key}
+	}
+	if err != nil {
+		return r, fmt.Errorf("read ark:%s: %w", key, err)
+	}
+	r.ARK = "ark:" + key
+	rows, err := l.Pool.Query(ctx, `select h.at, h.action, coalesce(h.before_url, ''), coalesce(h.after_url, ''),
+		coalesce(h.before_status, ''), coalesce(h.after_status, ''), coalesce(h.reason, ''),
+		coalesce(c.client_id, ''), coalesce(h.by_text, '')
+		from ark_change h left join client c on c.id = h.by_client
+		where h.ark = $1 order by h.id`, key)
+	if err != nil {
+		return r, fmt.Errorf("read history of ark:%s: %w", key, err)
+	}
+	r.History, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (ARKChangeEntry, error) {
+		var h ARKChangeEntry
+		err := row.Scan(&h.At, &h.Action, &h.BeforeURL, &h.AfterURL, &h.BeforeStatus, &h.AfterStatus, &h.Reason, &h.By, &h.Note)
+		return h, err
+	})
+	if err != nil {
+		return r, fmt.Errorf("read history of ark:%s: %w", key, err)
+	}
+	return r, nil
+}
+
+// ValidateTarget checks a target URL: absolute http or https with a host, at most
+// MaxTargetOctets octets. The error names the rule broken.
+func ValidateTarget(target string) error {
+	if len(target) > MaxTargetOctets {
+		return fmt.Errorf("target is %d octets; at most %d are stored", len(target), MaxTargetOctets)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return fmt.Errorf("target %q is not a URL: %w", target, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("target %q must be an absolute http or https URL", target)
+	}
+	return nil
+}
+
+// RepointARK moves the ARK with ledger key key to target through ark_repoint (the repoint path:
+// one ARK_CHANGE row, README decision 7), acting as the registered client clientID, which must be
+// active, unexpired, hold scope ark:update and reach the ARK's shoulder. reason, if given, is
+// recorded with the change. It returns changed=false when the ARK already points there.
+// Errors: *UnknownARKError, *ARKRefusedError, or a wrapped database error.
+func (l *Ledger) RepointARK(ctx context.Context, key, target, clientID, reason string) (changed bool, err error) {
+	if err := ValidateTarget(target); err != nil {
+		return false, &ARKRefusedError{ARK: "ark:" + key, Rule: err.Error()}
+	}
+	by := "arkhe ark repoint"
+	if r := strings.TrimSpace(reason); r != "" {
+		by += ": " + r
+	}
+	return l.changeARK(ctx, key, clientID, "ark:update", `select ark_repoint($1, $2, $3, $4)`, target, by)
+}
+
+// TombstoneARK withdraws the ARK with ledger key key through ark_tombstone (status unavailable,
+// the reason and the time, one ARK_CHANGE row; README decision 3), acting as clientID, which
+// must be active, unexpired, hold scope ark:tombstone and reach the ARK's shoulder. reason is
+// required. It returns changed=false when the ARK is tombstoned already.
+// Errors: *UnknownARKError, *ARKRefusedError, or a wrapped database error.
+func (l *Ledger) TombstoneARK(ctx context.Context, key, reason, clientID string) (changed bool, err error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return false, &ARKRefusedError{ARK: "ark:" + key, Rule: "a tombstone needs a reason (--reason)"}
+	}
+	return l.changeARK(ctx, key, clientID, "ark:tombstone", `select ark_tombstone($1, $2, $3, $4)`, reason, "arkhe ark tombstone")
+}
+
+// changeARK checks the client's reach over the ARK and runs one change function
+// (ark_repoint or ark_tombstone, whose parameters are ark, value, by_client, by_text) in one
+// transaction, locking the ARK row first.
+func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, value, byText string) (bool, error) {
+	printed := "ark:" + key
+	refuse := func(rule string) (bool, error) { return false, &ARKRefusedError{ARK: printed, Rule: rule} }
+	if clientID == "" {
+		return refuse("name the registered client the change acts as (--client)")
+	}
+	tx, err := l.Pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", printed, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var sID, sManager *int64
+	var sNAAN, sShoulder string
+	err = tx.QueryRow(ctx, `select s.id, s.naan, s.shoulder, s.manager_id from ark a join shoulder s on s.id = a.shoulder_id
+		where a.ark = $1 for update of a`, key).Scan(&sID, &sNAAN, &sShoulder, &sManager)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, &UnknownARKError{ARK: printed}
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", printed, err)
+	}
+	var (
+		pk                int64
+		active            bool
+		expires           *time.Time
+		scopes            []string
+		authority, cNAAN  string
+		cManager, cPinned *int64
+		expired           bool
+	)
+	err = tx.QueryRow(ctx, `select id, active, expires_at, allowed_scopes, authority, naan, manager_id, shoulder_id,
+		expires_at is not null and expires_at <= now() from client where client_id = $1`, clientID).
+		Scan(&pk, &active, &expires, &scopes, &authority, &cNAAN, &cManager, &cPinned, &expired)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return refuse(fmt.Sprintf("client %q is not registered", clientID))
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: read client %s: %w", printed, clientID, err)
+	}
+	switch {
+	case !active:
+		return refuse(fmt.Sprintf("client %s is not active", clientID))
+	case expired:
+		return refuse(fmt.Sprintf("client %s expired at %s", clientID, expires.UTC().Format(time.RFC3339)))
+	case !slices.Contains(scopes, scope):
+		return refuse(fmt.Sprintf("client %s lacks scope %s (it holds: %s)", clientID, scope, strings.Join(scopes, " ")))
+	}
+	reach := false
+	switch authority {
+	case "system":
+		reach = true
+	case "naan":
+		reach = cNAAN == sNAAN
+	case "manager":
+		reach = cManager != nil && sManager != nil && *cManager == *sManager
+	}
+	if reach && cPinned != nil && (sID == nil || *cPinned != *sID) {
+		reach = false
+	}
+	if !reach {
+		return refuse(fmt.Sprintf("client %s (authority %s) does not reach shoulder %s of NAAN %s", clientID, authority, sShoulder, sNAAN))
+	}
+	var changed bool
+	if err := tx.QueryRow(ctx, call, key, value, pk, byText).Scan(&changed); err != nil {
+		return false, fmt.Errorf("%s: %w", printed, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("%s: commit: %w", printed, err)
+	}
+	return changed, nil
+}
