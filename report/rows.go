@@ -113,18 +113,21 @@ const (
 )
 
 // DiffRow is one difference found by reconciling a legacy export against the
-// ledger (issue 5; legacy-formats.md). Columns, in order:
+// ledger (arkhe reconcile). Columns, in order:
 //
 //   - kind (string, never NULL): one of [DiffOnlyInExport], [DiffOnlyInLedger],
 //     [DiffTargetDiffers], [DiffMetadataDiffers], [DiffStatusDiffers],
 //     [DiffSpellingOnly].
 //   - ark (string, never NULL): the canonical "ark:NAAN/name".
 //   - field (string, NULL allowed): the field that differs ("target", "who",
-//     "status", ...); NULL for only_in_* and spelling_only rows.
+//     "status", ...); "why" on an only_in_export row whose reason is known
+//     (then ledger_value holds that reason, e.g. a reserved ARK the import left
+//     out); NULL for other only_in_* rows and for spelling_only rows.
 //   - export_value, ledger_value (string, NULL allowed): the two values as
 //     found; NULL where that side has no value (or no row), "" where it holds
 //     the empty string. For spelling_only, export_value is the export's
-//     spelling and ledger_value the canonical one.
+//     spelling and ledger_value the canonical one; for a "why" row,
+//     ledger_value is the explanation.
 //   - source (string, NULL allowed): where the export row came from, as
 //     "file:line"; NULL for only_in_ledger rows.
 type DiffRow struct {
