@@ -46,7 +46,7 @@ const (
 // 16), in print order.
 func ServerSettings() []string {
 	return []string{"server_version", "shared_buffers", "wal_level", "fsync", "synchronous_commit",
-		"full_page_writes", "max_wal_size", "checkpoint_timeout", "wal_compression", "work_mem", "maintenance_work_mem"}
+		"full_page_writes", "max_wal_size", "checkpoint_timeout", "wal_compression", "work_mem", "maintenance_work_mem", "autovacuum"}
 }
 
 // MintConfig configures RunMint.
@@ -63,7 +63,7 @@ type MintConfig struct {
 	// parallelism as arkhe).
 	FloorWorkers int
 	// Repeat runs the pair of measurements this many times (0: 1), each into fresh clones, and
-	// reports the median rates.
+	// reports the median rates. Every second pair runs the floor first (see measurePair).
 	Repeat int
 	// DatabaseURL, if set, is a superuser connection string of an existing server; the bench
 	// creates and drops its databases there. Otherwise a local cluster is started in Dir.
@@ -131,8 +131,18 @@ type MintResult struct {
 	dataDir string
 }
 
-// Ratio is the mint rate over the floor rate (issue 3 targets: ≥ 0.8 empty, ≥ 0.7 at 10 million).
+// Ratio is the mint rate over the floor rate (issue 3 targets: ≥ 0.8 empty, ≥ 0.7 at 10 million):
+// with several pairs the median of the pairs' ratios (each pair measured close together in time,
+// so a busy machine skews both of its rates alike), else Mint.Rate() / Floor.Rate().
 func (r MintResult) Ratio() float64 {
+	if len(r.Pairs) > 1 {
+		rs := make([]float64, len(r.Pairs))
+		for i, p := range r.Pairs {
+			rs[i] = p.Ratio()
+		}
+		slices.Sort(rs)
+		return rs[len(rs)/2]
+	}
 	if r.Floor.Rate() == 0 {
 		return 0
 	}
@@ -236,12 +246,14 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 		res.ManifestBytes = st.Bytes
 	}
 
+	var prev [][]any
 	for i := range cfg.Repeat {
-		p, err := measurePair(ctx, admin, adminURL, tpl, manifest, dir, res.dataDir, cfg, i, logf)
+		p, rows, err := measurePair(ctx, admin, adminURL, tpl, manifest, dir, res.dataDir, cfg, i, &prev, logf)
 		res.Pairs = append(res.Pairs, p)
 		if err != nil {
 			return res, err
 		}
+		prev = rows
 	}
 	// medians by rate; memory: the largest peak; the sink's timings: the median pair's
 	mints := slices.Clone(res.Pairs)
@@ -278,33 +290,66 @@ func (p Pair) Ratio() float64 {
 }
 
 // measurePair clones the template twice, runs (b) arkhe mint of manifest into one and (a) the
-// floor of the same rows into the other, and drops both.
-func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manifest, dir, dataDir string, cfg MintConfig, i int, logf func(string, ...any)) (Pair, error) {
+// floor into the other, and drops both. With prev (the rows an earlier pair's arkhe run wrote) the
+// floor goes first and sends those rows, so over repeated runs neither phase always runs first on a
+// fresh server state (*prev is cleared before (b) runs); otherwise arkhe goes first and the floor sends exactly the rows it wrote,
+// which are returned for the next pair.
+func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manifest, dir, dataDir string, cfg MintConfig, i int,
+	prev *[][]any, logf func(string, ...any)) (Pair, [][]any, error) {
 	var p Pair
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	mintDB, floorDB := "bench_mint_"+suffix, "bench_floor_"+suffix
 	for _, db := range []string{mintDB, floorDB} {
 		logf("cloning %s from %s", db, tpl)
 		if err := cloneDatabase(ctx, admin, db, tpl); err != nil {
-			return p, err
+			return p, nil, err
 		}
 		defer func() {
 			_, _ = admin.Exec(context.WithoutCancel(ctx), `drop database if exists `+pgx.Identifier{db}.Sanitize()+` with (force)`)
 		}()
 	}
 
+	// (a) the floor: the final rows pre-built, plain CopyFrom
+	floor := func(arks [][]any) error {
+		floorPool, err := pgxpool.New(ctx, databaseURL(adminURL, floorDB))
+		if err != nil {
+			return fmt.Errorf("bench mint: %w", err)
+		}
+		defer floorPool.Close()
+		if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
+			return fmt.Errorf("bench mint: checkpoint: %w", err)
+		}
+		logf("(a) floor: pgx CopyFrom of %d ARK rows with their receipts, batch %d, %d connection(s) (run %d of %d)",
+			len(arks), cfg.BatchSize, cfg.FloorWorkers, i+1, cfg.Repeat)
+		cpu0 := sampleCPU(dataDir)
+		start := time.Now()
+		if err := copyFloorRows(ctx, floorPool, arks, cfg.BatchSize, cfg.FloorWorkers, &p); err != nil {
+			return err
+		}
+		p.Floor = Phase{Rows: int64(len(arks)), Elapsed: time.Since(start)}
+		p.FloorCPU = sampleCPU(dataDir).Sub(cpu0)
+		return nil
+	}
+	if *prev != nil {
+		err := floor(*prev)
+		*prev = nil // not held while (b) runs: (b)'s peak memory is its own
+		if err != nil {
+			return p, nil, err
+		}
+	}
+
 	// (b) arkhe mint, end to end
 	l, err := loader.Open(ctx, databaseURL(adminURL, mintDB), int32(cfg.Workers+2))
 	if err != nil {
-		return p, err
+		return p, nil, err
 	}
 	defer l.Close()
 	var maxSeq int64
 	if err := l.Pool.QueryRow(ctx, `select coalesce(max(seq), 0) from ark`).Scan(&maxSeq); err != nil {
-		return p, fmt.Errorf("bench mint: %w", err)
+		return p, nil, fmt.Errorf("bench mint: %w", err)
 	}
 	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
-		return p, fmt.Errorf("bench mint: checkpoint: %w", err)
+		return p, nil, fmt.Errorf("bench mint: checkpoint: %w", err)
 	}
 	logf("(b) arkhe mint of %d rows, batch %d, %d workers (run %d of %d)", cfg.Rows, cfg.BatchSize, cfg.Workers, i+1, cfg.Repeat)
 	runtime.GC()
@@ -314,11 +359,11 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 	if cfg.CPUProfile != "" && i == 0 {
 		f, err := os.Create(cfg.CPUProfile)
 		if err != nil {
-			return p, fmt.Errorf("bench mint: %w", err)
+			return p, nil, fmt.Errorf("bench mint: %w", err)
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return p, fmt.Errorf("bench mint: %w", err)
+			return p, nil, fmt.Errorf("bench mint: %w", err)
 		}
 	}
 	cpu0 := sampleCPU(dataDir)
@@ -341,37 +386,27 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 	p.PeakRSS = peakRSS()
 	p.Summary, p.Stats = rep.Summary, rep.Stats
 	if err != nil {
-		return p, fmt.Errorf("bench mint: arkhe mint: %w", err)
+		return p, nil, fmt.Errorf("bench mint: arkhe mint: %w", err)
 	}
 	if rep.Summary.Minted != int64(cfg.Rows) {
-		return p, fmt.Errorf("bench mint: arkhe minted %d of %d rows (%d rejected)", rep.Summary.Minted, cfg.Rows, rep.Summary.Rejected)
+		return p, nil, fmt.Errorf("bench mint: arkhe minted %d of %d rows (%d rejected)", rep.Summary.Minted, cfg.Rows, rep.Summary.Rejected)
 	}
-
-	// (a) the floor: exactly the rows (b) wrote, pre-built, plain CopyFrom
 	arks, err := readBackMinted(ctx, l.Pool, maxSeq)
 	if err != nil {
-		return p, err
+		return p, nil, err
 	}
 	l.Close()
-	floorPool, err := pgxpool.New(ctx, databaseURL(adminURL, floorDB))
-	if err != nil {
-		return p, fmt.Errorf("bench mint: %w", err)
+	if p.Floor.Rows == 0 {
+		if err := floor(arks); err != nil {
+			return p, nil, err
+		}
+		logf("run %d (arkhe first): floor %.0f rows/s, arkhe %.0f rows/s, ratio %.2f; CPU floor %.1f s, arkhe %.1f s", i+1,
+			p.Floor.Rate(), p.Mint.Rate(), p.Ratio(), p.FloorCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
+		return p, arks, nil
 	}
-	defer floorPool.Close()
-	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
-		return p, fmt.Errorf("bench mint: checkpoint: %w", err)
-	}
-	logf("(a) floor: pgx CopyFrom of the same %d ARK rows with their receipts, batch %d, %d connection(s)", len(arks), cfg.BatchSize, cfg.FloorWorkers)
-	cpu0 = sampleCPU(dataDir)
-	start = time.Now()
-	if err := copyFloorRows(ctx, floorPool, arks, cfg.BatchSize, cfg.FloorWorkers, &p); err != nil {
-		return p, err
-	}
-	p.Floor = Phase{Rows: int64(len(arks)), Elapsed: time.Since(start)}
-	p.FloorCPU = sampleCPU(dataDir).Sub(cpu0)
-	logf("run %d: floor %.0f rows/s, arkhe %.0f rows/s, ratio %.2f; CPU floor %.1f s, arkhe %.1f s", i+1, p.Floor.Rate(), p.Mint.Rate(), p.Ratio(),
-		p.FloorCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
-	return p, nil
+	logf("run %d (floor first): floor %.0f rows/s, arkhe %.0f rows/s, ratio %.2f; CPU floor %.1f s, arkhe %.1f s", i+1,
+		p.Floor.Rate(), p.Mint.Rate(), p.Ratio(), p.FloorCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
+	return p, nil, nil
 }
 
 // buildMintTemplate creates the template ledger tpl: migrated, registered, preloaded.
@@ -696,7 +731,7 @@ func (r MintResult) Print(w io.Writer) {
 		r.Mint.Rate(), r.Mint.Rows, r.Mint.Elapsed.Seconds(), float64(r.ManifestBytes)/1e6)
 	fmt.Fprintf(w, "ratio (b)/(a): %.2f\n", r.Ratio())
 	if len(r.Pairs) > 1 {
-		fmt.Fprintf(w, "  (medians of %d runs; per run floor / arkhe / ratio:", len(r.Pairs))
+		fmt.Fprintf(w, "  (median ratio of %d runs; rates above are the median rates; per run floor / arkhe / ratio:", len(r.Pairs))
 		for _, p := range r.Pairs {
 			fmt.Fprintf(w, " %.0f/%.0f/%.2f", p.Floor.Rate(), p.Mint.Rate(), p.Ratio())
 		}

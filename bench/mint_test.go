@@ -12,12 +12,15 @@ import (
 // floor and arkhe must load the same number of rows and report rates and settings.
 func TestRunMintSmall(t *testing.T) {
 	res, err := RunMint(context.Background(), MintConfig{Rows: 3000, Preload: 2000, BatchSize: 500, Workers: 2,
-		DatabaseURL: pgtest.URL(t), Dir: t.TempDir(), Seed: 7})
+		DatabaseURL: pgtest.URL(t), Dir: t.TempDir(), Seed: 7, Repeat: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Mint.Rows != 3000 || res.Floor.Rows != 3000 || res.Summary.Minted != 3000 || res.Summary.Read != 3000 {
 		t.Fatalf("mint %+v floor %+v summary %+v", res.Mint, res.Floor, res.Summary)
+	}
+	if len(res.Pairs) != 2 || res.Pairs[1].Floor.Rows != 3000 || res.Pairs[1].Mint.Rows != 3000 {
+		t.Fatalf("pairs %+v (the second runs the floor first, with the first pair's rows)", res.Pairs)
 	}
 	if res.Mint.Rate() <= 0 || res.Floor.Rate() <= 0 || res.Ratio() <= 0 {
 		t.Fatalf("rates %.0f and %.0f", res.Mint.Rate(), res.Floor.Rate())

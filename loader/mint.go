@@ -29,11 +29,14 @@ import (
 // Collisions and duplicates (issue 3 "Minting", "Speed"): a batch is never thrown away for one
 // collision. Names are drawn in Go; a name another row of the run holds — in the same batch or
 // in another worker's uncommitted one — is caught by an in-process set (inflight) and redrawn.
-// When the ledger is dense enough that a collision with it is likely in a batch (the expected
-// number, batch × ARKs / 29^blade length, is at least NameCheckThreshold), or once one was seen,
-// the drawn names are looked up in the ledger before COPY (`ark = any($1)`), hits are counted and
-// redrawn, and only the redrawn names are looked up again. In a sparse ledger that lookup would
-// cost more than it saves, so the batch goes to COPY directly; if COPY then fails with a unique
+// A name this run committed earlier may be drawn again (1 million 8-character draws collide about
+// once among themselves): the run keeps the hashes of its committed names in a fixed-size bit set
+// (runNames) and looks only the names it may hold up in the ledger. When the ledger held enough
+// ARKs before the run that a collision with them is likely in a batch (the expected number,
+// batch × ARKs / 29^blade length, is at least NameCheckThreshold), or once one was seen, every
+// drawn name is looked up before COPY (`ark = any($1)`, sorted), hits are counted and redrawn, and
+// only the redrawn names are looked up again. In a sparse ledger that lookup would cost more than
+// it saves, so the batch goes to COPY directly; if COPY then fails with a unique
 // violation or a deadlock (a rare collision, a concurrent run, a receipt that exists), the batch
 // is rolled back, the conflicting names and receipts are found by querying the ledger (README
 // decision 18 — never by reading the error; one 23505 on the ark COPY may be ark_pkey or
@@ -49,8 +52,9 @@ import (
 // (issue 3: "at most ten draws per row").
 const DefaultMaxDraws = 10
 
-// NameCheckThreshold is the expected number of collisions per batch at or above which CheckAuto
-// looks drawn names up in the ledger before COPY. Below it, going to COPY directly costs a
+// NameCheckThreshold is the expected number of collisions per batch with the ARKs that were in
+// the ledger before the run (the run's own are caught by runNames) at or above which CheckAuto
+// looks every drawn name up in the ledger before COPY. Below it, going to COPY directly costs a
 // retried batch with probability about the expected number. Measured with `arkhe bench mint`
 // (PostgreSQL 15, 100k batches, 1 million rows): looking up 100k names costs about 6% of the
 // batch's COPY time, so the break-even is near 0.06.
@@ -319,6 +323,7 @@ type MintSink struct {
 	remaining atomic.Int64 // quota left today (with QuotaPerDay > 0)
 
 	inflight inflight // names drawn for uncommitted batches, all workers
+	runNames runNames // names committed by this run
 
 	phases                  [numPhases]atomic.Int64 // nanoseconds
 	retries, looked, loaded atomic.Int64
@@ -366,7 +371,8 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 			t.NoNewMints = &ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the shoulder cannot mint", Err: err}
 		}
 	}
-	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed(), owner: map[uint64]holder{}}}
+	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed(), owner: map[uint64]holder{}},
+		runNames: runNames{bits: make([]atomic.Uint64, runNameBits/64)}}
 	if t.NoNewMints == nil {
 		s.space = ark.BladeSpace(t.BladeLength)
 	}
@@ -603,6 +609,8 @@ type mintWorker struct {
 
 	// per-batch scratch, reused
 	first     map[string]int32 // request ID → its first row in the batch
+	firstOf   []int32          // per row: the first row of its request ID in the batch
+	hash      []uint64         // per row: hash of the name drawn (inflight, runNames)
 	receipt   map[string]receiptRow
 	hits      map[string]struct{}
 	name      []string // per row: printed ARK drawn, "" for none
@@ -631,6 +639,8 @@ func (w *mintWorker) Close() error {
 func (w *mintWorker) reset(n int) {
 	clear(w.first)
 	clear(w.receipt)
+	w.firstOf = resize(w.firstOf, n)
+	w.hash = resize(w.hash, n)
 	w.name = resize(w.name, n)
 	w.draws = resize(w.draws, n)
 	w.verified = resize(w.verified, n)
@@ -658,8 +668,10 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 	}()
 	for i := range rows {
 		rid := rows[i].Record.RequestID
-		if _, ok := w.first[rid]; !ok {
-			w.first[rid] = int32(i)
+		if f, ok := w.first[rid]; ok {
+			w.firstOf[i] = f
+		} else {
+			w.first[rid], w.firstOf[i] = int32(i), int32(i)
 		}
 	}
 	var err error
@@ -704,6 +716,9 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 		}
 		err = w.commit(ctx, b)
 		if err == nil {
+			for _, i := range w.mint { // before the names leave inflight (deferred release)
+				w.s.runNames.add(w.hash[i])
+			}
 			w.s.minted.Add(int64(len(w.mint)))
 			w.reserved = 0 // used
 			return nil
@@ -784,7 +799,9 @@ func (w *mintWorker) wantNameCheck(n int) bool {
 	if w.dense || w.s.dense.Load() {
 		return true
 	}
-	expected := float64(n) * float64(w.s.arkRows0+w.s.minted.Load()) / w.s.space
+	// names minted earlier in this run are caught by s.runNames; only the ARKs that were there
+	// before the run need a lookup of every name
+	expected := float64(n) * float64(w.s.arkRows0) / w.s.space
 	return expected >= NameCheckThreshold
 }
 
@@ -798,7 +815,7 @@ func (w *mintWorker) sampleReceipts(ctx context.Context, rows []pipeline.Row) (b
 	w.strs = append(w.strs, rows[len(rows)-1].Record.RequestID)
 	var hit bool
 	err := w.conn.QueryRow(ctx, `select exists (select 1 from ark
-		where created_by = $1 and request_id = any($2::text[]) and request_id is not null)`, w.clientPK, w.strs).Scan(&hit)
+		where created_by = $1 and request_id = any($2::text[] collate "C") and request_id is not null)`, w.clientPK, w.strs).Scan(&hit)
 	if err != nil {
 		return false, fmt.Errorf("look up receipts: %w", err)
 	}
@@ -810,13 +827,14 @@ func (w *mintWorker) loadReceipts(ctx context.Context, rows []pipeline.Row) erro
 	clear(w.receipt)
 	w.strs = w.strs[:0]
 	for i := range rows {
-		if rid := rows[i].Record.RequestID; w.first[rid] == int32(i) {
+		if rid := rows[i].Record.RequestID; w.firstOf[i] == int32(i) {
 			w.strs = append(w.strs, rid)
 		}
 	}
+	slices.Sort(w.strs) // see existing
 	// the ark_receipt partial index: (created_by, request_id) where request_id is not null
 	res, err := w.conn.Query(ctx, `select request_id, ark, payload_digest from ark
-		where created_by = $1 and request_id = any($2::text[]) and request_id is not null`, w.clientPK, w.strs)
+		where created_by = $1 and request_id = any($2::text[] collate "C") and request_id is not null`, w.clientPK, w.strs)
 	if err != nil {
 		return fmt.Errorf("look up receipts: %w", err)
 	}
@@ -839,9 +857,17 @@ func (w *mintWorker) loadReceipts(ctx context.Context, rows []pipeline.Row) erro
 }
 
 // existing looks the ledger keys up and leaves those that exist in w.hits.
+//
+// The keys go sorted: PostgreSQL sorts an = ANY array before probing the index and its sort
+// returns at once on sorted input, which saved 20-40% of the lookup's server time (100k names
+// against 10 million ARKs, PostgreSQL 15: 225 ms sorted, 270-380 ms unsorted). The array is
+// COLLATE "C", the key's collation, so the primary key's index serves it whatever the database's
+// default collation.
 func (w *mintWorker) existing(ctx context.Context, keys []string) error {
 	clear(w.hits)
-	res, err := w.conn.Query(ctx, `select ark from ark where ark = any($1::text[])`, keys)
+	w.strs = append(w.strs[:0], keys...)
+	slices.Sort(w.strs)
+	res, err := w.conn.Query(ctx, `select ark from ark where ark = any($1::text[] collate "C")`, w.strs)
 	if err != nil {
 		return fmt.Errorf("look up drawn names: %w", err)
 	}
@@ -866,9 +892,10 @@ func rejectRow(r *pipeline.Row, field string, err error) {
 }
 
 // settle decides every row's outcome for one attempt: replays from receipts, the rows to mint
-// (first occurrences without a receipt) with names drawn and, when checkNames, checked against
-// the ledger, quota, and the later occurrences of request IDs (README decision 9). It returns how
-// many drawn names hit an existing ARK.
+// (first occurrences without a receipt) with names drawn and checked against the ledger (all of
+// them when checkNames, else those runNames may hold), quota, and the later occurrences of
+// request IDs (README decision 9). It returns how many drawn names hit an existing ARK in a check
+// of all names.
 func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames bool) (int, error) {
 	rows := b.Rows
 	w.mint = w.mint[:0]
@@ -890,7 +917,7 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 			}
 			continue
 		}
-		if int(w.first[rid]) == i {
+		if int(w.firstOf[i]) == i {
 			w.mint = append(w.mint, int32(i))
 		}
 	}
@@ -921,13 +948,15 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 			}
 		}
 	}
+	// Look names up in the ledger: all of them with checkNames, else those that may have been
+	// minted earlier in this run (s.runNames); CheckNever looks none up before COPY.
 	ledgerHits := 0
-	if checkNames {
+	if checkNames || w.s.cfg.NameCheck != CheckNever {
 		for {
 			w.keys = w.keys[:0]
 			w.copyIdx = w.copyIdx[:0]
 			for _, i := range w.mint {
-				if w.name[i] != "" && !w.verified[i] {
+				if w.name[i] != "" && !w.verified[i] && (checkNames || w.s.runNames.maybe(w.hash[i])) {
 					w.keys = append(w.keys, w.name[i][4:])
 					w.copyIdx = append(w.copyIdx, i)
 				}
@@ -946,7 +975,9 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 					w.verified[i] = true
 					continue
 				}
-				ledgerHits++
+				if checkNames {
+					ledgerHits++
+				}
 				b.Collisions++
 				if err := w.draw(b, i); err != nil {
 					return 0, err
@@ -976,7 +1007,7 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 		if r.Outcome != pipeline.OutcomePending {
 			continue
 		}
-		f := &rows[w.first[r.Record.RequestID]]
+		f := &rows[w.firstOf[i]]
 		switch {
 		case f.Outcome == pipeline.OutcomeRejected:
 			rejectRow(r, "request_id", &FirstRejectedError{RequestID: r.Record.RequestID, First: f.Record.Source})
@@ -1062,6 +1093,7 @@ func (w *mintWorker) draw(b *pipeline.Batch, i int32) error {
 			continue
 		}
 		w.claimed = append(w.claimed, h)
+		w.hash[i] = h
 		return nil
 	}
 }
@@ -1095,6 +1127,29 @@ func (f *inflight) claim(key string, worker int, row int32) (h uint64, ok bool) 
 	}
 	f.owner[h] = me
 	return h, true
+}
+
+// runNames remembers, in a fixed 16 MiB bit set, the hashes of the names this run committed, so
+// that a name drawn again later in the run is looked up in the ledger (and redrawn) instead of
+// failing a COPY: in a sparse ledger most collisions are with the run's own earlier mints (1 million
+// draws of 8-character blades collide about once among themselves). A set bit may be another name
+// (one hash in about 130 per million names committed), which costs only a lookup; memory does not
+// grow with the manifest. Safe for concurrent use.
+type runNames struct {
+	bits []atomic.Uint64
+}
+
+// runNameBits is the size of runNames' bit set (2^27 bits, 16 MiB).
+const runNameBits = 1 << 27
+
+func (r *runNames) add(h uint64) {
+	i := h & (runNameBits - 1)
+	r.bits[i>>6].Or(1 << (i & 63))
+}
+
+func (r *runNames) maybe(h uint64) bool {
+	i := h & (runNameBits - 1)
+	return r.bits[i>>6].Load()&(1<<(i&63)) != 0
 }
 
 // release forgets the names hashed hs.

@@ -3,7 +3,9 @@ package loader
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,7 +30,11 @@ const pgEpochMicros = 946_684_800_000_000
 
 // copyReader is the io.Reader of one binary COPY: the header, n tuples encoded by tuple, the
 // trailer. pgconn reads it from its own goroutine while sending, so encoding overlaps the network.
+// pgconn.CopyFrom may return on an error while that goroutine is still in Read; close waits for
+// such a Read to finish and makes later ones fail, so the batch and the buffer can be reused.
 type copyReader struct {
+	mu     sync.Mutex
+	closed bool
 	n, i   int
 	tuple  func(dst []byte, i int) []byte
 	buf    []byte
@@ -37,8 +43,23 @@ type copyReader struct {
 	done   bool
 }
 
+// errCopyClosed is what a Read after close returns.
+var errCopyClosed = errors.New("copy source closed")
+
+// close ends the reader (see copyReader).
+func (r *copyReader) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+}
+
 // Read implements io.Reader, encoding about copyChunk bytes of tuples at a time.
 func (r *copyReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, errCopyClosed
+	}
 	for r.off >= len(r.buf) {
 		if r.done {
 			return 0, io.EOF
@@ -116,6 +137,7 @@ func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.
 	}}
 	t0 := time.Now()
 	_, err := tx.Conn().PgConn().CopyFrom(ctx, arks, copyARKsSQL)
+	arks.close()
 	w.copyBuf = arks.buf[:0]
 	w.s.since(phaseCopyARKs, t0)
 	return err

@@ -388,3 +388,29 @@ func (r *recordSeq) Write(_ context.Context, b *pipeline.Batch) error {
 	}
 	return nil
 }
+
+func TestRunRoutesBlocksOfConsecutiveIDs(t *testing.T) {
+	// 4,000 consecutive IDs in blocks of 1,000 (routeKey drops the last 3 octets): each block
+	// goes to one worker, so each worker's batches hold runs of consecutive IDs
+	var body strings.Builder
+	body.WriteString("request_id\n")
+	for i := range 4000 {
+		fmt.Fprintf(&body, "obj-%06d\n", i)
+	}
+	in := writeFile(t, t.TempDir(), "m.csv", body.String())
+	sink := newMemSink()
+	if _, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 500}); err != nil {
+		t.Fatal(err)
+	}
+	for block := range 4 {
+		first := sink.seenBy[fmt.Sprintf("obj-%06d", block*1000)]
+		for i := block * 1000; i < (block+1)*1000; i++ {
+			if w := sink.seenBy[fmt.Sprintf("obj-%06d", i)]; w != first {
+				t.Fatalf("obj-%06d went to worker %d, the rest of its block to %d", i, w, first)
+			}
+		}
+	}
+	if len(sink.badOrder) > 0 {
+		t.Fatal(sink.badOrder[0])
+	}
+}

@@ -18,9 +18,10 @@ func benchMintCommand(e *env) *cli.Command {
 		Usage: "measure arkhe mint against the plain COPY floor on one server",
 		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses --database-url), " +
 			"preloads --preload ARKs, then measures (b) arkhe mint end to end from a generated CSV manifest of --rows rows and " +
-			"(a) the floor: the same final ARK and receipt rows, pre-built in memory, sent with pgx CopyFrom in the same batch " +
-			"size into a clone of the same ledger. Prints the settings, both rates, their ratio and peak memory. With --preload " +
-			"the cluster and its preloaded template are kept in --bench-dir (default <data dir>/bench) for the next run.",
+			"(a) the floor: the same final ARK rows with their receipts, pre-built in memory, sent with pgx CopyFrom in the same " +
+			"batch size, on as many connections as arkhe has workers (--floor-workers), into a clone of the same ledger. Prints " +
+			"the settings, both rates, their ratio, the CPU time of server and client, and peak memory; with --repeat the medians. " +
+			"With --preload the cluster and its preloaded template are kept in --bench-dir (default <data dir>/bench) for the next run.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "rows to mint"},
 			&cli.IntFlag{Name: "preload", Usage: "ARKs already in the ledger"},
