@@ -403,11 +403,15 @@ func (l *Ledger) ShoulderDependents(ctx context.Context, naan, shoulder string) 
 	return managers, clients, nil
 }
 
-// ListShoulders returns the shoulders of naan ("" for all) with their minted counts.
+// ListShoulders returns the shoulders of naan ("" for all) with their minted counts. The counts
+// take one grouped pass over the NAAN's ARKs (ark has no index on shoulder_id; a count per
+// shoulder would scan the table once per shoulder).
 func (l *Ledger) ListShoulders(ctx context.Context, naan string) ([]Shoulder, error) {
-	rows, err := l.Pool.Query(ctx, `select s.naan, s.shoulder, coalesce(m.name, ''), s.status, s.check_zone, s.blade_length,
-		(select count(*) from ark a where a.shoulder_id = s.id), s.draws, s.collisions, s.created_at, s.retired_at
-		from shoulder s left join manager m on m.id = s.manager_id
+	rows, err := l.Pool.Query(ctx, `with minted as (
+			select shoulder_id, count(*) as n from ark where $1::text = '' or naan = $1::text group by shoulder_id)
+		select s.naan, s.shoulder, coalesce(m.name, ''), s.status, s.check_zone, s.blade_length,
+		coalesce(k.n, 0), s.draws, s.collisions, s.created_at, s.retired_at
+		from shoulder s left join manager m on m.id = s.manager_id left join minted k on k.shoulder_id = s.id
 		where $1::text = '' or s.naan = $1::text order by s.naan, s.shoulder`, naan)
 	if err != nil {
 		return nil, fmt.Errorf("list shoulders: %w", err)
@@ -444,10 +448,19 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 	if c.Scopes == nil {
 		c.Scopes = []string{}
 	}
-	_, err := l.Pool.Exec(ctx, `insert into client (client_id, naan, manager_id, subject_type, authority, shoulder_id, allowed_scopes, expires_at)
-		values ($1::text, $2::text, (select id from manager where naan = $2::text and name = nullif($3::text, '')), $4::text, $5::text,
-		        (select id from shoulder where naan = $2::text and shoulder = nullif($6::text, '')), $7::text[], $8::timestamptz)`,
-		c.ClientID, c.NAAN, c.Manager, c.SubjectType, c.Authority, c.Shoulder, c.Scopes, c.ExpiresAt)
+	// Resolve the named manager and pinned shoulder first: a name that matches nothing must refuse
+	// the registration, never register a client with less pinning (wider reach) than asked.
+	managerID, err := l.lookupID(ctx, `select id from manager where naan = $1 and name = $2`, c.NAAN, c.Manager)
+	if err != nil {
+		return &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no manager %q in NAAN %s", c.Manager, c.NAAN), Err: err}
+	}
+	shoulderID, err := l.lookupID(ctx, `select id from shoulder where naan = $1 and shoulder = $2`, c.NAAN, c.Shoulder)
+	if err != nil {
+		return &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no shoulder %s in NAAN %s to pin to", c.Shoulder, c.NAAN), Err: err}
+	}
+	_, err = l.Pool.Exec(ctx, `insert into client (client_id, naan, manager_id, subject_type, authority, shoulder_id, allowed_scopes, expires_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		c.ClientID, c.NAAN, managerID, c.SubjectType, c.Authority, shoulderID, c.Scopes, c.ExpiresAt)
 	if err != nil {
 		rule := RuleSeeDatabaseError
 		switch SQLState(err) {
@@ -462,13 +475,38 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 		}
 		return &RegistrationError{What: "client " + c.ClientID, Rule: rule, Err: err}
 	}
-	if c.Manager != "" {
-		var ok bool
-		if err := l.Pool.QueryRow(ctx, `select manager_id is not null from client where client_id = $1`, c.ClientID).Scan(&ok); err == nil && !ok {
-			return &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no manager %q in NAAN %s", c.Manager, c.NAAN)}
-		}
-	}
 	return nil
+}
+
+// errNotRegistered is returned by lookupID when a name matches no row.
+var errNotRegistered = errors.New("not registered")
+
+// lookupID returns the id that query ($1 NAAN, $2 name) finds, nil when name is "", and
+// errNotRegistered when name is given but matches nothing.
+func (l *Ledger) lookupID(ctx context.Context, query, naan, name string) (*int64, error) {
+	if name == "" {
+		return nil, nil
+	}
+	var id int64
+	err := l.Pool.QueryRow(ctx, query, naan, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errNotRegistered
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &id, nil
+}
+
+// Registered reports whether shoulder (e.g. "/x9", "" to skip) of naan and client clientID ("" to
+// skip) are registered: two index lookups, no scan of the ARKs.
+func (l *Ledger) Registered(ctx context.Context, naan, shoulder, clientID string) (hasShoulder, hasClient bool, err error) {
+	err = l.Pool.QueryRow(ctx, `select exists (select 1 from shoulder where naan = $1 and shoulder = $2),
+		exists (select 1 from client where client_id = $3)`, naan, shoulder, clientID).Scan(&hasShoulder, &hasClient)
+	if err != nil {
+		return false, false, fmt.Errorf("read registration: %w", err)
+	}
+	return hasShoulder, hasClient, nil
 }
 
 // ListClients returns the clients of naan ("" for all), ordered by client_id.

@@ -60,15 +60,11 @@ func registerTest(c *cli.Context, e *env, l *loader.Ledger) error {
 	if _, err := l.AddManager(ctx, loader.Manager{NAAN: testNAAN, Name: testManager, CommitmentLevel: "Not Guaranteed"}); err != nil {
 		return err
 	}
-	shoulders, err := l.ListShoulders(ctx, testNAAN)
+	hasShoulder, hasClient, err := l.Registered(ctx, testNAAN, testShoulder, testClient)
 	if err != nil {
 		return err
 	}
-	have := false
-	for _, s := range shoulders {
-		have = have || s.Shoulder == testShoulder
-	}
-	if !have {
+	if !hasShoulder {
 		if _, err := l.AddShoulder(ctx, loader.Shoulder{NAAN: testNAAN, Shoulder: testShoulder, Manager: testManager}, 0); err != nil {
 			return err
 		}
@@ -76,15 +72,9 @@ func registerTest(c *cli.Context, e *env, l *loader.Ledger) error {
 			return err
 		}
 	}
-	clients, err := l.ListClients(ctx, testNAAN)
-	if err != nil {
-		return err
-	}
-	for _, cl := range clients {
-		if cl.ClientID == testClient {
-			fmt.Fprintf(e.stdout, "test registration present: NAAN %s, shoulder %s, client %s\n", testNAAN, testShoulder, testClient)
-			return nil
-		}
+	if hasClient {
+		fmt.Fprintf(e.stdout, "test registration present: NAAN %s, shoulder %s, client %s\n", testNAAN, testShoulder, testClient)
+		return nil
 	}
 	if err := l.AddClient(ctx, loader.Client{ClientID: testClient, NAAN: testNAAN, Manager: testManager, SubjectType: "machine",
 		Authority: "manager", Scopes: []string{"ark:mint", "ark:update", "ark:tombstone", "ark:import", "ark:read"}}); err != nil {

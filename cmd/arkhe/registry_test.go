@@ -41,6 +41,9 @@ func TestRegistrationCommands(t *testing.T) {
 		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--length", "4"}, 0, "registered"},
 		{[]string{"client", "add", "--naan", "99999", "--manager", "Library", "--scope", "ark:mint", "--scope", "ark:read", "minter"}, 0, "client minter registered"},
 		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "wide"}, 2, ""},
+		// a pinned shoulder or manager that does not exist refuses; it never registers a wider client
+		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "--expires", "2027-01-01", "--shoulder", "/q1", "typo"}, 2, ""},
+		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "--expires", "2027-01-01", "--manager", "Nobody", "typo"}, 2, ""},
 		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "--expires", "2027-01-01", "wide"}, 0, "registered"},
 		{[]string{"client", "add", "--naan", "99999", "--manager", "Library", "--shoulder", "/x9", "pinned-one"}, 0, "registered"},
 		{[]string{"shoulder", "retire", "--naan", "99999", "/x9"}, 0, "shoulder /x9 of NAAN 99999 retired\n" +
@@ -94,6 +97,9 @@ func TestRegistrationCommands(t *testing.T) {
 	}
 	if strings.Contains(out, "7000000000") {
 		t.Errorf("client list shows an internal key:\n%s", out)
+	}
+	if strings.Contains(out, "typo") {
+		t.Errorf("a refused client was registered:\n%s", out)
 	}
 	code, out, _ = arkhe(t, url, "", "manager", "list")
 	if code != 0 || !strings.Contains(out, "Library") || !strings.Contains(out, "1000") {
