@@ -57,7 +57,7 @@ type ImportConfig struct {
 type ImportResult struct {
 	Config   ImportConfig
 	Server   string            // "local cluster in DIR" or the server's host
-	Settings map[string]string // importSettingNames() as the server reports them
+	Settings map[string]string // ServerSettings() as the server reports them
 	// Import is arkhe import of the arklet dump end to end (reading, normalizing, staging,
 	// classifying, inserting); Rows counts the ARKs it imported.
 	Import Phase
@@ -178,7 +178,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		return res, fmt.Errorf("bench import: connect: %w", err)
 	}
 	defer admin.Close()
-	if res.Settings, err = importSettings(ctx, admin); err != nil {
+	if res.Settings, err = readSettings(ctx, admin); err != nil {
 		return res, err
 	}
 
@@ -405,29 +405,6 @@ func copyImportRegistry(ctx context.Context, fromURL string, to *pgxpool.Pool) e
 		}
 	}
 	return nil
-}
-
-// importSettingNames returns the server settings printed with the result (README decision 16).
-func importSettingNames() []string {
-	return []string{"server_version", "shared_buffers", "wal_level", "fsync", "synchronous_commit",
-		"full_page_writes", "max_wal_size", "checkpoint_timeout", "wal_compression", "work_mem", "maintenance_work_mem"}
-}
-
-// importSettings reads importSettingNames.
-func importSettings(ctx context.Context, pool *pgxpool.Pool) (map[string]string, error) {
-	rows, err := pool.Query(ctx, `select name, coalesce(current_setting(name, true), '') from unnest($1::text[]) name`, importSettingNames())
-	if err != nil {
-		return nil, fmt.Errorf("bench import: read settings: %w", err)
-	}
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("bench import: read settings: %w", err)
-		}
-		out[k] = v
-	}
-	return out, rows.Err()
 }
 
 // importDBURL returns adminURL pointing at database db.

@@ -42,8 +42,8 @@ const (
 	benchClient   = "bench-minter"
 )
 
-// ServerSettings returns the names of the settings printed with every result (README decision
-// 16), in print order.
+// ServerSettings returns the names of the settings printed with every macro benchmark's result
+// (mint, import, verify, sizing; README decision 16), in print order.
 func ServerSettings() []string {
 	return []string{"server_version", "shared_buffers", "wal_level", "fsync", "synchronous_commit",
 		"full_page_writes", "max_wal_size", "checkpoint_timeout", "wal_compression", "work_mem", "maintenance_work_mem", "autovacuum"}
@@ -527,16 +527,18 @@ func cloneDatabase(ctx context.Context, admin *pgxpool.Pool, db, tpl string) err
 }
 
 // readSettings reads ServerSettings().
-func readSettings(ctx context.Context, pool *pgxpool.Pool) (map[string]string, error) {
+func readSettings(ctx context.Context, pool interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (map[string]string, error) {
 	rows, err := pool.Query(ctx, `select name, coalesce(current_setting(name, true), '') from unnest($1::text[]) name`, ServerSettings())
 	if err != nil {
-		return nil, fmt.Errorf("bench mint: read settings: %w", err)
+		return nil, fmt.Errorf("bench: read server settings: %w", err)
 	}
 	out := map[string]string{}
 	for rows.Next() {
 		var k, v string
 		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("bench mint: read settings: %w", err)
+			return nil, fmt.Errorf("bench: read server settings: %w", err)
 		}
 		out[k] = v
 	}

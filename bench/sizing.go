@@ -117,12 +117,6 @@ func (r *SizingReport) Result(name string) *sizing.BuildResult {
 	return nil
 }
 
-// reportedSettings returns the server settings printed with the results (README decision 16).
-func reportedSettings() []string {
-	return []string{"server_version", "shared_buffers", "max_wal_size", "wal_level",
-		"fsync", "full_page_writes", "synchronous_commit", "checkpoint_timeout"}
-}
-
 // RunSizing builds every configured layout in a database of its own from the same rows, on a
 // throw-away cluster or the server of cfg.DatabaseURL, and returns the measurements, the levers
 // and the verdicts. The databases it creates are dropped at the end, the throw-away cluster
@@ -168,13 +162,9 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 		return nil, fmt.Errorf("bench sizing: connect: %w", err)
 	}
 	defer admin.Close(context.WithoutCancel(ctx))
-	rep := &SizingReport{Source: rows.Source, ARKs: len(rows.Rows), Fields: rows.Fields(), Settings: map[string]string{}}
-	for _, name := range reportedSettings() {
-		var v string
-		if err := admin.QueryRow(ctx, "select current_setting($1)", name).Scan(&v); err != nil {
-			return nil, fmt.Errorf("bench sizing: setting %s: %w", name, err)
-		}
-		rep.Settings[name] = v
+	rep := &SizingReport{Source: rows.Source, ARKs: len(rows.Rows), Fields: rows.Fields()}
+	if rep.Settings, err = readSettings(ctx, admin); err != nil {
+		return nil, err
 	}
 	rep.Server = rep.Settings["server_version"]
 	layouts := sizing.Layouts()
