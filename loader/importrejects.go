@@ -1,16 +1,11 @@
 package loader
 
 import (
-	"bufio"
-	"encoding/csv"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"sync"
 
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // The kinds of line in an import's reject file: every source record that did not become a
@@ -41,55 +36,37 @@ func ImportRejectHeader() []string {
 		"export_value", "ledger_value", "raw"}
 }
 
-// importRejects writes the reject file. It is created lazily as PATH.tmp and renamed into place
-// by close; a run with nothing to report writes no file and removes a stale one of ours. A pass
-// that is run again (see importFile) rewinds to a mark. Safe for concurrent use.
+// importRejects writes the reject file, a pipeline.CSVFile (created lazily as PATH.tmp, renamed
+// into place by close; a run with nothing to report writes no file and removes a stale one of
+// ours). A pass that is run again (see importFile) rewinds to a mark. With path "" it only
+// counts. Safe for concurrent use.
 type importRejects struct {
-	mu     sync.Mutex
-	path   string // "" counts only
-	f      *os.File
-	bw     *bufio.Writer
-	cw     *csv.Writer
-	n      int64
-	err    error
-	closed bool
+	mu   sync.Mutex
+	file *pipeline.CSVFile // nil: count only
+	n    int64
 }
 
 type importRejectMark struct {
-	off int64
-	n   int64
+	file pipeline.CSVMark
+	n    int64
 }
 
-func newImportRejects(path string) *importRejects { return &importRejects{path: path} }
+func newImportRejects(path string) *importRejects {
+	w := &importRejects{}
+	if path != "" {
+		w.file = pipeline.NewCSVFile(path, ImportRejectHeader())
+	}
+	return w
+}
 
 func (w *importRejects) write(kind string, loc legacy.Location, id, canonical, field, reason string, exp, led *string, raw string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
 	w.n++
-	if w.path == "" {
+	if w.file == nil {
 		return nil
 	}
-	if w.f == nil {
-		f, err := os.OpenFile(w.path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
-		if err != nil {
-			w.err = fmt.Errorf("create reject file: %w", err)
-			return w.err
-		}
-		w.f, w.bw = f, bufio.NewWriterSize(f, 64<<10)
-		w.cw = csv.NewWriter(w.bw)
-		if err := w.cw.Write(ImportRejectHeader()); err != nil {
-			w.err = fmt.Errorf("write reject file %s: %w", w.path, err)
-			return w.err
-		}
-	}
-	rec := []string{loc.File, importItoa(loc.Line), importItoa(loc.Record), id, canonical, kind, field, reason, importDeref(exp), importDeref(led), raw}
-	if err := w.cw.Write(rec); err != nil {
-		w.err = fmt.Errorf("write reject file %s: %w", w.path, err)
-	}
-	return w.err
+	return w.file.Write([]string{loc.File, importItoa(loc.Line), importItoa(loc.Record), id, canonical, kind, field, reason, importDeref(exp), importDeref(led), raw})
 }
 
 func importItoa(n int) string {
@@ -110,68 +87,24 @@ func importDeref(p *string) string {
 func (w *importRejects) mark() (importRejectMark, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil {
-		return importRejectMark{}, w.err
-	}
 	m := importRejectMark{n: w.n}
-	if w.f == nil {
-		m.off = -1
+	if w.file == nil {
 		return m, nil
 	}
-	w.cw.Flush()
-	if err := w.cw.Error(); err != nil {
-		w.err = err
-		return m, err
-	}
-	if err := w.bw.Flush(); err != nil {
-		w.err = err
-		return m, err
-	}
-	off, err := w.f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		w.err = err
-		return m, err
-	}
-	m.off = off
-	return m, nil
+	var err error
+	m.file, err = w.file.Mark()
+	return m, err
 }
 
 // rewind drops everything written after m.
 func (w *importRejects) rewind(m importRejectMark) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
 	w.n = m.n
-	if w.f == nil {
+	if w.file == nil {
 		return nil
 	}
-	w.cw.Flush()
-	if err := w.bw.Flush(); err != nil {
-		w.err = err
-		return err
-	}
-	off := m.off
-	if off < 0 {
-		off = 0 // the file was created after the mark: keep only a header
-		w.n = 0
-	}
-	if err := w.f.Truncate(off); err != nil {
-		w.err = err
-		return err
-	}
-	if _, err := w.f.Seek(off, io.SeekStart); err != nil {
-		w.err = err
-		return err
-	}
-	if off == 0 {
-		if err := w.cw.Write(ImportRejectHeader()); err != nil {
-			w.err = err
-			return err
-		}
-	}
-	return nil
+	return w.file.Rewind(m.file)
 }
 
 // count returns the lines written (or counted, with no path).
@@ -186,68 +119,12 @@ func (w *importRejects) count() int64 {
 func (w *importRejects) close() (string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closed {
-		return "", w.err
+	if w.file == nil {
+		return "", nil
 	}
-	w.closed = true
-	if w.path == "" {
-		return "", w.err
+	written, err := w.file.Close()
+	if err != nil || !written {
+		return "", err
 	}
-	if w.f == nil || w.n == 0 {
-		if w.f != nil {
-			w.f.Close()
-			os.Remove(w.path + ".tmp")
-		}
-		if w.err != nil {
-			return "", w.err
-		}
-		return "", removeStaleImportRejects(w.path)
-	}
-	err := w.err
-	if err == nil {
-		w.cw.Flush()
-		err = w.cw.Error()
-	}
-	if err == nil {
-		err = w.bw.Flush()
-	}
-	if err == nil {
-		err = w.f.Sync()
-	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(w.path+".tmp", w.path)
-	}
-	if err != nil {
-		return "", fmt.Errorf("close reject file %s: %w", w.path, err)
-	}
-	return w.path, nil
-}
-
-// removeStaleImportRejects removes path if its first line is ImportRejectHeader.
-func removeStaleImportRejects(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("check stale reject file: %w", err)
-	}
-	first, err := csv.NewReader(bufio.NewReader(f)).Read()
-	f.Close()
-	if err != nil || len(first) != len(ImportRejectHeader()) {
-		return nil
-	}
-	header := ImportRejectHeader()
-	for i := range first {
-		if first[i] != header[i] {
-			return nil
-		}
-	}
-	if err := os.Remove(path); err != nil {
-		return fmt.Errorf("remove stale reject file: %w", err)
-	}
-	return nil
+	return w.file.Path(), nil
 }

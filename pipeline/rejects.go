@@ -1,13 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/csv"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -31,27 +24,21 @@ var rejectHeader = []string{"file", "line", "record", "request_id", "field", "re
 //
 // A RejectWriter is not safe for concurrent use: one goroutine writes.
 type RejectWriter struct {
-	path   string
-	f      *os.File
-	bw     *bufio.Writer
-	cw     *csv.Writer
-	n      int
-	err    error // sticky write error
-	closed bool
-	rec    [6]string
+	file *CSVFile
+	rec  [6]string
 }
 
 // NewRejectWriter returns a writer for the reject file at path. Nothing is
 // created until the first Write.
 func NewRejectWriter(path string) *RejectWriter {
-	return &RejectWriter{path: path}
+	return &RejectWriter{file: NewCSVFile(path, rejectHeader)}
 }
 
 // Path returns the reject file's final path.
-func (w *RejectWriter) Path() string { return w.path }
+func (w *RejectWriter) Path() string { return w.file.Path() }
 
 // Count returns the number of rejects written so far.
-func (w *RejectWriter) Count() int { return w.n }
+func (w *RejectWriter) Count() int { return int(w.file.Count()) }
 
 // Write appends one reject: e's location, field and reason (with e.Err's text
 // after ": " when set), and requestID ("" when unknown). A request ID that is
@@ -60,26 +47,6 @@ func (w *RejectWriter) Count() int { return w.n }
 // stays valid UTF-8 text. Errors wrap the underlying I/O error and are
 // sticky.
 func (w *RejectWriter) Write(e RowError, requestID string) error {
-	if w.err != nil {
-		return w.err
-	}
-	if w.closed {
-		return fmt.Errorf("reject file %s: write after close", w.path)
-	}
-	if w.f == nil {
-		f, err := os.OpenFile(w.path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-		if err != nil {
-			w.err = fmt.Errorf("create reject file: %w", err)
-			return w.err
-		}
-		w.f = f
-		w.bw = bufio.NewWriterSize(f, 64<<10)
-		w.cw = csv.NewWriter(w.bw)
-		if err := w.cw.Write(rejectHeader); err != nil {
-			w.err = fmt.Errorf("write reject file %s: %w", w.path, err)
-			return w.err
-		}
-	}
 	reason := e.Reason
 	if e.Err != nil {
 		if reason != "" {
@@ -88,12 +55,7 @@ func (w *RejectWriter) Write(e RowError, requestID string) error {
 		reason += e.Err.Error()
 	}
 	w.rec = [6]string{e.Loc.File, itoaOrEmpty(e.Loc.Line), itoaOrEmpty(e.Loc.Record), printable(requestID), e.Field, printable(reason)}
-	if err := w.cw.Write(w.rec[:]); err != nil {
-		w.err = fmt.Errorf("write reject file %s: %w", w.path, err)
-		return w.err
-	}
-	w.n++
-	return nil
+	return w.file.Write(w.rec[:])
 }
 
 func itoaOrEmpty(n int) string {
@@ -118,60 +80,6 @@ func printable(s string) string {
 // no rejects it writes nothing and removes a stale reject file at PATH (see
 // RejectWriter). Calling Close again is a no-op.
 func (w *RejectWriter) Close() error {
-	if w.closed {
-		return w.err
-	}
-	w.closed = true
-	if w.f == nil {
-		if w.err != nil {
-			return w.err
-		}
-		return removeStaleRejects(w.path)
-	}
-	err := w.err
-	if err == nil {
-		w.cw.Flush()
-		err = w.cw.Error()
-	}
-	if err == nil {
-		err = w.bw.Flush()
-	}
-	if err == nil {
-		err = w.f.Sync()
-	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(w.path+".tmp", w.path)
-	}
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("close reject file %s: %w", w.path, err)
-	}
-	return w.err
-}
-
-// removeStaleRejects removes path if it starts with the reject header.
-func removeStaleRejects(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("check stale reject file: %w", err)
-	}
-	head := make([]byte, 64)
-	n, err := io.ReadFull(f, head)
-	_ = f.Close()
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("check stale reject file: %w", err)
-	}
-	want := strings.Join(rejectHeader, ",") + "\n"
-	if !bytes.HasPrefix(head[:n], []byte(want)) {
-		return nil
-	}
-	if err := os.Remove(path); err != nil {
-		return fmt.Errorf("remove stale reject file: %w", err)
-	}
-	return nil
+	_, err := w.file.Close()
+	return err
 }
