@@ -3,7 +3,6 @@ package legacy
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"strings"
 )
 
@@ -229,58 +228,21 @@ func arkletShoulder(o *djangoObject, loc Location) (Item, error) {
 // arkletCSVReader reads `COPY ark_ark TO … CSV HEADER` (upstream or Frick
 // columns, any order; legacy-formats.md §1.6). Empty cells are NULL or empty strings
 // (CSV cannot tell them apart; both mean "none" for every ark_ark column).
-type arkletCSVReader struct {
-	src    *csvSource
-	header []string
-	arkCol int
-}
+type arkletCSVReader struct{ *keyedCSV }
 
 func newArkletCSVReader(name string, br *bufio.Reader) (*arkletCSVReader, error) {
-	src := newCSVSource(name, br)
-	h, _, err := src.row()
+	k, err := openKeyedCSV(name, br, "ark_ark CSV", "ark", "COPY ark_ark … CSV HEADER expected", true)
 	if err != nil {
-		if err == io.EOF {
-			return nil, fmt.Errorf("%s: empty file, no ark_ark CSV header: %w", name, ErrUnknownFormat)
-		}
-		return nil, fmt.Errorf("%s: ark_ark CSV header: %w", name, err)
+		return nil, err
 	}
-	src.records = 0
-	r := &arkletCSVReader{src: src, header: h, arkCol: -1}
-	for i := range h {
-		h[i] = strings.ToLower(strings.TrimSpace(h[i]))
-		if h[i] == "ark" && r.arkCol < 0 {
-			r.arkCol = i
-		}
-	}
-	if r.arkCol < 0 {
-		return nil, fmt.Errorf("%s:line 1: header %q has no ark column (COPY ark_ark … CSV HEADER expected): %w", name, clip(strings.Join(h, ","), 200), ErrUnknownFormat)
-	}
-	return r, nil
+	return &arkletCSVReader{k}, nil
 }
 
 func (r *arkletCSVReader) step() (Item, error) {
-	f, loc, err := r.src.row()
+	f, loc, id, err := r.row()
 	if err != nil {
 		return Item{}, err
 	}
-	if len(f) != len(r.header) {
-		return Item{}, &RecordError{Loc: loc, Field: "row", Raw: rawRow(f),
-			Reason: fmt.Sprintf("row has %d fields, header has %d", len(f), len(r.header))}
-	}
-	id := f[r.arkCol]
-	if id == "" {
-		return Item{}, &RecordError{Loc: loc, Field: "ark", Reason: "empty ark", Raw: rawRow(f)}
-	}
-	cols := make([]kv, 0, len(f))
-	for i, v := range f {
-		cols = append(cols, kv{r.header[i], v})
-	}
-	rec, err := arkletRecord(id, loc, cols)
-	if err != nil {
-		if re, ok := err.(*RecordError); ok {
-			re.Raw = rawRow(f)
-		}
-		return Item{}, err
-	}
-	return Item{Record: rec}, nil
+	rec, err := arkletRecord(id, loc, r.cells(f, false))
+	return recordItem(rec, err, f)
 }

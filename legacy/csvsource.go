@@ -130,3 +130,82 @@ func rawRow(fields []string) string {
 	w.Flush()
 	return clipRaw(strings.TrimRight(b.String(), "\n"))
 }
+
+// keyedCSV reads a CSV export whose header names the columns and one named column holds the
+// identifier: arklet's `COPY ark_ark … CSV HEADER` and EZID's CSV download.
+type keyedCSV struct {
+	src    *csvSource
+	header []string
+	key    int
+	what   string // e.g. "ark_ark CSV", for messages
+}
+
+// openKeyedCSV reads the header of what; each name is trimmed (and lowercased when lower). key
+// is the identifier column; hint says how an export gets it. A file without a header or without
+// the key column is not this format (ErrUnknownFormat).
+func openKeyedCSV(name string, br *bufio.Reader, what, key, hint string, lower bool) (*keyedCSV, error) {
+	src := newCSVSource(name, br)
+	h, _, err := src.row()
+	if err != nil {
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s: empty file, no %s header: %w", name, what, ErrUnknownFormat)
+		}
+		return nil, fmt.Errorf("%s: %s header: %w", name, what, err)
+	}
+	src.records = 0
+	k := &keyedCSV{src: src, header: h, key: -1, what: what}
+	for i := range h {
+		h[i] = strings.TrimSpace(h[i])
+		if lower {
+			h[i] = strings.ToLower(h[i])
+		}
+		if h[i] == key && k.key < 0 {
+			k.key = i
+		}
+	}
+	if k.key < 0 {
+		return nil, fmt.Errorf("%s:line 1: %s header %q has no %s column (%s): %w", name, what, clip(strings.Join(h, ","), 200), key, hint, ErrUnknownFormat)
+	}
+	return k, nil
+}
+
+// row returns the next row's cells, where it stands and its identifier. A row whose field count
+// differs from the header's, or whose identifier is empty, is a *RecordError.
+func (k *keyedCSV) row() (f []string, loc Location, id string, err error) {
+	f, loc, err = k.src.row()
+	if err != nil {
+		return nil, loc, "", err
+	}
+	if len(f) != len(k.header) {
+		return nil, loc, "", &RecordError{Loc: loc, Field: "row", Raw: rawRow(f),
+			Reason: fmt.Sprintf("row has %d fields, header has %d", len(f), len(k.header))}
+	}
+	id = f[k.key]
+	if id == "" {
+		return nil, loc, "", &RecordError{Loc: loc, Field: k.header[k.key], Reason: "empty identifier", Raw: rawRow(f)}
+	}
+	return f, loc, id, nil
+}
+
+// cells pairs the header's names with row f's values, without the identifier column when
+// skipKey.
+func (k *keyedCSV) cells(f []string, skipKey bool) []kv {
+	out := make([]kv, 0, len(f))
+	for i, v := range f {
+		if !skipKey || i != k.key {
+			out = append(out, kv{k.header[i], v})
+		}
+	}
+	return out
+}
+
+// recordItem returns rec as an Item; a *RecordError from building it gets row f as its Raw.
+func recordItem(rec *Record, err error, f []string) (Item, error) {
+	if err != nil {
+		if re, ok := err.(*RecordError); ok {
+			re.Raw = rawRow(f)
+		}
+		return Item{}, err
+	}
+	return Item{Record: rec}, nil
+}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 )
@@ -129,62 +128,23 @@ func ercText(s string) []n2tElem {
 
 // ezidCSVReader reads an EZID CSV download: a header of the requested
 // column names (`_id` required), one identifier per row (legacy-formats.md §3.4).
-type ezidCSVReader struct {
-	src    *csvSource
-	header []string
-	idCol  int
-}
+type ezidCSVReader struct{ *keyedCSV }
 
 func newEZIDCSVReader(name string, br *bufio.Reader) (*ezidCSVReader, error) {
-	src := newCSVSource(name, br)
-	h, _, err := src.row()
+	k, err := openKeyedCSV(name, br, "EZID CSV", "_id", "request column=_id", false)
 	if err != nil {
-		if err == io.EOF {
-			return nil, fmt.Errorf("%s: empty file, no EZID CSV header: %w", name, ErrUnknownFormat)
-		}
-		return nil, fmt.Errorf("%s: EZID CSV header: %w", name, err)
+		return nil, err
 	}
-	src.records = 0
-	r := &ezidCSVReader{src: src, header: h, idCol: -1}
-	for i, c := range h {
-		h[i] = strings.TrimSpace(c)
-		if h[i] == "_id" && r.idCol < 0 {
-			r.idCol = i
-		}
-	}
-	if r.idCol < 0 {
-		return nil, fmt.Errorf("%s:line 1: EZID CSV header %q has no _id column (request column=_id): %w", name, clip(strings.Join(h, ","), 200), ErrUnknownFormat)
-	}
-	return r, nil
+	return &ezidCSVReader{k}, nil
 }
 
 func (r *ezidCSVReader) step() (Item, error) {
-	f, loc, err := r.src.row()
+	f, loc, id, err := r.row()
 	if err != nil {
 		return Item{}, err
 	}
-	if len(f) != len(r.header) {
-		return Item{}, &RecordError{Loc: loc, Field: "row", Raw: rawRow(f),
-			Reason: fmt.Sprintf("row has %d fields, header has %d", len(f), len(r.header))}
-	}
-	id := f[r.idCol]
-	if id == "" {
-		return Item{}, &RecordError{Loc: loc, Field: "_id", Reason: "empty identifier", Raw: rawRow(f)}
-	}
-	els := make([]kv, 0, len(f))
-	for i, v := range f {
-		if i != r.idCol {
-			els = append(els, kv{r.header[i], v})
-		}
-	}
-	rec, err := ezidRecord(id, loc, els)
-	if err != nil {
-		if re, ok := err.(*RecordError); ok {
-			re.Raw = rawRow(f)
-		}
-		return Item{}, err
-	}
-	return Item{Record: rec}, nil
+	rec, err := ezidRecord(id, loc, r.cells(f, true))
+	return recordItem(rec, err, f)
 }
 
 // ezidDBColumns are the identifier columns (EZID
