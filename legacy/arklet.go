@@ -66,14 +66,15 @@ func arkletObject(o *djangoObject, loc Location) (Item, error) {
 	}
 	id, null, err := jsonText(o.PK)
 	if err != nil || null || id == "" {
-		if v := o.Fields.get("ark"); v != nil {
+		if v := o.Fields.get("ark"); v != "" {
 			id, _, err = jsonText(v)
 		}
 		if err != nil || id == "" {
 			return Item{}, &RecordError{Field: "pk", Reason: "ark.ark record has no ARK (pk)", Err: err}
 		}
 	}
-	cols := make([]kv, 0, len(o.Fields))
+	var buf [24]kv // records have a dozen columns: no allocation
+	cols := buf[:0]
 	for _, f := range o.Fields {
 		k, raw := f.key, f.raw
 		s, null, err := jsonText(raw)

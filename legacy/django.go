@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -14,14 +15,14 @@ import (
 // {"model": "ark.ark", "pk": …, "fields": {…}} (legacy-formats.md §1.6).
 type djangoObject struct {
 	Model  string
-	PK     json.RawMessage
+	PK     string // raw JSON text of pk
 	Fields fieldList
 }
 
-// jsonField is one member of an object: its decoded key and raw value.
+// jsonField is one member of an object: its decoded key and raw JSON text.
 type jsonField struct {
 	key string
-	raw json.RawMessage
+	raw string
 }
 
 // fieldList holds an object's members in source order, keys unique (a
@@ -29,18 +30,18 @@ type jsonField struct {
 // dozen fields, so a slice beats a map.
 type fieldList []jsonField
 
-// get returns the raw value of key, nil if absent.
-func (l fieldList) get(key string) json.RawMessage {
+// get returns the raw JSON text of key, "" if absent.
+func (l fieldList) get(key string) string {
 	for i := range l {
 		if l[i].key == key {
 			return l[i].raw
 		}
 	}
-	return nil
+	return ""
 }
 
 // set adds or replaces key.
-func (l fieldList) set(key string, raw json.RawMessage) fieldList {
+func (l fieldList) set(key string, raw string) fieldList {
 	for i := range l {
 		if l[i].key == key {
 			l[i].raw = raw
@@ -67,6 +68,7 @@ type djangoReader struct {
 	lr      *lineReader
 	records int
 	done    bool
+	obj     djangoObject // reused: mappers keep no reference to it
 }
 
 func newDjangoReader(name string, br *bufio.Reader, m djangoMapper) *djangoReader {
@@ -143,11 +145,8 @@ func (r *djangoReader) step() (Item, error) {
 		}
 		r.records++
 		loc = Location{File: r.name, Line: line, Record: r.records}
-		o, err := parseDumpObject(b)
-		if err != nil {
-			return Item{}, &RecordError{Loc: loc, Field: "object", Reason: "not a Django dumpdata object {model, pk, fields}", Raw: clipRaw(string(b)), Err: err}
-		}
-		return r.mapObject(o, loc, b)
+		// one copy of the record: every field the mapper keeps is a substring of it
+		return r.parseMap(string(b), loc)
 	}
 	{
 		for {
@@ -178,24 +177,23 @@ func (r *djangoReader) step() (Item, error) {
 			break
 		}
 	}
-	o, err := parseDumpObject(raw)
-	if err != nil {
-		return Item{}, &RecordError{Loc: loc, Field: "object", Reason: "not a Django dumpdata object {model, pk, fields}", Raw: clipRaw(string(raw)), Err: err}
-	}
-	return r.mapObject(o, loc, raw)
+	return r.parseMap(string(raw), loc)
 }
 
-// mapObject checks the record's bytes and hands it to the mapper; raw is
-// the record's source text. Nothing of a secret-bearing model is copied
-// into an error.
-func (r *djangoReader) mapObject(o *djangoObject, loc Location, raw []byte) (Item, error) {
+// parseMap parses one record's source text, checks it and hands it to the
+// mapper. Nothing of a secret-bearing model is copied into an error.
+func (r *djangoReader) parseMap(raw string, loc Location) (Item, error) {
+	o := &r.obj
+	if err := o.parse(raw); err != nil {
+		return Item{}, &RecordError{Loc: loc, Field: "object", Reason: "not a Django dumpdata object {model, pk, fields}", Raw: clipRaw(raw), Err: err}
+	}
 	rawText := func() string {
 		if isSecretModel(o.Model) {
 			return ""
 		}
-		return clipRaw(string(raw))
+		return clipRaw(raw)
 	}
-	if !utf8.Valid(raw) {
+	if !utf8.ValidString(raw) {
 		// encoding/json would turn the bad bytes into U+FFFD silently (§6.7).
 		return Item{}, &RecordError{Loc: loc, Field: "object", Reason: "record is not valid UTF-8 (kept raw for the reject file)", Raw: rawText()}
 	}
@@ -213,9 +211,9 @@ func (r *djangoReader) mapObject(o *djangoObject, loc Location, raw []byte) (Ite
 	return it, nil
 }
 
-func noControl(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 {
+func noControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
 			return false
 		}
 	}
@@ -225,28 +223,34 @@ func noControl(b []byte) bool {
 // jsonText renders a JSON scalar as text: a string unquoted, a number or
 // boolean literally ("12345", "true"), null as "" with null=true; an object
 // or array is returned as its compact JSON text.
-func jsonText(raw json.RawMessage) (s string, null bool, err error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+//
+// A plain string (no escapes, valid UTF-8, no control characters) or a
+// literal is returned as a substring of raw, without a copy.
+func jsonText(raw string) (s string, null bool, err error) {
+	raw = strings.TrimSpace(raw)
+	if len(raw) == 0 || raw == "null" {
 		return "", true, nil
 	}
 	switch raw[0] {
 	case '"':
-		if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 &&
-			bytes.IndexByte(raw[1:len(raw)-1], '"') < 0 && utf8.Valid(raw) && noControl(raw) {
-			return string(raw[1 : len(raw)-1]), false, nil
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' {
+			if in := raw[1 : len(raw)-1]; strings.IndexByte(in, '\\') < 0 && strings.IndexByte(in, '"') < 0 &&
+				utf8.ValidString(in) && noControl(in) {
+				return in, false, nil
+			}
 		}
-		err = json.Unmarshal(raw, &s)
-		return s, false, err
+		var u string // its own variable: s would escape on the fast path too
+		err = json.Unmarshal([]byte(raw), &u)
+		return u, false, err
 	case '{', '[':
 		var b bytes.Buffer
-		if err := json.Compact(&b, raw); err != nil {
+		if err := json.Compact(&b, []byte(raw)); err != nil {
 			return "", false, err
 		}
 		return b.String(), false, nil
 	}
-	if !json.Valid(raw) {
-		return "", false, fmt.Errorf("invalid JSON value %q", clip(string(raw), 40))
+	if !json.Valid([]byte(raw)) {
+		return "", false, fmt.Errorf("invalid JSON value %q", clip(raw, 40))
 	}
-	return string(raw), false, nil
+	return raw, false, nil
 }

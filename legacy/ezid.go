@@ -2,7 +2,6 @@ package legacy
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -185,8 +184,8 @@ func ezidDBObject(o *djangoObject, loc Location) (Item, error) {
 		els = append(els, kv{c[1], v})
 	}
 	var meta map[string]json.RawMessage
-	if m := bytes.TrimSpace(o.Fields.get("metadata")); len(m) > 0 && string(m) != "null" {
-		if err := json.Unmarshal(m, &meta); err != nil {
+	if m := strings.TrimSpace(o.Fields.get("metadata")); len(m) > 0 && m != "null" {
+		if err := json.Unmarshal([]byte(m), &meta); err != nil {
 			return Item{}, &RecordError{ID: id, Field: "metadata", Reason: "metadata is not a JSON object", Err: err}
 		}
 	}
@@ -196,7 +195,7 @@ func ezidDBObject(o *djangoObject, loc Location) (Item, error) {
 	}
 	sort.Strings(names) // deterministic order (no repeats in a JSON object)
 	for _, k := range names {
-		s, _, err := jsonText(meta[k])
+		s, _, err := jsonText(string(meta[k]))
 		if err != nil {
 			return Item{}, &RecordError{ID: id, Field: "metadata." + k, Reason: "not a JSON scalar", Err: err}
 		}

@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -138,7 +139,7 @@ func FuzzDumpObject(f *testing.F) {
 	f.Add([]byte(`{"model":null,"pk":"x","fields":null}`))
 	f.Add([]byte(`{"fields":{"x":01}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := parseDumpObject(data)
+		got, err := parseDumpObject(string(data))
 		var top map[string]json.RawMessage
 		oracleErr := json.Unmarshal(data, &top)
 		if oracleErr == nil && top == nil {
@@ -168,25 +169,70 @@ func FuzzDumpObject(f *testing.F) {
 		if got.Model != model {
 			t.Fatalf("model %q vs %q", got.Model, model)
 		}
-		if !bytes.Equal(bytes.TrimSpace(got.PK), bytes.TrimSpace(top["pk"])) {
+		if !bytes.Equal(bytes.TrimSpace([]byte(got.PK)), bytes.TrimSpace(top["pk"])) {
 			t.Fatalf("pk %q vs %q", got.PK, top["pk"])
 		}
 		if len(got.Fields) != len(fields) {
 			t.Fatalf("%d fields vs %d", len(got.Fields), len(fields))
 		}
 		for k, v := range fields {
-			if g := got.Fields.get(k); !bytes.Equal(bytes.TrimSpace(g), bytes.TrimSpace(v)) {
+			if g := got.Fields.get(k); !bytes.Equal(bytes.TrimSpace([]byte(g)), bytes.TrimSpace(v)) {
 				t.Fatalf("field %q: %q vs %q", k, g, v)
 			}
 		}
 		for _, fl := range got.Fields {
 			s, _, err := jsonText(fl.raw)
 			var want any
-			if json.Unmarshal(fl.raw, &want) != nil || err != nil {
+			if json.Unmarshal([]byte(fl.raw), &want) != nil || err != nil {
 				t.Fatalf("field %q: %v", fl.key, err)
 			}
 			if ws, ok := want.(string); ok && ws != s {
 				t.Fatalf("field %q decodes to %q, encoding/json %q", fl.key, s, ws)
+			}
+		}
+	})
+}
+
+// FuzzArrayFramer checks next's fast path (whole: an element that ends within the buffered bytes)
+// against byte-by-byte framing: the same elements, start lines, errors and last line, with a
+// large buffer (fast path taken) and a 16-octet one (taken only for tiny elements).
+func FuzzArrayFramer(f *testing.F) {
+	f.Add([]byte("[\n{\"a\": \"x\\\\\"}\", \"b\": [1, {\"c\": \"]\"}]},\n{\"d\": \"\\\\\\\\\"}\n]"))
+	f.Add([]byte(`[{"a":1},{"b":"\"}"},"s",12,[1,2],{"c":"x`))
+	f.Add([]byte("[ {\"a\":\n\"b\"}\n,\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		type step struct {
+			elem string
+			line int
+			err  string
+		}
+		frame := func(size int, noWhole bool) ([]step, int) {
+			fr := newArrayFramer(bufio.NewReaderSize(bytes.NewReader(data), size))
+			fr.noWhole = noWhole
+			var out []step
+			for range 10_000 {
+				b, line, err := fr.next()
+				s := step{elem: string(b), line: line}
+				if err != nil {
+					s.err = err.Error()
+				}
+				out = append(out, s)
+				if err != nil {
+					break
+				}
+			}
+			return out, fr.lastLine()
+		}
+		want, wantLast := frame(64<<10, true)
+		for _, size := range []int{64 << 10, 16} {
+			got, gotLast := frame(size, false)
+			if len(got) != len(want) || gotLast != wantLast {
+				t.Fatalf("buffer %d: %d steps, last line %d; byte by byte %d steps, last line %d", size, len(got), gotLast, len(want), wantLast)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("buffer %d, element %d: %+v, byte by byte %+v", size, i, got[i], want[i])
+				}
 			}
 		}
 	})

@@ -2,7 +2,7 @@ package legacy
 
 import (
 	"bufio"
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +33,7 @@ type arrayFramer struct {
 	buf     []byte
 	started bool
 	ended   bool
+	noWhole bool // tests: frame byte by byte only (FuzzArrayFramer compares both paths)
 }
 
 // errArrayUnclosed: the input ended between elements, before `]`.
@@ -106,6 +107,11 @@ func (f *arrayFramer) next() ([]byte, int, error) {
 		return nil, f.line, io.EOF
 	}
 	start := f.line
+	if !f.noWhole {
+		if b := f.whole(); b != nil {
+			return b, start, nil
+		}
+	}
 	f.buf = f.buf[:0]
 	var kind byte // '{' container, '"' string, 'l' literal
 	depth, inStr, esc := 0, false, false
@@ -191,9 +197,70 @@ func (f *arrayFramer) next() ([]byte, int, error) {
 	}
 }
 
+// whole is next's fast path: when the element at the read position is an
+// object or array that ends within the bytes already buffered, it consumes
+// it and returns it (valid until the next read of br); otherwise it
+// consumes nothing and returns nil, and next frames byte by byte. Both
+// paths frame alike: nesting counted over {}[] outside strings, a string
+// ending at the first quote not preceded by an odd run of backslashes.
+func (f *arrayFramer) whole() []byte {
+	chunk, _ := f.br.Peek(f.br.Buffered())
+	if len(chunk) == 0 || chunk[0] != '{' && chunk[0] != '[' {
+		return nil
+	}
+	n := containerEnd(chunk)
+	if n < 0 {
+		return nil
+	}
+	b := chunk[:n]
+	f.line += bytes.Count(b, newline)
+	f.last = b[n-1]
+	_, _ = f.br.Discard(n)
+	return b
+}
+
+var newline = []byte{'\n'}
+
+// containerEnd returns the length of the object or array that b starts
+// with, or -1 when b ends first. It frames only (strings and nesting);
+// the parser validates.
+func containerEnd(b []byte) int {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			j := i + 1
+			for {
+				k := bytes.IndexByte(b[j:], '"')
+				if k < 0 {
+					return -1
+				}
+				j += k
+				bs := 0
+				for m := j - 1; m > i && b[m] == '\\'; m-- {
+					bs++
+				}
+				if bs%2 == 0 {
+					break
+				}
+				j++
+			}
+			i = j
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
 // jsonParser parses one JSON value held in memory.
 type jsonParser struct {
-	b []byte
+	b string
 	i int
 }
 
@@ -212,14 +279,14 @@ func (p *jsonParser) ws() {
 	}
 }
 
-// value validates the value at p.i and returns its bytes.
-func (p *jsonParser) value(depth int) ([]byte, error) {
+// value validates the value at p.i and returns its text (a substring of p.b).
+func (p *jsonParser) value(depth int) (string, error) {
 	if depth > maxJSONDepth {
-		return nil, p.errf("nesting deeper than %d", maxJSONDepth)
+		return "", p.errf("nesting deeper than %d", maxJSONDepth)
 	}
 	p.ws()
 	if p.i >= len(p.b) {
-		return nil, errJSONEOF
+		return "", errJSONEOF
 	}
 	start := p.i
 	var err error
@@ -242,7 +309,7 @@ func (p *jsonParser) value(depth int) ([]byte, error) {
 		err = p.errf("unexpected %q", c)
 	}
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	return p.b[start:p.i], nil
 }
@@ -251,7 +318,7 @@ func (p *jsonParser) literal(w string) error {
 	if len(p.b)-p.i < len(w) {
 		return errJSONEOF
 	}
-	if string(p.b[p.i:p.i+len(w)]) != w {
+	if p.b[p.i:p.i+len(w)] != w {
 		return p.errf("bad literal")
 	}
 	p.i += len(w)
@@ -345,7 +412,8 @@ func (p *jsonParser) skipString() error {
 	return errJSONEOF
 }
 
-// str decodes the string at p.i.
+// str decodes the string at p.i; a string without escapes or non-ASCII
+// octets is returned as a substring of p.b (no copy).
 func (p *jsonParser) str() (string, error) {
 	start := p.i
 	if err := p.skipString(); err != nil {
@@ -356,23 +424,24 @@ func (p *jsonParser) str() (string, error) {
 
 // unquoteJSON decodes a validated JSON string literal (quotes included).
 // Invalid UTF-8 and lone surrogates become U+FFFD, as encoding/json does.
-func unquoteJSON(q []byte) string {
+// A literal without escapes or non-ASCII octets yields a substring of q.
+func unquoteJSON(q string) string {
 	s := q[1 : len(q)-1]
 	plain := true
-	for _, c := range s {
-		if c == '\\' || c >= utf8.RuneSelf {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\\' || c >= utf8.RuneSelf {
 			plain = false
 			break
 		}
 	}
 	if plain {
-		return string(s)
+		return s
 	}
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(s[i:])
+			r, size := utf8.DecodeRuneInString(s[i:])
 			out = utf8.AppendRune(out, r)
 			i += size
 			continue
@@ -417,16 +486,16 @@ func unquoteJSON(q []byte) string {
 	return string(out)
 }
 
-func hex4(b []byte) int {
+func hex4(b string) int {
 	n := 0
-	for _, c := range b {
-		n = n<<4 | int(unhex(c))
+	for i := 0; i < len(b); i++ {
+		n = n<<4 | int(unhex(b[i]))
 	}
 	return n
 }
 
 // object validates an object; fn, if set, receives each member.
-func (p *jsonParser) object(depth int, fn func(key string, raw []byte) error) error {
+func (p *jsonParser) object(depth int, fn func(key string, raw string) error) error {
 	p.i++ // {
 	p.ws()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
@@ -512,23 +581,33 @@ func (p *jsonParser) array(depth int) error {
 }
 
 // parseDumpObject parses one dumpdata object {"model", "pk", "fields"}.
-// Field values are sub-slices of b (valid while b is). A later duplicate
-// key wins, as in encoding/json. Errors name the octet.
-func parseDumpObject(b []byte) (*djangoObject, error) {
-	p := &jsonParser{b: b}
+// Field values are substrings of b. A later duplicate key wins, as in
+// encoding/json. Errors name the octet.
+func parseDumpObject(b string) (*djangoObject, error) {
+	o := &djangoObject{}
+	if err := o.parse(b); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// parse fills o from the dumpdata object b (see parseDumpObject), reusing
+// o's field slice.
+func (o *djangoObject) parse(b string) error {
+	o.Model, o.PK, o.Fields = "", "", o.Fields[:0]
+	p := jsonParser{b: b}
 	p.ws()
 	if p.i >= len(b) {
-		return nil, errJSONEOF
+		return errJSONEOF
 	}
 	if b[p.i] != '{' {
-		return nil, p.errf("a dumpdata record must be an object")
+		return p.errf("a dumpdata record must be an object")
 	}
-	o := &djangoObject{}
-	err := p.object(0, func(key string, raw []byte) error {
+	err := p.object(0, func(key string, raw string) error {
 		switch key {
 		case "model":
 			if raw[0] != '"' {
-				if string(raw) == "null" {
+				if raw == "null" {
 					o.Model = ""
 					return nil
 				}
@@ -536,33 +615,29 @@ func parseDumpObject(b []byte) (*djangoObject, error) {
 			}
 			o.Model = unquoteJSON(raw)
 		case "pk":
-			o.PK = json.RawMessage(raw)
+			o.PK = raw
 		case "fields":
+			o.Fields = o.Fields[:0]
 			if raw[0] != '{' {
-				if string(raw) == "null" {
-					o.Fields = nil
+				if raw == "null" {
 					return nil
 				}
 				return fmt.Errorf("fields is not an object")
 			}
-			fp := &jsonParser{b: raw}
-			fields := make(fieldList, 0, 16)
-			if err := fp.object(1, func(k string, v []byte) error {
-				fields = fields.set(k, json.RawMessage(v))
+			fp := jsonParser{b: raw}
+			return fp.object(1, func(k string, v string) error {
+				o.Fields = o.Fields.set(k, v)
 				return nil
-			}); err != nil {
-				return err
-			}
-			o.Fields = fields
+			})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.ws()
 	if p.i != len(b) {
-		return nil, p.errf("text after the object")
+		return p.errf("text after the object")
 	}
-	return o, nil
+	return nil
 }

@@ -17,7 +17,7 @@ import (
 type jstr string
 
 func (j *jstr) UnmarshalJSON(b []byte) error {
-	s, _, err := jsonText(b)
+	s, _, err := jsonText(string(b))
 	if err != nil {
 		return err
 	}
