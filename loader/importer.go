@@ -556,10 +556,11 @@ func (p *importPass) run(ctx context.Context) error {
 	g.Go(func() error {
 		for b := range batches {
 			if err := w.flush(gctx, b); err != nil {
+				_ = w.drain() // the connection is the transaction's again before the pass returns
 				return err
 			}
 		}
-		return nil
+		return w.drain()
 	})
 	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {

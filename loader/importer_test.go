@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -618,5 +619,42 @@ func TestImportNAANWideShoulder(t *testing.T) {
 		from ark a join shoulder s on s.id = a.shoulder_id`)
 	if got != "Qabc / reserved, x6bcd /x6b reserved, x6ccd /x6 reserved" {
 		t.Errorf("shoulders: %s", got)
+	}
+}
+
+// TestImportServerRefusalInFlight: a batch's COPY runs while the next batch is encoded; when the
+// server refuses it, the import fails naming the batch, and nothing of the file (no ARK, no run
+// record) is committed. A re-run after the cause is gone imports everything.
+func TestImportServerRefusalInFlight(t *testing.T) {
+	l, pool := impLedger(t)
+	dir := t.TempDir()
+	var text strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&text, ":: ark:/12345/x6r%03d\n_status: public\n_target: https://e.org/%d\n\n", i, i)
+	}
+	in := impWriteText(t, dir, "refused.anvl", text.String())
+	// a constraint the importer knows nothing of: the server refuses the ARK of record 23 (batch 3 of 4)
+	if _, err := pool.Exec(context.Background(), `alter table ark add constraint test_refuse check (ark <> '12345/x6r022')`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := l.Import(context.Background(), loader.ImportConfig{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
+	if err == nil || loader.SQLState(err) != "23514" || !strings.Contains(err.Error(), "insert the batch ending at line 117") {
+		t.Fatalf("import error %v (SQLSTATE %q), want the refusal of the batch whose last record starts on line 117", err, loader.SQLState(err))
+	}
+	if got := impScalar[int64](t, pool, `select count(*) from ark`); got != 0 {
+		t.Errorf("%d ARKs committed by a failed import", got)
+	}
+	if got := impScalar[int64](t, pool, `select count(*) from import_run`); got != 0 {
+		t.Errorf("%d import runs recorded by a failed import", got)
+	}
+	if _, err := pool.Exec(context.Background(), `alter table ark drop constraint test_refuse`); err != nil {
+		t.Fatal(err)
+	}
+	rep := impRun(t, l, loader.ImportConfig{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
+	if rep.Total.Imported != 40 {
+		t.Errorf("re-run imported %d, want 40", rep.Total.Imported)
+	}
+	if got := impScalar[int64](t, pool, `select count(*) from ark`); got != 40 {
+		t.Errorf("%d ARKs after the re-run, want 40", got)
 	}
 }

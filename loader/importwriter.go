@@ -31,9 +31,17 @@ type importWriter struct {
 	kept     []int32
 	outcome  []int8
 	existing []bool
-	keys     []string // keys to probe
-	probe    []int32  // their positions in kept
-	enc      importCopyEncoder
+	keys     []string             // keys to probe
+	probe    []int32              // their positions in kept
+	enc      [2]importCopyEncoder // one being sent, one being filled
+	cur      int                  // index into enc of the one being filled
+
+	// pending is the COPY in flight (nil: none): it runs on the transaction's connection while
+	// this goroutine encodes the next batch; drain waits for it before anything else uses the
+	// connection.
+	pending chan error
+	want    int64 // rows the pending COPY must insert
+	last    int   // line the pending batch ends at
 
 	// fresh caches, per NAAN, whether the ledger held no ARK of it when this pass first met it
 	fresh  map[string]bool
@@ -41,7 +49,13 @@ type importWriter struct {
 }
 
 // flush writes one batch: registry records first, then the shoulders its rows need, then the rows.
+// Its COPY may still be in flight when it returns; drain waits for it.
 func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
+	if len(b.naans) > 0 || len(b.shoulders) > 0 {
+		if err := w.drain(); err != nil {
+			return err
+		}
+	}
 	for i := range b.naans {
 		if err := w.naanRecord(ctx, &b.naans[i]); err != nil {
 			return err
@@ -54,6 +68,9 @@ func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
 	}
 	for i := range b.rows {
 		if e := b.rows[i].entry; e.ID == 0 {
+			if err := w.drain(); err != nil {
+				return err
+			}
 			if err := w.createShoulder(ctx, e, nil); err != nil {
 				return err
 			}
@@ -70,9 +87,44 @@ func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
 		return nil
 	}
 	if w.restart {
+		if err := w.drain(); err != nil {
+			return err
+		}
 		return w.detect(ctx, b.rows)
 	}
 	return w.write(ctx, b.rows)
+}
+
+// drain waits for the COPY in flight, if any, and checks its outcome. Everything that uses the
+// transaction's connection calls it first; the writing goroutine calls it last.
+func (w *importWriter) drain() error {
+	if w.pending == nil {
+		return nil
+	}
+	err := <-w.pending
+	w.pending = nil
+	return err
+}
+
+// send starts the COPY of the encoded batch enc on the transaction's connection; want rows must
+// land. The batch ends at line last (for messages).
+func (w *importWriter) send(ctx context.Context, enc *importCopyEncoder, want int64, last int) {
+	done := make(chan error, 1)
+	w.pending = done
+	conn := w.p.tx.Conn().PgConn()
+	go func() {
+		tag, err := conn.CopyFrom(ctx, bytes.NewReader(enc.buf), importCopySQL)
+		switch {
+		case err != nil && SQLState(err) == CodeUniqueViolation:
+			err = fmt.Errorf("import %s: another writer added one of the ARKs of the batch ending at line %d while it was being imported; nothing of this file was written, run the import again: %w",
+				w.p.path, last, err)
+		case err != nil:
+			err = fmt.Errorf("import %s: insert the batch ending at line %d: %w", w.p.path, last, err)
+		case tag.RowsAffected() != want:
+			err = fmt.Errorf("import %s: inserted %d ARKs, expected %d", w.p.path, tag.RowsAffected(), want)
+		}
+		done <- err
+	}()
 }
 
 // detect replaces write for the rest of a pass that will be run again (a conflict spanned
@@ -265,9 +317,9 @@ func (w *importWriter) rejectSettled(rows []importRow) error {
 }
 
 // write classifies the kept rows against the ledger by key (importProbeSQL) and COPYs the new
-// ones into ark, in the file's transaction.
+// ones into ark, in the file's transaction. The COPY is left in flight (send): the next batch is
+// normalized and encoded while the server inserts this one, as a single streaming COPY would.
 func (w *importWriter) write(ctx context.Context, rows []importRow) error {
-	tx := w.p.tx
 	if cap(w.existing) < len(w.kept) {
 		w.existing = make([]bool, len(w.kept))
 	}
@@ -290,6 +342,9 @@ func (w *importWriter) write(ctx context.Context, rows []importRow) error {
 	}
 	nExisting := 0
 	if len(w.keys) > 0 {
+		if err := w.drain(); err != nil {
+			return err
+		}
 		var err error
 		if nExisting, err = w.classify(ctx, rows); err != nil {
 			return err
@@ -298,31 +353,15 @@ func (w *importWriter) write(ctx context.Context, rows []importRow) error {
 	if nExisting == len(w.kept) {
 		return nil
 	}
-	w.enc.reset()
-	for k, i := range w.kept {
-		if !w.existing[k] {
-			w.enc.row(&rows[i], w.p.clientPK, w.p.runID)
-		}
-	}
-	w.enc.finish()
-	tag, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(w.enc.buf), importCopySQL)
-	n := tag.RowsAffected()
-	if err != nil {
-		last := rows[len(rows)-1].row.Source.Line
-		if SQLState(err) == CodeUniqueViolation {
-			return fmt.Errorf("import %s: another writer added one of the ARKs of the batch ending at line %d while it was being imported; nothing of this file was written, run the import again: %w",
-				w.p.path, last, err)
-		}
-		return fmt.Errorf("import %s: insert the batch ending at line %d: %w", w.p.path, last, err)
-	}
-	if want := int64(len(w.kept) - nExisting); n != want {
-		return fmt.Errorf("import %s: inserted %d ARKs, expected %d", w.p.path, n, want)
-	}
-	w.counts.Imported += n
+	// encode while the previous batch's COPY is in flight; the keys join the filter now (a COPY
+	// that fails ends the import, so the filter is never consulted after a failure)
+	enc := &w.enc[w.cur]
+	enc.reset()
 	for k, i := range w.kept {
 		if w.existing[k] {
 			continue
 		}
+		enc.row(&rows[i], w.p.clientPK, w.p.runID)
 		w.filter.add(rows[i].row.Key())
 		switch c := rows[i].check; {
 		case c == nil:
@@ -333,6 +372,14 @@ func (w *importWriter) write(ctx context.Context, rows []importRow) error {
 			w.counts.CheckFailed++
 		}
 	}
+	enc.finish()
+	want := int64(len(w.kept) - nExisting)
+	if err := w.drain(); err != nil {
+		return err
+	}
+	w.counts.Imported += want // counted when sent: a COPY that fails ends the import
+	w.send(ctx, enc, want, rows[len(rows)-1].row.Source.Line)
+	w.cur ^= 1
 	return nil
 }
 
@@ -341,6 +388,9 @@ func (w *importWriter) write(ctx context.Context, rows []importRow) error {
 func (w *importWriter) freshNAAN(ctx context.Context, naan string) (bool, error) {
 	if f, ok := w.fresh[naan]; ok {
 		return f, nil
+	}
+	if err := w.drain(); err != nil {
+		return false, err
 	}
 	var found bool
 	if err := w.p.tx.QueryRow(ctx, `select exists (select 1 from ark where ark >= $1 and ark < $2)`,
