@@ -57,12 +57,15 @@ test-short: deps
 fuzz:
 	$(GO) test ./ark -run '^$$' -fuzz FuzzNormalize -fuzztime 30s
 	$(GO) test ./ark -run '^$$' -fuzz FuzzCheckChar -fuzztime 30s
+	$(GO) test ./legacy -run '^$$' -fuzz FuzzDumpObject -fuzztime 30s
+	$(GO) test ./legacy -run '^$$' -fuzz FuzzArrayFramer -fuzztime 30s
+	$(GO) test ./legacy -run '^$$' -fuzz FuzzReaders -fuzztime 30s
 
 # Macro benchmarks at 1 million rows (README decision 16); each prints the server settings it ran with.
 bench: pg-server build
-	$(GO) test ./ark ./pipeline ./bench -run '^$$' -bench . -benchmem
+	$(GO) test ./ark ./pipeline ./fixtures ./bench -run '^$$' -bench . -benchmem
 	$(BIN) bench mint --rows 1000000
-	$(BIN) bench import --rows 1000000
+	$(BIN) bench import --rows 1000000 --repeat 3
 	$(BIN) bench verify --rows 1000000
 	$(BIN) bench sizing --rows 1000000
 

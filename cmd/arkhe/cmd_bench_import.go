@@ -17,7 +17,7 @@ func benchImportCommand(e *env) *cli.Command {
 			"generates an arklet dumpdata export of --rows records (with the fixtures' edge cases), then measures (b) arkhe " +
 			"import of it end to end into a fresh ledger and (a) the floor: the ark rows the import wrote, pre-built in memory, " +
 			"sent with one pgx CopyFrom into a second fresh ledger with the same NAANs and shoulders. Prints the settings, " +
-			"both rates and their ratio (target ≥ 0.8).",
+			"both rates and their ratio (target ≥ 0.8); with --repeat, the median of the runs' ratios.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "ark.ark records in the generated dump"},
 			&cli.IntFlag{Name: "batch", Value: loader.DefaultImportBatch, Usage: "records the importer classifies and inserts at a time"},
@@ -26,17 +26,18 @@ func benchImportCommand(e *env) *cli.Command {
 			// a collision no real arklet database can hold (ark is its primary key); the importer keeps
 			// "neither wins" by reading such a file twice (reported as a second pass). Seed 2 has none.
 			&cli.Int64Flag{Name: "seed", Value: 2, Usage: "seed of the generated dump (seed 1 holds a random blade collision: the importer reads it twice)"},
-			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the import phase to this file"},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure the pair this many times, each into two fresh ledgers, and report the median ratio"},
+			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the (first) import phase to this file"},
 			&cli.BoolFlag{Name: "reconcile", Usage: "also time arkhe reconcile of the dump against the imported ledger (bench-large: bounded memory)"},
 		},
 		Action: func(c *cli.Context) error {
 			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
-			if c.Int("rows") < 1 || c.Int("batch") < 1 {
-				return cannot(errors.New("bench import: --rows and --batch must be positive"))
+			if c.Int("rows") < 1 || c.Int("batch") < 1 || c.Int("repeat") < 1 {
+				return cannot(errors.New("bench import: --rows, --batch and --repeat must be positive"))
 			}
 			cfg := bench.ImportConfig{Rows: c.Int("rows"), BatchSize: c.Int("batch"), DatabaseURL: c.String("database-url"),
 				Dir: c.String("bench-dir"), Seed: c.Int64("seed"), CPUProfile: c.String("cpu-profile"),
-				Reconcile: c.Bool("reconcile")}
+				Reconcile: c.Bool("reconcile"), Repeat: c.Int("repeat")}
 			if !c.Bool("quiet") {
 				cfg.Log = e.stderr
 			}
