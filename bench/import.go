@@ -208,7 +208,8 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 	}
 
 	// the dump
-	dump := filepath.Join(dir, fmt.Sprintf("arklet-%d-%d.json", cfg.Rows, cfg.Seed))
+	// v2: the generator that never repeats a blade by chance; a kept dump of another version is not reused
+	dump := filepath.Join(dir, fmt.Sprintf("arklet-%d-%d-v2.json", cfg.Rows, cfg.Seed))
 	if fi, err := os.Stat(dump); err == nil && fi.Size() > 0 {
 		res.InputBytes = fi.Size()
 	} else {
