@@ -348,9 +348,14 @@ func importDetectFormat(path string) (legacy.Format, error) {
 // importProbeSQL classifies a batch against the ledger by key, set-based (one primary-key probe
 // per row): for each ARK of the batch that is in the ledger it returns its position in the batch
 // (1-based), whether this run inserted it, and the values the importer compares.
+//
+// Each key is one primary-key lookup (the LATERAL subquery with LIMIT is never flattened into a
+// join), whatever the planner would guess from the stale statistics of a ledger growing inside the
+// import's transaction: a hash join would read the whole ark table once per batch.
 const importProbeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bigint, a.url, a.status,
 	a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata::text
-from unnest($1::text[]) with ordinality k(ark, rec) join ark a on a.ark = k.ark`
+from unnest($1::text[]) with ordinality k(ark, rec)
+cross join lateral (select * from ark where ark.ark = k.ark limit 1) a`
 
 // importARKColumns are the ark columns the importer COPYs.
 var importARKColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
@@ -388,11 +393,6 @@ func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *impo
 		clientPK = &client.pk
 	}
 	var runID int64
-	// set local: classification probes the primary key per row, whatever the (stale) statistics
-	// of a ledger growing inside this transaction say
-	if _, err := tx.Exec(ctx, `set local enable_hashjoin = off; set local enable_mergejoin = off`); err != nil {
-		return res, fmt.Errorf("import %s: %w", path, err)
-	}
 	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, dry_run, command, client_pk)
 		values ($1, $2, $3, 'import', $4) returning id`, path, string(res.Format), cfg.DryRun, clientPK).Scan(&runID); err != nil {
 		return res, fmt.Errorf("import %s: record the run: %w", path, err)

@@ -658,3 +658,39 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 		t.Errorf("%d ARKs after the re-run, want 40", got)
 	}
 }
+
+// TestImportProbeIsIndexLookups: the classification probe is one primary-key lookup per key in
+// any session, even one that prefers hash joins (the importer once forced nested loops with
+// session settings, which also forced them on the ark triggers' joins during every COPY).
+func TestImportProbeIsIndexLookups(t *testing.T) {
+	_, pool := impLedger(t)
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `set enable_nestloop = on; set enable_hashjoin = on; set enable_mergejoin = on`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, "explain "+loader.ImportProbeSQL, []string{"12345/x6a", "12345/x6b"}, int64(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	p := plan.String()
+	if !strings.Contains(p, "Index Scan using ark_pkey on ark") || strings.Contains(p, "Seq Scan on ark") ||
+		strings.Contains(p, "Hash Join") {
+		t.Errorf("probe plan is not one index lookup per key:\n%s", p)
+	}
+}

@@ -171,7 +171,7 @@ func (w *importWriter) detect(ctx context.Context, rows []importRow) error {
 		return nil
 	}
 	res, err := tx.Query(ctx, `select k.rec::int, s.digest from unnest($1::text[]) with ordinality k(ark, rec)
-		join import_seen s on s.ark = k.ark`, w.keys)
+		cross join lateral (select digest from import_seen where import_seen.ark = k.ark limit 1) s`, w.keys)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", w.p.path, err)
 	}

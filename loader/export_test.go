@@ -1,0 +1,4 @@
+package loader
+
+// ImportProbeSQL exposes importProbeSQL to the external tests (TestImportProbeIsIndexLookups).
+const ImportProbeSQL = importProbeSQL
