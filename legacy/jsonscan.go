@@ -13,9 +13,12 @@ import (
 // This file holds a small JSON framer and parser for Django dumpdata
 // streams. encoding/json needs several passes per record (find the end,
 // validate, decode, re-decode fields); dumpdata objects are flat, so one
-// framing pass plus one parsing pass over a reused buffer is enough. It is
-// strict JSON (RFC 8259) and is fuzzed against encoding/json
-// (FuzzDumpObject).
+// framing pass (skipping over strings with IndexByte when the element is
+// already buffered) plus one parsing pass is enough. The parser runs over
+// one string per record, so every plain field value it yields is a
+// substring of it, not a copy. It is strict JSON (RFC 8259) and is fuzzed
+// against encoding/json (FuzzDumpObject); the two framing paths against
+// each other (FuzzArrayFramer).
 
 // maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
 const maxJSONDepth = 512
