@@ -150,7 +150,7 @@ func (r *n2tReader) advance() {
 			r.flush()
 			reason := fmt.Sprintf("file ends after line %d without DATA=END", n)
 			if last != "" {
-				reason += fmt.Sprintf("; the last identifier %s (record %d) may be incomplete", last, rec)
+				reason += fmt.Sprintf("; the last identifier %s (record %d) was read as far as the file goes and may be incomplete", last, rec)
 			}
 			r.truncated(n, rec, reason)
 		default:

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -393,8 +394,12 @@ func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *impo
 		clientPK = &client.pk
 	}
 	var runID int64
+	source := path // provenance names the file wherever the command ran
+	if abs, err := filepath.Abs(path); err == nil {
+		source = abs
+	}
 	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, dry_run, command, client_pk)
-		values ($1, $2, $3, 'import', $4) returning id`, path, string(res.Format), cfg.DryRun, clientPK).Scan(&runID); err != nil {
+		values ($1, $2, $3, 'import', $4) returning id`, source, string(res.Format), cfg.DryRun, clientPK).Scan(&runID); err != nil {
 		return res, fmt.Errorf("import %s: record the run: %w", path, err)
 	}
 	if _, err := tx.Exec(ctx, `savepoint import_pass`); err != nil {
@@ -433,7 +438,7 @@ func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *impo
 	if err != nil {
 		return res, err
 	}
-	if _, err := tx.Exec(ctx, `update import_run set finished_at = now(), digest = $2, counts = $3 where id = $1`,
+	if _, err := tx.Exec(ctx, `update import_run set finished_at = clock_timestamp(), digest = $2, counts = $3 where id = $1`,
 		runID, "sha256:"+res.Digest, counts); err != nil {
 		return res, fmt.Errorf("import %s: record the run: %w", path, err)
 	}
@@ -679,6 +684,8 @@ func (p *importPass) item(sc importScanned, c *ImportCounts, b *importBatch, see
 			return p.rej.write(ImportRejected, re.Loc, re.ID, "", re.Field, recordErrorReason(re), nil, nil, re.Raw)
 		case errors.As(sc.err, &te):
 			p.truncated = te
+			// on file as well as on the terminal: the finding outlives the run
+			return p.rej.write(ImportTruncated, te.Loc, "", "", "file", te.Reason+"; the records read before that point were imported", nil, nil, "")
 		}
 		return nil
 	}

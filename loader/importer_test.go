@@ -188,6 +188,11 @@ func TestImportArkletJSONFixture(t *testing.T) {
 	if runs != 1 {
 		t.Errorf("%d finished import runs with the counts, want 1", runs)
 	}
+	// provenance: the file by absolute path; finished when it finished, not when it started
+	runs = impScalar[int64](t, pool, `select count(*) from import_run where source_file = $1 and finished_at > started_at`, in)
+	if runs != 1 || !filepath.IsAbs(in) {
+		t.Errorf("%d import runs of %s finished after they started, want 1", runs, in)
+	}
 
 	// re-import: a no-op
 	before := impScalar[int64](t, pool, `select count(*) from ark`)
@@ -317,13 +322,19 @@ func TestImportRealFiles(t *testing.T) {
 		t.Errorf("with --include-reserved: %+v", c)
 	}
 	// the N2T sample: 8 ARKs, no end marker
-	rep, err := l.Import(context.Background(), loader.ImportConfig{Inputs: []string{filepath.Join(d, "arklet/sample_noid_output.txt")}})
+	n2tRejects := filepath.Join(t.TempDir(), "n2t.rejects.csv")
+	rep, err := l.Import(context.Background(), loader.ImportConfig{Inputs: []string{filepath.Join(d, "arklet/sample_noid_output.txt")}, RejectsPath: n2tRejects})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := rep.Files[0]
 	if f.Counts.Imported != 8 || f.Truncated == nil || f.Truncated.Loc.Line != 98 || f.Format != legacy.N2TDump {
 		t.Errorf("N2T sample: %+v truncated %v", f.Counts, f.Truncated)
+	}
+	// the truncation is on file too: one line, where the file ends, naming the last identifier
+	if lines := impRejectLines(t, rep.Rejects); len(lines) != 1 || lines[0][5] != loader.ImportTruncated ||
+		lines[0][1] != "98" || lines[0][2] != "8" || lines[0][6] != "file" || !strings.Contains(lines[0][7], "ark:/13960/t00000075 (record 8)") {
+		t.Errorf("N2T sample reject lines %q", lines)
 	}
 	if got := impScalar[int64](t, pool, `select count(*) from ark where naan = '13960' and created_at is not null and updated_at is null`); got != 8 {
 		t.Errorf("%d N2T ARKs with creation time and no update time, want 8", got)

@@ -24,6 +24,9 @@ const (
 	// ImportDifference: the ARK (or NAAN, shoulder) is in the ledger with a different value in
 	// field; the ledger is left alone until `arkhe reconcile --apply`.
 	ImportDifference = "difference"
+	// ImportTruncated: the file ends mid-record (field "file"); the records read before that
+	// point were imported, and the import exits 1 (issue 4 "Semantics").
+	ImportTruncated = "truncated"
 )
 
 // ImportRejectHeader returns the header of the reject file `arkhe import` writes: the source file,

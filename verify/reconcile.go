@@ -307,8 +307,8 @@ func Reconcile(ctx context.Context, l *loader.Ledger, cfg ReconcileConfig) (Reco
 
 // reconcileCompare streams the left join into the report and collects the covered shoulders.
 // An export ARK absent from the ledger that is reserved or of the test NAAN is counted as skipped
-// unless includeReserved or includeTest says otherwise; an only_in_export row says why the ledger
-// lacks the ARK when that is known (field "why", ledger_value the reason).
+// unless includeReserved or includeTest says otherwise; an only_in_export row carries the export's
+// target (field "target") and says why the ledger lacks the ARK in its note.
 func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.DiffRow], sum *ReconcileSummary, covered map[int64]struct{}, includeReserved, includeTest bool) error {
 	rows, err := tx.Query(ctx, reconcileDiffSQL)
 	if err != nil {
@@ -316,8 +316,12 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 	}
 	defer rows.Close()
 	batch := make([]report.DiffRow, 0, 1024)
-	emit := func(kind, arkStr string, field *string, exp, led *string, source *string) error {
-		batch = append(batch, report.DiffRow{Kind: kind, ARK: arkStr, Field: field, ExportValue: exp, LedgerValue: led, Source: source})
+	emit := func(kind, arkStr string, field *string, exp, led *string, source *string, note ...string) error {
+		r := report.DiffRow{Kind: kind, ARK: arkStr, Field: field, ExportValue: exp, LedgerValue: led, Source: source}
+		if len(note) > 0 {
+			r.Note = &note[0]
+		}
+		batch = append(batch, r)
 		sum.Kinds[kind]++
 		if len(batch) == cap(batch) {
 			if err := w.Write(batch...); err != nil {
@@ -354,18 +358,18 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 			if sShoulder != nil {
 				covered[*sShoulder] = struct{}{}
 			}
-			var why *string
+			var why string
 			switch {
 			case skip != nil && *skip == reconcileSkipTest:
-				why = reconcileStrp("an ARK of the test NAAN 99999 (arkhe import leaves it out without --include-test)")
+				why = "an ARK of the test NAAN 99999 (arkhe import leaves it out without --include-test)"
 			case skip != nil && *skip == reconcileSkipReserved:
-				why = reconcileStrp("reserved in the export (arkhe import leaves it out without --include-reserved)")
+				why = "reserved in the export (arkhe import leaves it out without --include-reserved)"
 			case sShoulder == nil:
-				why = reconcileStrp("its NAAN or shoulder is not registered in the ledger (arkhe import creates the shoulder reserved)")
+				why = "its NAAN or shoulder is not registered in the ledger (arkhe import creates the shoulder reserved)"
 			default:
-				why = reconcileStrp("not imported (arkhe import brings it in)")
+				why = "not imported (arkhe import brings it in)"
 			}
-			if err := emit(report.DiffOnlyInExport, arkStr, reconcileStrp("why"), sURL, why, src); err != nil {
+			if err := emit(report.DiffOnlyInExport, arkStr, reconcileStrp("target"), sURL, nil, src, why); err != nil {
 				return err
 			}
 			continue
@@ -479,9 +483,16 @@ func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *R
 		format = "detected"
 	}
 	var run int64
+	sources := make([]string, len(cfg.Exports)) // provenance names the files wherever the command ran
+	for i, e := range cfg.Exports {
+		sources[i] = e
+		if abs, err := filepath.Abs(e); err == nil {
+			sources[i] = abs
+		}
+	}
 	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, digest, command, client_pk)
 		values ($1, $2, $3, 'reconcile', $4) returning id`,
-		strings.Join(cfg.Exports, "\n"), format, strings.Join(digests, "\n"), clientPK).Scan(&run); err != nil {
+		strings.Join(sources, "\n"), format, strings.Join(digests, "\n"), clientPK).Scan(&run); err != nil {
 		return fmt.Errorf("reconcile: record the run: %w", err)
 	}
 	names := make([]string, 0, len(digests))
@@ -494,7 +505,7 @@ func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *R
 	}
 	sum.NotApplied += sum.Ambiguous
 	counts := fmt.Sprintf(`{"compared": %d, "repointed": %d, "changed": %d, "not_applied": %d}`, sum.Compared, sum.Repointed, sum.Changed, sum.NotApplied)
-	if _, err := tx.Exec(ctx, `update import_run set finished_at = now(), counts = $2::jsonb where id = $1`, run, counts); err != nil {
+	if _, err := tx.Exec(ctx, `update import_run set finished_at = clock_timestamp(), counts = $2::jsonb where id = $1`, run, counts); err != nil {
 		return fmt.Errorf("reconcile: record the run: %w", err)
 	}
 	return nil

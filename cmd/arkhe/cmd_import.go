@@ -156,7 +156,7 @@ func printImportSummary(w io.Writer, rep loader.ImportReport, runErr error) {
 		}
 		fmt.Fprintf(w, "  file         %s (%s, sha256:%s, %s%s)\n", f.File, f.Format, shortDigest(f.Digest), plural(f.Counts.Read, "record", "records"), passes)
 		if f.Truncated != nil {
-			fmt.Fprintf(w, "  truncated    %s: every complete record before it was imported\n", f.Truncated.Error())
+			fmt.Fprintf(w, "  truncated    %s; the records read before that point were imported\n", f.Truncated.Error())
 		}
 	}
 	fmt.Fprintf(w, "  read         %s\n", plural(t.Read, "record", "records"))
@@ -167,7 +167,7 @@ func printImportSummary(w io.Writer, rep loader.ImportReport, runErr error) {
 	fmt.Fprintf(w, "  collapsed    %s identical duplicate rows\n", thousands(t.Collapsed))
 	fmt.Fprintf(w, "  skipped      %s non-ARK%s\n", thousands(t.SkippedNonARKTotal()), kindCounts(t.SkippedNonARK))
 	fmt.Fprintf(w, "               %s reserved (--include-reserved imports them), %s test NAAN 99999 (--include-test)\n", thousands(t.ReservedSkipped), thousands(t.TestSkipped))
-	fmt.Fprintf(w, "  rejected     %s bad records\n", thousands(t.Rejected))
+	fmt.Fprintf(w, "  rejected     %s\n", plural(t.Rejected, "bad record", "bad records"))
 	if t.Refused > 0 {
 		var models []string
 		for _, f := range rep.Files {
