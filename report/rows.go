@@ -120,16 +120,17 @@ const (
 //     [DiffSpellingOnly].
 //   - ark (string, never NULL): the canonical "ark:NAAN/name".
 //   - field (string, NULL allowed): the field that differs ("target", "who",
-//     "status", ...); "why" on an only_in_export row whose reason is known
-//     (then ledger_value holds that reason, e.g. a reserved ARK the import left
-//     out); NULL for other only_in_* rows and for spelling_only rows.
+//     "status", ...); "target" on an only_in_export row (the export's target);
+//     NULL for only_in_ledger and spelling_only rows.
 //   - export_value, ledger_value (string, NULL allowed): the two values as
 //     found; NULL where that side has no value (or no row), "" where it holds
 //     the empty string. For spelling_only, export_value is the export's
-//     spelling and ledger_value the canonical one; for a "why" row,
-//     ledger_value is the explanation.
+//     spelling and ledger_value the canonical one.
 //   - source (string, NULL allowed): where the export row came from, as
 //     "file:line"; NULL for only_in_ledger rows.
+//   - note (string, NULL allowed): why the row is there when that is known,
+//     e.g. on an only_in_export row "reserved in the export (arkhe import
+//     leaves it out without --include-reserved)".
 type DiffRow struct {
 	Kind        string  `parquet:"kind,dict"`
 	ARK         string  `parquet:"ark"`
@@ -137,4 +138,5 @@ type DiffRow struct {
 	ExportValue *string `parquet:"export_value"`
 	LedgerValue *string `parquet:"ledger_value"`
 	Source      *string `parquet:"source"`
+	Note        *string `parquet:"note"`
 }

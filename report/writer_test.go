@@ -370,17 +370,19 @@ func TestRowTypesParquetDuckDB(t *testing.T) {
 	writeAll(t, diffs, Parquet, []DiffRow{
 		{Kind: DiffTargetDiffers, ARK: "ark:99999/x9aaa1", Field: sp("target"), ExportValue: sp("https://old.example/"), LedgerValue: sp(""), Source: sp("ark_ark.csv:17")},
 		{Kind: DiffOnlyInLedger, ARK: "ark:99999/x9bbb2"},
+		{Kind: DiffOnlyInExport, ARK: "ark:99999/x9ccc3", Field: sp("target"), ExportValue: sp("https://c.example/"), Source: sp("ark_ark.csv:18"), Note: sp("reserved in the export")},
 	})
-	r = duckRead(t, diffs, `SELECT kind, field, ledger_value, ledger_value IS NULL AS ln, source FROM t`)
+	r = duckRead(t, diffs, `SELECT kind, field, ledger_value, ledger_value IS NULL AS ln, source, note FROM t`)
 	if got := r.types(); !reflect.DeepEqual(got, map[string]string{"kind": "VARCHAR", "ark": "VARCHAR", "field": "VARCHAR",
-		"export_value": "VARCHAR", "ledger_value": "VARCHAR", "source": "VARCHAR"}) {
+		"export_value": "VARCHAR", "ledger_value": "VARCHAR", "source": "VARCHAR", "note": "VARCHAR"}) {
 		t.Errorf("DiffRow types = %v", got)
 	}
 	wantD := []map[string]any{
-		{"kind": "target_differs", "field": "target", "ledger_value": "", "ln": false, "source": "ark_ark.csv:17"},
-		{"kind": "only_in_ledger", "field": nil, "ledger_value": nil, "ln": true, "source": nil},
+		{"kind": "target_differs", "field": "target", "ledger_value": "", "ln": false, "source": "ark_ark.csv:17", "note": nil},
+		{"kind": "only_in_ledger", "field": nil, "ledger_value": nil, "ln": true, "source": nil, "note": nil},
+		{"kind": "only_in_export", "field": "target", "ledger_value": nil, "ln": true, "source": "ark_ark.csv:18", "note": "reserved in the export"},
 	}
-	if r.Count != 2 || !reflect.DeepEqual(r.Rows, wantD) {
+	if r.Count != 3 || !reflect.DeepEqual(r.Rows, wantD) {
 		t.Errorf("DiffRow rows:\n got %v\nwant %v", r.Rows, wantD)
 	}
 }

@@ -85,7 +85,7 @@ func reconcileReadCSV(t *testing.T, path string) [][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(rows[0], ",") != "kind,ark,field,export_value,ledger_value,source" {
+	if strings.Join(rows[0], ",") != "kind,ark,field,export_value,ledger_value,source,note" {
 		t.Fatalf("header %v", rows[0])
 	}
 	return rows[1:]
@@ -302,12 +302,12 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	rows := reconcileReadCSV(t, out)
 	var got []string
 	for _, r := range rows {
-		got = append(got, r[0]+" "+r[1]+" "+r[2]+" | "+r[4])
+		got = append(got, r[0]+" "+r[1]+" "+r[2]+" "+r[3]+" ledger:"+r[4]+" | "+r[6])
 	}
 	sort.Strings(got)
 	want := []string{
-		"only_in_export ark:12345/x6ccc2 why | reserved in the export (arkhe import leaves it out without --include-reserved)",
-		"only_in_export ark:99999/fk4ccc3 why | an ARK of the test NAAN 99999 (arkhe import leaves it out without --include-test)",
+		"only_in_export ark:12345/x6ccc2 target https://example.org/c2 ledger: | reserved in the export (arkhe import leaves it out without --include-reserved)",
+		"only_in_export ark:99999/fk4ccc3 target https://example.org/c3 ledger: | an ARK of the test NAAN 99999 (arkhe import leaves it out without --include-test)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
