@@ -355,6 +355,9 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	if out, err := c.run(ctx, logOutput, "pg_ctl", "stop", "-D", c.dataDir, "-m", "fast", "-w", "-s", "-t", timeoutSeconds(ctx)); err != nil {
 		return &ClusterError{Op: "stop", DataDir: c.dataDir, Err: fmt.Errorf("%w: %s", err, out), LogTail: logTail(c.LogFile(), logStart)}
 	}
+	if c.socketDir == DefaultSocketDir(c.dataDir) {
+		_ = os.Remove(c.socketDir) // the directory StartCluster made; only if empty (the server removed its socket)
+	}
 	return nil
 }
 

@@ -138,6 +138,9 @@ func TestClusterLifecycle(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dataDir, "postmaster.pid")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("after Stop: postmaster.pid stat err = %v, want not exist", err)
 	}
+	if _, err := os.Stat(c.SocketDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after Stop: socket directory %s stat err = %v, want removed", c.SocketDir(), err)
+	}
 
 	restarted := startTestCluster(t, cfg)
 	if restarted.Reused() {
