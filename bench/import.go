@@ -222,6 +222,12 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 			f.Close()
 			return res, fmt.Errorf("bench import: %w", err)
 		}
+		// on disk before any measurement: the write-back of a fresh dump (hundreds of MB) would
+		// otherwise compete with the first import for the disk
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return res, fmt.Errorf("bench import: %w", err)
+		}
 		if err := f.Close(); err != nil {
 			return res, fmt.Errorf("bench import: %w", err)
 		}
