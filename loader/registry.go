@@ -509,6 +509,46 @@ func (l *Ledger) Registered(ctx context.Context, naan, shoulder, clientID string
 	return hasShoulder, hasClient, nil
 }
 
+// SetClientActive disables (active=false) or re-enables a client and appends an audit_event
+// ("client.disable" / "client.enable", target the client_id), in one transaction. A disabled
+// client's mints are refused by the database at once (ark_reach checks active; data-model.md
+// CLIENT: "deactivating kills tokens at once"); its ARKs and receipts stay. Setting the state it
+// already has changes nothing and returns changed=false; an unknown clientID is a
+// *RegistrationError.
+func (l *Ledger) SetClientActive(ctx context.Context, clientID string, active bool) (changed bool, err error) {
+	action := "client.disable"
+	if active {
+		action = "client.enable"
+	}
+	tx, err := l.Pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var was bool
+	if err := tx.QueryRow(ctx, `select active from client where client_id = $1 for update`, clientID).Scan(&was); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false, &RegistrationError{What: "client " + clientID, Rule: "not registered"}
+		}
+		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
+	}
+	if was == active {
+		return false, nil
+	}
+	if _, err := tx.Exec(ctx, `update client set active = $2 where client_id = $1`, clientID, active); err != nil {
+		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
+	}
+	// the actor is the operator at the command line, not a client: client_id stays NULL
+	if _, err := tx.Exec(ctx, `insert into audit_event (action, target, detail) values ($1, $2, $3)`,
+		action, clientID, map[string]bool{"active": active}); err != nil {
+		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
+	}
+	return true, nil
+}
+
 // ListClients returns the clients of naan ("" for all), ordered by client_id.
 func (l *Ledger) ListClients(ctx context.Context, naan string) ([]Client, error) {
 	rows, err := l.Pool.Query(ctx, `select c.client_id, c.naan, coalesce(m.name, ''), c.subject_type, c.authority,

@@ -285,7 +285,7 @@ func shoulderCommand(e *env) *cli.Command {
 func clientCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "client",
-		Usage: "register and list clients (who may mint where)",
+		Usage: "register, list, disable and re-enable clients (who may mint where)",
 		Subcommands: []*cli.Command{
 			{
 				Name: "add", Usage: "register a client", ArgsUsage: "CLIENT_ID",
@@ -318,6 +318,8 @@ func clientCommand(e *env) *cli.Command {
 					})
 				},
 			},
+			clientActiveCommand(e, false),
+			clientActiveCommand(e, true),
 			{
 				Name: "list", Usage: "list clients and their reach",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
@@ -422,4 +424,33 @@ func quoteJoin(names []string) string {
 		q[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// clientActiveCommand is `client disable` (active false) or `client enable` (active true).
+func clientActiveCommand(e *env, active bool) *cli.Command {
+	name, usage, done := "disable", "stop a client from minting at once (its ARKs and receipts stay; client enable undoes it)", "disabled"
+	if active {
+		name, usage, done = "enable", "let a disabled client mint again, within its registered reach", "enabled"
+	}
+	return &cli.Command{
+		Name: name, Usage: usage, ArgsUsage: "CLIENT_ID",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return &exitError{code: exitCannot, err: fmt.Errorf("client %s: give exactly one client ID", name)}
+			}
+			id := c.Args().First()
+			return withLedger(c, e, func(l *loader.Ledger) error {
+				changed, err := l.SetClientActive(c.Context, id, active)
+				if err != nil {
+					return err
+				}
+				if changed {
+					fmt.Fprintf(e.stdout, "client %s %s\n", id, done)
+				} else {
+					fmt.Fprintf(e.stdout, "client %s was %s already\n", id, done)
+				}
+				return nil
+			})
+		},
+	}
 }

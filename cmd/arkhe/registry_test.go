@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/loader"
 )
@@ -165,5 +168,75 @@ func sharedDir(t *testing.T) string {
 			t.Fatal("no go.mod above the test directory")
 		}
 		dir = parent
+	}
+}
+
+// TestClientDisableStopsMinting: a disabled client mints nothing more (the command refuses before
+// anything is written; the database's reach check refuses it too: loader's mint tests deactivate a
+// client in plain SQL mid-run), its ARKs stay, the change is an audit event; enable lets it mint
+// again.
+func TestClientDisableStopsMinting(t *testing.T) {
+	url := pgtest.URL(t)
+	if code, _, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	dir := t.TempDir()
+	manifest := func(name string, seed uint64) string {
+		p := filepath.Join(dir, name)
+		if _, err := fixtures.CreateManifestCSV(p, fixtures.ManifestConfig{Rows: 5, Seed: seed, Prefix: name + "-"}); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, second := manifest("first.csv", 1), manifest("second.csv", 2)
+	if code, out, errOut := arkhe(t, url, "", "mint", "--client", "test-minter", "--out", filepath.Join(dir, "m1.csv"), first); code != 0 || !strings.Contains(out, "minted      5") {
+		t.Fatalf("mint before disable: %d\n%s\n%s", code, out, errOut)
+	}
+	for _, s := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"client", "disable", "test-minter"}, 0, "client test-minter disabled"},
+		{[]string{"client", "disable", "test-minter"}, 0, "client test-minter was disabled already"},
+		{[]string{"client", "disable", "nobody"}, 2, ""},
+		{[]string{"client", "disable"}, 2, ""},
+	} {
+		if code, out, errOut := arkhe(t, url, "", s.args...); code != s.code || !strings.Contains(out, s.want) {
+			t.Fatalf("arkhe %s: exit %d (want %d)\n%s\n%s", strings.Join(s.args, " "), code, s.code, out, errOut)
+		}
+	}
+	code, out, errOut := arkhe(t, url, "", "mint", "--client", "test-minter", "--out", filepath.Join(dir, "m2.csv"), second)
+	if code == 0 {
+		t.Fatalf("a disabled client minted: %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("the disabled client's run: exit %d\n%s%s", code, out, errOut)
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	count := func(sql string) int64 {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return n
+	}
+	if n := count(`select count(*) from ark`); n != 5 {
+		t.Errorf("%d ARKs after the disabled client's run, want the 5 it minted before", n)
+	}
+	if n := count(`select count(*) from audit_event where action = 'client.disable' and target = 'test-minter' and client_id is null`); n != 1 {
+		t.Errorf("%d client.disable audit events, want 1 (the no-op disable records none)", n)
+	}
+	if code, out, errOut := arkhe(t, url, "", "client", "enable", "test-minter"); code != 0 || !strings.Contains(out, "client test-minter enabled") {
+		t.Fatalf("enable: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := arkhe(t, url, "", "mint", "--client", "test-minter", "--out", filepath.Join(dir, "m3.csv"), second); code != 0 || !strings.Contains(out, "minted      5") {
+		t.Fatalf("mint after enable: %d\n%s\n%s", code, out, errOut)
+	}
+	if n := count(`select count(*) from ark`); n != 10 {
+		t.Errorf("%d ARKs after enable, want 10", n)
 	}
 }
