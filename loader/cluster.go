@@ -95,7 +95,8 @@ type ClusterConfig struct {
 	// Settings override or extend the server settings (name → value as in
 	// postgresql.conf). unix_socket_directories is refused: set SocketDir.
 	Settings map[string]string
-	// Log receives progress lines and the output of initdb and pg_ctl; nil discards.
+	// Log receives progress lines and the output of pg_ctl (initdb's only when it fails, in the
+	// error); nil discards.
 	Log io.Writer
 }
 
@@ -529,7 +530,8 @@ func (c *Cluster) initdb(ctx context.Context, persistent bool) error {
 	if !persistent {
 		args = append(args, "--no-sync")
 	}
-	if out, err := c.run(ctx, logOutput, "initdb", args...); err != nil {
+	// initdb's own chatter (20 lines) is kept out of the log; it is in the error when it fails
+	if out, err := c.run(ctx, 0, "initdb", args...); err != nil {
 		os.RemoveAll(tmp)
 		return fail(fmt.Errorf("%w: %s", err, out))
 	}
