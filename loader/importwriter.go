@@ -37,11 +37,9 @@ type importWriter struct {
 	cur      int                  // index into enc of the one being filled
 
 	// pending is the COPY in flight (nil: none): it runs on the transaction's connection while
-	// this goroutine encodes the next batch; drain waits for it before anything else uses the
-	// connection.
+	// this goroutine encodes the next batch. Every other use of the connection goes through tx,
+	// which waits for it first.
 	pending chan error
-	want    int64 // rows the pending COPY must insert
-	last    int   // line the pending batch ends at
 
 	// fresh caches, per NAAN, whether the ledger held no ARK of it when this pass first met it
 	fresh  map[string]bool
@@ -51,11 +49,6 @@ type importWriter struct {
 // flush writes one batch: registry records first, then the shoulders its rows need, then the rows.
 // Its COPY may still be in flight when it returns; drain waits for it.
 func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
-	if len(b.naans) > 0 || len(b.shoulders) > 0 {
-		if err := w.drain(); err != nil {
-			return err
-		}
-	}
 	for i := range b.naans {
 		if err := w.naanRecord(ctx, &b.naans[i]); err != nil {
 			return err
@@ -68,9 +61,6 @@ func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
 	}
 	for i := range b.rows {
 		if e := b.rows[i].entry; e.ID == 0 {
-			if err := w.drain(); err != nil {
-				return err
-			}
 			if err := w.createShoulder(ctx, e, nil); err != nil {
 				return err
 			}
@@ -87,16 +77,22 @@ func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
 		return nil
 	}
 	if w.restart {
-		if err := w.drain(); err != nil {
-			return err
-		}
 		return w.detect(ctx, b.rows)
 	}
 	return w.write(ctx, b.rows)
 }
 
-// drain waits for the COPY in flight, if any, and checks its outcome. Everything that uses the
-// transaction's connection calls it first; the writing goroutine calls it last.
+// tx returns the file's transaction once the COPY in flight, if any, has finished: the one way
+// the writer reaches the connection, so nothing can overtake a batch still being inserted.
+func (w *importWriter) tx() (pgx.Tx, error) {
+	if err := w.drain(); err != nil {
+		return nil, err
+	}
+	return w.p.tx, nil
+}
+
+// drain waits for the COPY in flight, if any, and returns its outcome; the writing goroutine
+// calls it last.
 func (w *importWriter) drain() error {
 	if w.pending == nil {
 		return nil
@@ -106,12 +102,16 @@ func (w *importWriter) drain() error {
 	return err
 }
 
-// send starts the COPY of the encoded batch enc on the transaction's connection; want rows must
-// land. The batch ends at line last (for messages).
-func (w *importWriter) send(ctx context.Context, enc *importCopyEncoder, want int64, last int) {
+// send starts the COPY of the encoded batch enc once the previous one has finished; want rows
+// must land. The batch ends at line last (for messages).
+func (w *importWriter) send(ctx context.Context, enc *importCopyEncoder, want int64, last int) error {
+	tx, err := w.tx()
+	if err != nil {
+		return err
+	}
 	done := make(chan error, 1)
 	w.pending = done
-	conn := w.p.tx.Conn().PgConn()
+	conn := tx.Conn().PgConn()
 	go func() {
 		tag, err := conn.CopyFrom(ctx, bytes.NewReader(enc.buf), importCopySQL)
 		switch {
@@ -125,6 +125,7 @@ func (w *importWriter) send(ctx context.Context, enc *importCopyEncoder, want in
 		}
 		done <- err
 	}()
+	return nil
 }
 
 // detect replaces write for the rest of a pass that will be run again (a conflict spanned
@@ -133,7 +134,10 @@ func (w *importWriter) send(ctx context.Context, enc *importCopyEncoder, want in
 // of their values in a temporary table (bounded memory), so that the next pass knows every
 // conflicting ARK of the file.
 func (w *importWriter) detect(ctx context.Context, rows []importRow) error {
-	tx := w.p.tx
+	tx, err := w.tx()
+	if err != nil {
+		return err
+	}
 	if !w.seenTable {
 		if _, err := tx.Exec(ctx, `create temp table import_seen (ark text collate "C" primary key, digest bytea not null) on commit drop`); err != nil {
 			return fmt.Errorf("import %s: %w", w.p.path, err)
@@ -153,7 +157,7 @@ func (w *importWriter) detect(ctx context.Context, rows []importRow) error {
 	var counts ImportCounts // this pass's counts are discarded
 	saved := w.counts
 	w.counts = &counts
-	_, err := w.classify(ctx, rows)
+	_, err = w.classify(ctx, rows)
 	w.counts = saved
 	if err != nil {
 		return err
@@ -342,9 +346,6 @@ func (w *importWriter) write(ctx context.Context, rows []importRow) error {
 	}
 	nExisting := 0
 	if len(w.keys) > 0 {
-		if err := w.drain(); err != nil {
-			return err
-		}
 		var err error
 		if nExisting, err = w.classify(ctx, rows); err != nil {
 			return err
@@ -374,11 +375,10 @@ func (w *importWriter) write(ctx context.Context, rows []importRow) error {
 	}
 	enc.finish()
 	want := int64(len(w.kept) - nExisting)
-	if err := w.drain(); err != nil {
+	if err := w.send(ctx, enc, want, rows[len(rows)-1].row.Source.Line); err != nil {
 		return err
 	}
 	w.counts.Imported += want // counted when sent: a COPY that fails ends the import
-	w.send(ctx, enc, want, rows[len(rows)-1].row.Source.Line)
 	w.cur ^= 1
 	return nil
 }
@@ -389,11 +389,12 @@ func (w *importWriter) freshNAAN(ctx context.Context, naan string) (bool, error)
 	if f, ok := w.fresh[naan]; ok {
 		return f, nil
 	}
-	if err := w.drain(); err != nil {
+	tx, err := w.tx()
+	if err != nil {
 		return false, err
 	}
 	var found bool
-	if err := w.p.tx.QueryRow(ctx, `select exists (select 1 from ark where ark >= $1 and ark < $2)`,
+	if err := tx.QueryRow(ctx, `select exists (select 1 from ark where ark >= $1 and ark < $2)`,
 		naan+"/", naan+"0").Scan(&found); err != nil {
 		return false, fmt.Errorf("import %s: look up NAAN %s: %w", w.p.path, naan, err)
 	}
@@ -412,7 +413,11 @@ var importDiffFields = [...]string{"target", "status", "tombstone_reason", "who"
 // key that was in the ledger before is unchanged or a difference. It marks w.existing and
 // returns how many keys were found.
 func (w *importWriter) classify(ctx context.Context, rows []importRow) (int, error) {
-	res, err := w.p.tx.Query(ctx, importProbeSQL, w.keys, w.p.runID)
+	tx, err := w.tx()
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.Query(ctx, importProbeSQL, w.keys, w.p.runID)
 	if err != nil {
 		return 0, fmt.Errorf("import %s: classify: %w", w.p.path, err)
 	}
@@ -607,7 +612,11 @@ func (w *importWriter) ensureNAAN(ctx context.Context, naan string) error {
 	if w.p.naans[naan] {
 		return nil
 	}
-	tag, err := w.p.tx.Exec(ctx, `insert into naan (naan, import_run_id) values ($1, $2) on conflict (naan) do nothing`, naan, w.p.runID)
+	tx, err := w.tx()
+	if err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `insert into naan (naan, import_run_id) values ($1, $2) on conflict (naan) do nothing`, naan, w.p.runID)
 	if err != nil {
 		return fmt.Errorf("import %s: create NAAN %s: %w", w.p.path, naan, err)
 	}
@@ -628,13 +637,17 @@ func (w *importWriter) createShoulder(ctx context.Context, e *ShoulderEntry, rec
 	} else {
 		note = "legacy shoulder created by arkhe import for imported ARKs (a legacy shoulder outside the consonants-then-digit form never mints)"
 	}
+	tx, err := w.tx()
+	if err != nil {
+		return err
+	}
 	var id int64
-	err := w.p.tx.QueryRow(ctx, `insert into shoulder (naan, shoulder, status, check_zone, minter, redirect, note, import_run_id)
+	err = tx.QueryRow(ctx, `insert into shoulder (naan, shoulder, status, check_zone, minter, redirect, note, import_run_id)
 		values ($1, $2, 'reserved', $3, nullif($4, ''), nullif($5, ''), nullif($6, ''), $7)
 		on conflict (naan, shoulder) do nothing returning id`,
 		e.NAAN, e.Stored(), string(e.Zone), minter, redirect, note, w.p.runID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		err = w.p.tx.QueryRow(ctx, `select id from shoulder where naan = $1 and shoulder = $2`, e.NAAN, e.Stored()).Scan(&id)
+		err = tx.QueryRow(ctx, `select id from shoulder where naan = $1 and shoulder = $2`, e.NAAN, e.Stored()).Scan(&id)
 	} else if err == nil {
 		w.counts.ShouldersCreated++
 	}
@@ -669,8 +682,12 @@ func (w *importWriter) shoulderRecord(ctx context.Context, it *importShoulderIte
 		return w.createShoulder(ctx, e, it.rec)
 	}
 	minter, redirect, note := shoulderRecordValues(it.rec)
+	tx, err := w.tx()
+	if err != nil {
+		return err
+	}
 	var cur [3]*string
-	if err := w.p.tx.QueryRow(ctx, `select minter, redirect, note from shoulder where id = $1`, e.ID).Scan(&cur[0], &cur[1], &cur[2]); err != nil {
+	if err := tx.QueryRow(ctx, `select minter, redirect, note from shoulder where id = $1`, e.ID).Scan(&cur[0], &cur[1], &cur[2]); err != nil {
 		return fmt.Errorf("import %s: read shoulder %s of NAAN %s: %w", w.p.path, e.Stored(), e.NAAN, err)
 	}
 	id := e.NAAN + e.Stored()
@@ -713,7 +730,11 @@ func (w *importWriter) compareFill(ctx context.Context, loc legacy.Location, id,
 		for _, v := range vals {
 			args = append(args, v)
 		}
-		if _, err := w.p.tx.Exec(ctx, fillSQL, args...); err != nil {
+		tx, err := w.tx()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, fillSQL, args...); err != nil {
 			return fmt.Errorf("import %s: fill %s %s: %w", w.p.path, table, id, err)
 		}
 	}
@@ -749,7 +770,11 @@ func (w *importWriter) naanRecord(ctx context.Context, it *importNAANItem) error
 		}
 	}
 	authoritative := w.p.format == legacy.ArkletJSON
-	tag, err := w.p.tx.Exec(ctx, `insert into naan (naan, name, is_authoritative, redirect, na_policy, who, erc_where,
+	tx, err := w.tx()
+	if err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `insert into naan (naan, name, is_authoritative, redirect, na_policy, who, erc_where,
 		registered_at, note, import_run_id)
 		values ($1, nullif($2, ''), $3, nullif($4, ''), nullif($5, ''), nullif($6, ''), nullif($7, ''),
 		        nullif($8, '')::timestamptz, nullif($9, ''), $10)
@@ -764,7 +789,7 @@ func (w *importWriter) naanRecord(ctx context.Context, it *importNAANItem) error
 		return nil
 	}
 	var cur [7]*string
-	if err := w.p.tx.QueryRow(ctx, `select name, who, redirect, erc_where, na_policy,
+	if err := tx.QueryRow(ctx, `select name, who, redirect, erc_where, na_policy,
 		to_char(registered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), note from naan where naan = $1`, it.naan).
 		Scan(&cur[0], &cur[1], &cur[2], &cur[3], &cur[4], &cur[5], &cur[6]); err != nil {
 		return fmt.Errorf("import %s: read NAAN %s: %w", w.p.path, it.naan, err)
