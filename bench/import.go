@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,12 +11,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,25 +61,20 @@ type ImportResult struct {
 	Config   ImportConfig
 	Server   string            // "local cluster in DIR" or the server's host
 	Settings map[string]string // ServerSettings() as the server reports them
-	// Import is arkhe import of the arklet dump end to end (reading, normalizing, staging,
-	// classifying, inserting); Rows counts the ARKs it imported.
-	Import Phase
-	// Floor is a plain pgx CopyFrom of exactly the ark rows the import wrote, pre-built in
-	// memory, into a fresh ledger of the same schema with the same NAANs and shoulders.
-	Floor Phase
+	// ImportPair is the measurement with the median ratio (the only one without Config.Repeat):
+	// Import is arkhe import of the arklet dump end to end (reading, normalizing, classifying,
+	// inserting; Rows counts the ARKs it imported); Floor a plain pgx CopyFrom of exactly the ark
+	// rows the import wrote, pre-built in memory, into a fresh ledger of the same schema with the
+	// same NAANs and shoulders.
+	ImportPair
+	// Pairs are all the measurements, in run order.
+	Pairs []ImportPair
 	// Counts are the importer's counts.
 	Counts loader.ImportCounts
 	// InputBytes is the size of the dump.
 	InputBytes int64
-	// PeakHeap is the peak of live Go heap during the import, sampled every 20 ms.
+	// PeakHeap is the largest peak of live Go heap during an import, sampled every 20 ms.
 	PeakHeap int64
-	// ImportCPU, ImportServerCPU and FloorServerCPU are the CPU time of this process during the
-	// import and of the local cluster's processes during each phase (0 with --database-url):
-	// on a shared machine they show the work apart from the wait.
-	ImportCPU, ImportServerCPU, FloorCPU, FloorServerCPU time.Duration
-	// Pairs are the single measurements when Config.Repeat > 1; Import, Floor and the CPU
-	// figures above are then those of the pair with the median ratio.
-	Pairs []ImportPair
 	// Reconcile is the reconcile of the dump against the imported ledger (rows: ARKs compared),
 	// with its report's row count and the peak Go heap while it ran (ImportConfig.Reconcile).
 	Reconcile         Phase
@@ -87,24 +82,20 @@ type ImportResult struct {
 	ReconcilePeakHeap int64
 }
 
-// ImportPair is one measurement of the import and its floor, each into a fresh ledger.
+// ImportPair is one measurement of the import and its floor, each into a fresh ledger, with the
+// processor time of each phase (Server stays 0 with ImportConfig.DatabaseURL: only a local
+// cluster's processes can be read).
 type ImportPair struct {
-	Import, Floor                                        Phase
-	ImportCPU, ImportServerCPU, FloorCPU, FloorServerCPU time.Duration
+	Import, Floor       Phase
+	ImportCPU, FloorCPU CPU
 }
 
-// Ratio is the import rate over the floor rate.
+// Ratio is the import rate over the floor rate (issue 4 target: ≥ 0.8).
 func (p ImportPair) Ratio() float64 {
 	if p.Floor.Rate() == 0 {
 		return 0
 	}
 	return p.Import.Rate() / p.Floor.Rate()
-}
-
-// Ratio is the import rate over the floor rate (issue 4 target: ≥ 0.8); with several pairs, the
-// median pair's.
-func (r ImportResult) Ratio() float64 {
-	return ImportPair{Import: r.Import, Floor: r.Floor}.Ratio()
 }
 
 // Print writes the result in the shape of the other macro benchmarks: settings, both phases,
@@ -131,9 +122,9 @@ func (r ImportResult) Print(w io.Writer) {
 		}
 		fmt.Fprintln(w, ")")
 	}
-	if r.ImportServerCPU > 0 {
+	if r.ImportCPU.Server > 0 {
 		fmt.Fprintf(w, "CPU: floor server %.2f s, client %.2f s; import server %.2f s, client %.2f s\n",
-			r.FloorServerCPU.Seconds(), r.FloorCPU.Seconds(), r.ImportServerCPU.Seconds(), r.ImportCPU.Seconds())
+			r.FloorCPU.Server.Seconds(), r.FloorCPU.Client.Seconds(), r.ImportCPU.Server.Seconds(), r.ImportCPU.Client.Seconds())
 	}
 	c := r.Counts
 	fmt.Fprintf(w, "import: read %d, imported %d, rejected %d, test skipped %d, refused %d; check characters verified %d, failed %d, none %d\n",
@@ -178,7 +169,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		return res, fmt.Errorf("bench import: %w", err)
 	}
 	adminURL := cfg.DatabaseURL
-	serverCPU := func() time.Duration { return 0 }
+	dataDir := "" // the local cluster's, whose processes' CPU time is read
 	if adminURL == "" {
 		if err := os.Chmod(dir, 0o755); err != nil {
 			return res, fmt.Errorf("bench import: %w", err)
@@ -190,7 +181,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
 		adminURL = c.URL("postgres")
 		res.Server = "local cluster in " + c.DataDir()
-		serverCPU = func() time.Duration { return clusterCPU(c.DataDir()) }
+		dataDir = c.DataDir()
 	} else {
 		u, err := url.Parse(adminURL)
 		if err != nil {
@@ -245,21 +236,15 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		cfg.Repeat = 1
 	}
 	res.Config = cfg
-	ib := &importBench{cfg: cfg, admin: admin, adminURL: adminURL, dump: dump, dir: dir, serverCPU: serverCPU, logf: logf}
+	ib := &importBench{cfg: cfg, admin: admin, adminURL: adminURL, dump: dump, dir: dir, dataDir: dataDir, logf: logf}
 	for run := range cfg.Repeat {
 		if err := ib.pair(ctx, run, &res); err != nil {
 			return res, err
 		}
 	}
-	// the median pair by ratio
-	byRatio := append([]ImportPair(nil), res.Pairs...)
-	sort.Slice(byRatio, func(i, j int) bool { return byRatio[i].Ratio() < byRatio[j].Ratio() })
-	m := byRatio[len(byRatio)/2]
-	res.Import, res.Floor = m.Import, m.Floor
-	res.ImportCPU, res.ImportServerCPU, res.FloorCPU, res.FloorServerCPU = m.ImportCPU, m.ImportServerCPU, m.FloorCPU, m.FloorServerCPU
-	if len(res.Pairs) == 1 {
-		res.Pairs = nil
-	}
+	byRatio := slices.Clone(res.Pairs)
+	slices.SortFunc(byRatio, func(a, b ImportPair) int { return cmp.Compare(a.Ratio(), b.Ratio()) })
+	res.ImportPair = byRatio[len(byRatio)/2]
 	return res, nil
 }
 
@@ -269,14 +254,14 @@ type importBench struct {
 	admin     *pgxpool.Pool
 	adminURL  string
 	dump, dir string
-	serverCPU func() time.Duration
+	dataDir   string // the local cluster's, "" with DatabaseURL
 	logf      func(format string, args ...any)
 }
 
 // pair measures run number run (0-based): arkhe import into a fresh ledger, then the floor into
 // another; it appends the pair to res and keeps the counts, peak heap and (first run) reconcile.
 func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) error {
-	cfg, admin, adminURL, dump, dir, serverCPU, logf := ib.cfg, ib.admin, ib.adminURL, ib.dump, ib.dir, ib.serverCPU, ib.logf
+	cfg, admin, adminURL, dump, dir, logf := ib.cfg, ib.admin, ib.adminURL, ib.dump, ib.dir, ib.logf
 	var pr ImportPair
 	// two fresh ledgers
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
@@ -288,7 +273,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		defer func() {
 			_, _ = admin.Exec(context.WithoutCancel(ctx), `drop database if exists `+pgx.Identifier{db}.Sanitize()+` with (force)`)
 		}()
-		l, err := loader.Open(ctx, importDBURL(adminURL, db), 2)
+		l, err := loader.Open(ctx, databaseURL(adminURL, db), 2)
 		if err != nil {
 			return err
 		}
@@ -300,7 +285,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	}
 
 	// (b) arkhe import, end to end
-	l, err := loader.Open(ctx, importDBURL(adminURL, importDB), 4)
+	l, err := loader.Open(ctx, databaseURL(adminURL, importDB), 4)
 	if err != nil {
 		return err
 	}
@@ -311,7 +296,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	logf("(b) arkhe import of %s, batch %d (run %d of %d)", filepath.Base(dump), cfg.BatchSize, run+1, cfg.Repeat)
 	runtime.GC()
 	debug.FreeOSMemory()
-	stopHeap := importSampleHeap()
+	stopHeap := sampleHeap()
 	if cfg.CPUProfile != "" && run == 0 {
 		pf, err := os.Create(cfg.CPUProfile)
 		if err != nil {
@@ -326,12 +311,12 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	cpu0, srv0 := processCPU(), serverCPU()
+	cpu0 := sampleCPU(ib.dataDir)
 	start := time.Now()
 	rep, err := l.Import(ctx, loader.ImportConfig{Inputs: []string{dump}, Format: legacy.ArkletJSON,
 		BatchSize: cfg.BatchSize, RejectsPath: filepath.Join(dir, "rejects.csv")})
 	pr.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
-	pr.ImportCPU, pr.ImportServerCPU = processCPU()-cpu0, serverCPU()-srv0
+	pr.ImportCPU = sampleCPU(ib.dataDir).Sub(cpu0)
 	if cfg.CPUProfile != "" && run == 0 {
 		pprof.StopCPUProfile()
 	}
@@ -346,7 +331,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	if cfg.Reconcile && run == 0 {
 		logf("reconcile of %s against the imported ledger", filepath.Base(dump))
 		runtime.GC()
-		stop := importSampleHeap()
+		stop := sampleHeap()
 		start := time.Now()
 		sum, err := verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{dump}, Format: legacy.ArkletJSON,
 			Out: filepath.Join(dir, "reconcile.parquet"), OutFormat: report.Parquet})
@@ -364,23 +349,23 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		return err
 	}
 	l.Close()
-	floor, err := pgxpool.New(ctx, importDBURL(adminURL, floorDB))
+	floor, err := pgxpool.New(ctx, databaseURL(adminURL, floorDB))
 	if err != nil {
 		return fmt.Errorf("bench import: %w", err)
 	}
 	defer floor.Close()
-	if err := copyImportRegistry(ctx, importDBURL(adminURL, importDB), floor); err != nil {
+	if err := copyImportRegistry(ctx, databaseURL(adminURL, importDB), floor); err != nil {
 		return err
 	}
 	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
 		return fmt.Errorf("bench import: checkpoint: %w", err)
 	}
 	logf("(a) floor: pgx CopyFrom of the same %d ark rows", len(rows))
-	cpu0, srv0 = processCPU(), serverCPU()
+	cpu0 = sampleCPU(ib.dataDir)
 	start = time.Now()
 	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, importArkColumns, pgx.CopyFromRows(rows))
 	pr.Floor = Phase{Rows: n, Elapsed: time.Since(start)}
-	pr.FloorCPU, pr.FloorServerCPU = processCPU()-cpu0, serverCPU()-srv0
+	pr.FloorCPU = sampleCPU(ib.dataDir).Sub(cpu0)
 	if err != nil {
 		return fmt.Errorf("bench import: floor COPY: %w", err)
 	}
@@ -477,92 +462,4 @@ func copyImportRegistry(ctx context.Context, fromURL string, to *pgxpool.Pool) e
 		}
 	}
 	return nil
-}
-
-// importDBURL returns adminURL pointing at database db.
-func importDBURL(adminURL, db string) string {
-	u, err := url.Parse(adminURL)
-	if err != nil || u.Scheme == "" {
-		return adminURL + " dbname=" + db
-	}
-	u.Path = "/" + db
-	return u.String()
-}
-
-// importSampleHeap samples the live Go heap every 20 ms until the returned stop is called,
-// which returns the peak in bytes.
-func importSampleHeap() (stop func() int64) {
-	done := make(chan struct{})
-	peak := make(chan int64, 1)
-	go func() {
-		var max int64
-		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 {
-				if v := int64(sample[0].Value.Uint64()); v > max {
-					max = v
-				}
-			}
-			select {
-			case <-done:
-				peak <- max
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() int64 { close(done); return <-peak }
-}
-
-// processCPU returns the user+system CPU time of this process so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// clusterCPU returns the CPU time used so far by the postmaster of the cluster in dataDir and its
-// children, live and reaped (/proc/PID/stat utime, stime, cutime, cstime); 0 where /proc is
-// missing.
-func clusterCPU(dataDir string) time.Duration {
-	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
-	if err != nil {
-		return 0
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	pm := strings.TrimSpace(first)
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	var ticks int64
-	for _, e := range ents {
-		pid := e.Name()
-		if pid[0] < '0' || pid[0] > '9' {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(st), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(st[i+1:])) // f[0] state, f[1] ppid, f[11..14] utime stime cutime cstime
-		if len(f) < 15 || (pid != pm && f[1] != pm) {
-			continue
-		}
-		for _, k := range f[11:15] {
-			if v, err := strconv.ParseInt(k, 10, 64); err == nil {
-				ticks += v
-			}
-		}
-	}
-	return time.Duration(ticks) * (time.Second / 100) // USER_HZ is 100 on Linux
 }
