@@ -539,9 +539,8 @@ func (l *Ledger) SetClientActive(ctx context.Context, clientID string, active bo
 		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
 	}
 	// the actor is the operator at the command line, not a client: client_id stays NULL
-	if _, err := tx.Exec(ctx, `insert into audit_event (action, target, detail) values ($1, $2, $3)`,
-		action, clientID, map[string]bool{"active": active}); err != nil {
-		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
+	if err := auditEvent(ctx, tx, "", "", action, clientID, map[string]bool{"active": active}); err != nil {
+		return false, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
@@ -568,7 +567,14 @@ func (l *Ledger) ListClients(ctx context.Context, naan string) ([]Client, error)
 // AuditEvent appends one audit_event row (data-model.md AUDIT_EVENT: no foreign keys; the record
 // outlives what it describes). detail is marshalled to jsonb by pgx.
 func (l *Ledger) AuditEvent(ctx context.Context, clientID, authority, action, target string, detail any) error {
-	_, err := l.Pool.Exec(ctx, `insert into audit_event (client_id, authority, action, target, detail)
+	return auditEvent(ctx, l.Pool, clientID, authority, action, target, detail)
+}
+
+// auditEvent is AuditEvent through e: the pool, or a transaction whose change the event records.
+func auditEvent(ctx context.Context, e interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}, clientID, authority, action, target string, detail any) error {
+	_, err := e.Exec(ctx, `insert into audit_event (client_id, authority, action, target, detail)
 		values (nullif($1, ''), nullif($2, ''), $3, nullif($4, ''), $5)`, clientID, authority, action, target, detail)
 	if err != nil {
 		return fmt.Errorf("audit event %s: %w", action, err)
