@@ -76,7 +76,8 @@ func (c *ReconcileConfig) Validate() error {
 
 // ReconcileSummary is what Reconcile found and did.
 type ReconcileSummary struct {
-	// Read counts every record read; Compared the ARK records staged for comparison.
+	// Read counts every record read; Compared the export's ARK records compared with the ledger
+	// (the staged ones less ReservedSkipped and TestSkipped).
 	Read, Compared int64
 	// SkippedNonARK counts identifiers of other schemes by kind; Registry the NAAN, shoulder and
 	// refused records, which reconcile does not compare.
@@ -277,6 +278,7 @@ func Reconcile(ctx context.Context, l *loader.Ledger, cfg ReconcileConfig) (Reco
 	if err := reconcileCompare(ctx, tx, w, &sum, covered, cfg.IncludeReserved, cfg.IncludeTest); err != nil {
 		return sum, err
 	}
+	sum.Compared -= sum.ReservedSkipped + sum.TestSkipped
 	ids := make([]int64, 0, len(covered))
 	for id := range covered {
 		ids = append(ids, id)

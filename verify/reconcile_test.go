@@ -287,16 +287,16 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Findings() || sum.Rows != 0 || sum.ReservedSkipped != 1 || sum.TestSkipped != 1 {
-		t.Errorf("default reconcile: rows %d, reserved skipped %d, test skipped %d, findings %t",
-			sum.Rows, sum.ReservedSkipped, sum.TestSkipped, sum.Findings())
+	if sum.Findings() || sum.Rows != 0 || sum.ReservedSkipped != 1 || sum.TestSkipped != 1 || sum.Compared != 1 {
+		t.Errorf("default reconcile: rows %d, reserved skipped %d, test skipped %d, compared %d, findings %t",
+			sum.Rows, sum.ReservedSkipped, sum.TestSkipped, sum.Compared, sum.Findings())
 	}
 	sum, err = verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{export}, Out: out, OutFormat: report.CSV,
 		IncludeReserved: true, IncludeTest: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Kinds[report.DiffOnlyInExport] != 2 || sum.ReservedSkipped != 0 || sum.TestSkipped != 0 {
+	if sum.Kinds[report.DiffOnlyInExport] != 2 || sum.ReservedSkipped != 0 || sum.TestSkipped != 0 || sum.Compared != 3 {
 		t.Errorf("included reconcile: %+v", sum)
 	}
 	rows := reconcileReadCSV(t, out)

@@ -102,9 +102,7 @@ func printReconcileSummary(w io.Writer, exports []string, apply bool, s verify.R
 	}
 	fmt.Fprintf(w, "arkhe reconcile: %s\n", status)
 	fmt.Fprintf(w, "  exports          %s\n", strings.Join(exports, ", "))
-	// the reserved and test ARKs skipped below were staged but not compared
-	fmt.Fprintf(w, "  read             %s, %s compared\n", plural(s.Read, "record", "records"),
-		plural(s.Compared-s.ReservedSkipped-s.TestSkipped, "ARK", "ARKs"))
+	fmt.Fprintf(w, "  read             %s, %s compared\n", plural(s.Read, "record", "records"), plural(s.Compared, "ARK", "ARKs"))
 	if n := s.Rejected; n > 0 {
 		fmt.Fprintf(w, "  unreadable       %s, e.g. %s\n", plural(n, "record", "records"), strings.Join(s.FirstRejects, "; "))
 	}
