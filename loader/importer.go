@@ -366,6 +366,15 @@ var importARKColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "
 // importCopySQL receives a batch's new ARKs (importCopyEncoder).
 var importCopySQL = "copy ark (" + strings.Join(importARKColumns, ", ") + ") from stdin (format binary)"
 
+// SourcePath is how import_run.source_file names an input: its absolute path, so that provenance
+// names the file wherever the command ran; path as given if it cannot be made absolute.
+func SourcePath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
 // importFile imports one file in one transaction.
 func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *importClient, rej *importRejects, path string) (ImportFileResult, error) {
 	start := time.Now()
@@ -394,12 +403,8 @@ func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *impo
 		clientPK = &client.pk
 	}
 	var runID int64
-	source := path // provenance names the file wherever the command ran
-	if abs, err := filepath.Abs(path); err == nil {
-		source = abs
-	}
 	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, dry_run, command, client_pk)
-		values ($1, $2, $3, 'import', $4) returning id`, source, string(res.Format), cfg.DryRun, clientPK).Scan(&runID); err != nil {
+		values ($1, $2, $3, 'import', $4) returning id`, SourcePath(path), string(res.Format), cfg.DryRun, clientPK).Scan(&runID); err != nil {
 		return res, fmt.Errorf("import %s: record the run: %w", path, err)
 	}
 	if _, err := tx.Exec(ctx, `savepoint import_pass`); err != nil {

@@ -735,3 +735,16 @@ func TestImportCancelMidFile(t *testing.T) {
 		t.Errorf("%d ARKs after the re-run, which imported %d", got, rep.Total.Imported)
 	}
 }
+
+// TestSourcePath: a relative input is recorded by its absolute path (the run's provenance must
+// name the file wherever the command ran); an absolute one as given.
+func TestSourcePath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if got, want := loader.SourcePath("exports/ark.json"), filepath.Join(dir, "exports", "ark.json"); got != want {
+		t.Errorf("SourcePath(relative) = %q, want %q", got, want)
+	}
+	if got := loader.SourcePath("/data/n2t.txt"); got != "/data/n2t.txt" {
+		t.Errorf("SourcePath(absolute) = %q", got)
+	}
+}

@@ -485,12 +485,9 @@ func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *R
 		format = "detected"
 	}
 	var run int64
-	sources := make([]string, len(cfg.Exports)) // provenance names the files wherever the command ran
+	sources := make([]string, len(cfg.Exports))
 	for i, e := range cfg.Exports {
-		sources[i] = e
-		if abs, err := filepath.Abs(e); err == nil {
-			sources[i] = abs
-		}
+		sources[i] = loader.SourcePath(e)
 	}
 	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, digest, command, client_pk)
 		values ($1, $2, $3, 'reconcile', $4) returning id`,
