@@ -620,7 +620,7 @@ func (o *djangoObject) parse(b string) error {
 		case "pk":
 			o.PK = raw
 		case "fields":
-			o.Fields = o.Fields[:0]
+			o.Fields = o.Fields[:0] // a repeated "fields" key replaces the earlier one, as in encoding/json
 			if raw[0] != '{' {
 				if raw == "null" {
 					return nil

@@ -690,7 +690,7 @@ func (p *importPass) item(sc importScanned, c *ImportCounts, b *importBatch, see
 		case errors.As(sc.err, &te):
 			p.truncated = te
 			// on file as well as on the terminal: the finding outlives the run
-			return p.rej.write(ImportTruncated, te.Loc, "", "", "file", te.Reason+"; the records read before that point were imported", nil, nil, "")
+			return p.rej.write(ImportTruncated, te.Loc, "", "", "file", te.Reason+"; "+ImportTruncatedNote, nil, nil, "")
 		}
 		return nil
 	}

@@ -29,6 +29,9 @@ const (
 	ImportTruncated = "truncated"
 )
 
+// ImportTruncatedNote follows a truncation's reason wherever it is reported (reject file, summary).
+const ImportTruncatedNote = "the records read before that point were imported"
+
 // ImportRejectHeader returns the header of the reject file `arkhe import` writes: the source file,
 // line and record number, the identifier as the source spelled it, the canonical ARK
 // ("ark:NAAN/name", empty when it could not be parsed), the kind (ImportRejected, …), the field

@@ -156,7 +156,7 @@ func printImportSummary(w io.Writer, rep loader.ImportReport, runErr error) {
 		}
 		fmt.Fprintf(w, "  file         %s (%s, sha256:%s, %s%s)\n", f.File, f.Format, shortDigest(f.Digest), plural(f.Counts.Read, "record", "records"), passes)
 		if f.Truncated != nil {
-			fmt.Fprintf(w, "  truncated    %s; the records read before that point were imported\n", f.Truncated.Error())
+			fmt.Fprintf(w, "  truncated    %s; %s\n", f.Truncated.Error(), loader.ImportTruncatedNote)
 		}
 	}
 	fmt.Fprintf(w, "  read         %s\n", plural(t.Read, "record", "records"))
