@@ -24,6 +24,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/report"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
@@ -174,7 +175,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		if err := os.Chmod(dir, 0o755); err != nil {
 			return res, fmt.Errorf("bench import: %w", err)
 		}
-		c, err := loader.StartCluster(ctx, loader.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: logw})
+		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: logw})
 		if err != nil {
 			return res, fmt.Errorf("bench import: %w", err)
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -197,7 +198,7 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 		if err := os.Chmod(dir, 0o755); err != nil {
 			return res, fmt.Errorf("bench mint: %w", err)
 		}
-		c, err := loader.StartCluster(ctx, loader.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: logw})
+		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: logw})
 		if err != nil {
 			return res, fmt.Errorf("bench mint: %w", err)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/sizing"
 )
@@ -145,7 +145,7 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 			return nil, fmt.Errorf("bench sizing: %w", err)
 		}
 		fmt.Fprintf(cfg.Log, "starting a throw-away PostgreSQL cluster in %s\n", dir)
-		c, err := loader.StartCluster(ctx, loader.ClusterConfig{DataDir: filepath.Join(dir, "pg"),
+		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"),
 			SocketDir: filepath.Join(dir, "s"), Persistent: true, Log: cfg.Log})
 		if err != nil {
 			return nil, fmt.Errorf("bench sizing: %w", err)

@@ -1,6 +1,6 @@
 // Package loader owns everything PostgreSQL in arkhe: the ledger schema as embedded, versioned SQL
-// migrations, connection pools, the COPY sinks, receipts and collision redraw, and the local cluster
-// that serves as the embedded default and as the tests' throw-away server (layout.md).
+// migrations, connection pools, the COPY sinks, receipts and collision redraw (layout.md). The
+// local cluster lives in package localpg.
 //
 // Physical keys (ADR-0031 applied to arkhe, README decision 17): receipts and ARK_CHANGE reference an
 // ARK by its canonical string (the ledger key NAAN/name); the client in every receipt and

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/localpg"
 )
 
 // Exit codes, for every command (README decision 13).
@@ -116,13 +117,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func openLedger(c *cli.Context, e *env, maxConns int32) (*loader.Ledger, error) {
 	dataDir := c.String("data-dir")
 	if dataDir == "" {
-		d, err := loader.DefaultDataDir()
+		d, err := localpg.DefaultDataDir()
 		if err != nil {
 			return nil, err
 		}
 		dataDir = d
 	}
-	url, err := loader.ResolveDatabase(c.Context, c.String("database-url"), dataDir, e.stderr)
+	url, err := localpg.ResolveDatabase(c.Context, c.String("database-url"), dataDir, e.stderr)
 	if err != nil {
 		return nil, fmt.Errorf("reach the ledger: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/bench"
 	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -53,7 +54,7 @@ func benchMintCommand(e *env) *cli.Command {
 			if dir == "" && c.Int("preload") > 0 && c.String("database-url") == "" {
 				base := c.String("data-dir")
 				if base == "" {
-					if base, err = loader.DefaultDataDir(); err != nil {
+					if base, err = localpg.DefaultDataDir(); err != nil {
 						return cannot(err)
 					}
 				}

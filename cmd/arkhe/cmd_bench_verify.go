@@ -20,6 +20,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
 
@@ -152,7 +153,7 @@ func runBenchVerify(ctx context.Context, cfg benchVerifyConfig) (*benchVerifyRes
 		if err := os.Chmod(dir, 0o755); err != nil { // the postgres account must reach it when run as root
 			return nil, err
 		}
-		c, err := loader.StartCluster(ctx, loader.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: cfg.log})
+		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: cfg.log})
 		if err != nil {
 			return nil, err
 		}

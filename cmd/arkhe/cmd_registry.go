@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/localpg"
 )
 
 // The test registration that `arkhe init --test-registration` (and `make run`) sets up: the shared
@@ -356,13 +357,13 @@ func dbCommand(e *env) *cli.Command {
 				Action: func(c *cli.Context) error {
 					dataDir := c.String("data-dir")
 					if dataDir == "" {
-						d, err := loader.DefaultDataDir()
+						d, err := localpg.DefaultDataDir()
 						if err != nil {
 							return err
 						}
 						dataDir = d
 					}
-					if err := loader.StopEmbedded(c.Context, dataDir); err != nil {
+					if err := localpg.StopEmbedded(c.Context, dataDir); err != nil {
 						return err
 					}
 					fmt.Fprintf(e.stdout, "embedded cluster in %s stopped\n", dataDir)
@@ -374,13 +375,13 @@ func dbCommand(e *env) *cli.Command {
 				Action: func(c *cli.Context) error {
 					dataDir := c.String("data-dir")
 					if dataDir == "" {
-						d, err := loader.DefaultDataDir()
+						d, err := localpg.DefaultDataDir()
 						if err != nil {
 							return err
 						}
 						dataDir = d
 					}
-					url, err := loader.ResolveDatabase(c.Context, c.String("database-url"), dataDir, e.stderr)
+					url, err := localpg.ResolveDatabase(c.Context, c.String("database-url"), dataDir, e.stderr)
 					if err != nil {
 						return err
 					}
