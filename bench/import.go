@@ -22,8 +22,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
-	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/report"
 	"github.com/arkhe-ledger/arkhe/verify"
@@ -34,7 +34,7 @@ type ImportConfig struct {
 	// Rows is the number of ark.ark records in the generated arklet dump (issue 4: 1,000,000 in
 	// make bench). About 94 in 100 land: the fixtures' edge-case schedule rejects or skips the rest.
 	Rows int
-	// BatchSize is the importer's (0: loader.DefaultImportBatch).
+	// BatchSize is the importer's (0: ledger.DefaultImportBatch).
 	BatchSize int
 	// DatabaseURL, if set, is a superuser connection string of an existing server; the bench
 	// creates and drops its databases there. Otherwise a local cluster is started in Dir.
@@ -71,7 +71,7 @@ type ImportResult struct {
 	// Pairs are all the measurements, in run order.
 	Pairs []ImportPair
 	// Counts are the importer's counts.
-	Counts loader.ImportCounts
+	Counts ledger.ImportCounts
 	// InputBytes is the size of the dump.
 	InputBytes int64
 	// PeakHeap is the largest peak of live Go heap during an import, sampled every 20 ms.
@@ -149,7 +149,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		return res, errors.New("bench import: --rows must be positive")
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = loader.DefaultImportBatch
+		cfg.BatchSize = ledger.DefaultImportBatch
 	}
 	res.Config = cfg
 	logw := cfg.Log
@@ -274,7 +274,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		defer func() {
 			_, _ = admin.Exec(context.WithoutCancel(ctx), `drop database if exists `+pgx.Identifier{db}.Sanitize()+` with (force)`)
 		}()
-		l, err := loader.Open(ctx, databaseURL(adminURL, db), 2)
+		l, err := ledger.Open(ctx, databaseURL(adminURL, db), 2)
 		if err != nil {
 			return err
 		}
@@ -286,7 +286,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	}
 
 	// (b) arkhe import, end to end
-	l, err := loader.Open(ctx, databaseURL(adminURL, importDB), 4)
+	l, err := ledger.Open(ctx, databaseURL(adminURL, importDB), 4)
 	if err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	}
 	cpu0 := sampleCPU(ib.dataDir)
 	start := time.Now()
-	rep, err := l.Import(ctx, loader.ImportConfig{Inputs: []string{dump}, Format: legacy.ArkletJSON,
+	rep, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{dump}, Format: legacy.ArkletJSON,
 		BatchSize: cfg.BatchSize, RejectsPath: filepath.Join(dir, "rejects.csv")})
 	pr.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
 	pr.ImportCPU = sampleCPU(ib.dataDir).Sub(cpu0)

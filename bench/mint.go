@@ -30,7 +30,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures"
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
@@ -74,13 +74,13 @@ type MintConfig struct {
 	// run with the same Preload skips preloading (bench-large).
 	Dir string
 	// NameCheck and ReceiptCheck are passed to the mint sink.
-	NameCheck, ReceiptCheck loader.Check
+	NameCheck, ReceiptCheck ledger.Check
 	// Seed makes the manifest and the preload repeatable.
 	Seed uint64
 	// Log receives progress lines; nil discards.
 	Log io.Writer
 	// PgxCopyFrom makes arkhe send with pgx.CopyFrom and a CopyFromSource instead of its own
-	// binary COPY encoder (loader.MintConfig.PgxCopyFrom).
+	// binary COPY encoder (ledger.MintConfig.PgxCopyFrom).
 	PgxCopyFrom bool
 	// CPUProfile, if set, is a file to write a Go CPU profile of the mint phase (b) to.
 	CPUProfile string
@@ -120,7 +120,7 @@ type MintResult struct {
 	// PreloadElapsed is the time spent preloading (0 when reused).
 	PreloadElapsed time.Duration
 	// Stats is where arkhe's sink spent its time (summed over workers).
-	Stats loader.MintStats
+	Stats ledger.MintStats
 	// FloorCopyARKs and FloorCommit split the floor's time the same way.
 	FloorCopyARKs, FloorCommit time.Duration
 	// Pairs are the single measurements; Floor, Mint, Summary and Stats above are the medians.
@@ -152,7 +152,7 @@ func (r MintResult) Ratio() float64 {
 
 // RunMint measures bulk mint against the COPY floor (issue 3 "Speed"): a template ledger is
 // migrated, registered and preloaded with cfg.Preload ARKs and receipts; two databases are cloned
-// from it; (b) `arkhe mint` (loader.Ledger.Mint, the CLI's library call) mints a generated CSV
+// from it; (b) `arkhe mint` (ledger.Ledger.Mint, the CLI's library call) mints a generated CSV
 // manifest of cfg.Rows rows into one; then (a) the floor reads back exactly the ARK and receipt rows
 // (b) wrote and COPYs them, pre-built in memory, with pgx CopyFrom in batches of the same size into
 // the other (same schema, indexes and triggers). Both run on the same server with the same
@@ -219,7 +219,7 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 	}
 
 	// the template ledger
-	tpl := fmt.Sprintf("bench_tpl_%s_%d", loader.SchemaHash(), cfg.Preload)
+	tpl := fmt.Sprintf("bench_tpl_%s_%d", ledger.SchemaHash(), cfg.Preload)
 	var exists bool
 	if err := admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, tpl).Scan(&exists); err != nil {
 		return res, fmt.Errorf("bench mint: %w", err)
@@ -276,7 +276,7 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 type Pair struct {
 	Floor, Mint                Phase
 	Summary                    pipeline.Summary
-	Stats                      loader.MintStats
+	Stats                      ledger.MintStats
 	PeakRSS, PeakHeap          int64
 	FloorCopyARKs, FloorCommit time.Duration
 	FloorCPU, MintCPU          CPU
@@ -340,7 +340,7 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 	}
 
 	// (b) arkhe mint, end to end
-	l, err := loader.Open(ctx, databaseURL(adminURL, mintDB), int32(cfg.Workers+2))
+	l, err := ledger.Open(ctx, databaseURL(adminURL, mintDB), int32(cfg.Workers+2))
 	if err != nil {
 		return p, nil, err
 	}
@@ -369,8 +369,8 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 	}
 	cpu0 := sampleCPU(dataDir)
 	start := time.Now()
-	rep, err := l.Mint(ctx, loader.MintJob{
-		Mint: loader.MintConfig{ClientID: benchClient, NameCheck: cfg.NameCheck, ReceiptCheck: cfg.ReceiptCheck,
+	rep, err := l.Mint(ctx, ledger.MintJob{
+		Mint: ledger.MintConfig{ClientID: benchClient, NameCheck: cfg.NameCheck, ReceiptCheck: cfg.ReceiptCheck,
 			PgxCopyFrom: cfg.PgxCopyFrom},
 		Inputs:      []string{manifest},
 		Workers:     cfg.Workers,
@@ -419,7 +419,7 @@ func buildMintTemplate(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl s
 	if _, err := admin.Exec(ctx, `create database `+pgx.Identifier{building}.Sanitize()); err != nil {
 		return fmt.Errorf("bench mint: %w", err)
 	}
-	l, err := loader.Open(ctx, databaseURL(adminURL, building), 4)
+	l, err := ledger.Open(ctx, databaseURL(adminURL, building), 4)
 	if err != nil {
 		return err
 	}
@@ -449,29 +449,29 @@ func buildMintTemplate(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl s
 
 // RegisterBench registers NAAN 99999, manager "bench" holding /x9 (its default) and the client
 // "bench-minter" that mints there.
-func RegisterBench(ctx context.Context, l *loader.Ledger) error {
-	if _, err := l.AddNAAN(ctx, loader.NAAN{NAAN: benchNAAN, Name: "bench"}); err != nil {
+func RegisterBench(ctx context.Context, l *ledger.Ledger) error {
+	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: benchNAAN, Name: "bench"}); err != nil {
 		return err
 	}
-	if _, err := l.AddManager(ctx, loader.Manager{NAAN: benchNAAN, Name: benchManager}); err != nil {
+	if _, err := l.AddManager(ctx, ledger.Manager{NAAN: benchNAAN, Name: benchManager}); err != nil {
 		return err
 	}
-	if _, err := l.AddShoulder(ctx, loader.Shoulder{NAAN: benchNAAN, Shoulder: benchShoulder, Manager: benchManager}, 0); err != nil {
+	if _, err := l.AddShoulder(ctx, ledger.Shoulder{NAAN: benchNAAN, Shoulder: benchShoulder, Manager: benchManager}, 0); err != nil {
 		return err
 	}
 	if err := l.SetDefaultShoulder(ctx, benchNAAN, benchManager, benchShoulder); err != nil {
 		return err
 	}
-	return l.AddClient(ctx, loader.Client{ClientID: benchClient, NAAN: benchNAAN, Manager: benchManager,
+	return l.AddClient(ctx, ledger.Client{ClientID: benchClient, NAAN: benchNAAN, Manager: benchManager,
 		Authority: "manager", Scopes: []string{"ark:mint"}})
 }
 
 // PreloadARKs mints n ARKs with receipts (request IDs "pre-000000001"...) into the bench shoulder
 // through the mint sink itself, names drawn from a seeded source and looked up before COPY.
-func PreloadARKs(ctx context.Context, l *loader.Ledger, n int, seed uint64, batch int, logf func(string, ...any)) error {
+func PreloadARKs(ctx context.Context, l *ledger.Ledger, n int, seed uint64, batch int, logf func(string, ...any)) error {
 	var s [32]byte
 	copy(s[:], fmt.Sprintf("arkhe-preload-%d", seed))
-	sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: benchClient, NameCheck: loader.CheckAlways, ReceiptCheck: loader.CheckNever,
+	sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: benchClient, NameCheck: ledger.CheckAlways, ReceiptCheck: ledger.CheckNever,
 		Blades: func(int) ark.BladeSource { return ark.NewSeededBlades(s) }})
 	if err != nil {
 		return err

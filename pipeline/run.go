@@ -38,7 +38,7 @@ import (
 // does not have to.
 
 // Sink consumes batches of validated rows for a Run (layout.md: pipeline defines the small
-// interface it consumes; loader implements it with COPY). Run calls OpenWorker once per worker
+// interface it consumes; ledger implements it with COPY). Run calls OpenWorker once per worker
 // before reading, from one goroutine.
 type Sink interface {
 	// OpenWorker returns the SinkWorker of worker number worker (0 ≤ worker < Workers). Its

@@ -8,7 +8,7 @@
 // (362 B per ARK with url, title, who and when; 158 B url only; 258 B per ARK_CHANGE row).
 // ArkheModel replaces the rule of thumb by arithmetic on PostgreSQL's page layout: tuple header
 // and null bitmap, alignment, line pointers, page headers, B-tree leaf fill (FillBuilt,
-// FillRandom, FillInterleaved), for arkhe's own columns (loader/migrations) filled as arkhe mint
+// FillRandom, FillInterleaved), for arkhe's own columns (ledger/migrations) filled as arkhe mint
 // fills them, given average field lengths (Fields). Fed a ledger's own field lengths it predicted
 // ark + receipts + ark_change within 1.1 % of the measurement when receipts had a table of
 // their own: -1.1 % at 100 thousand, -0.8 % at 1 million ARKs minted by `arkhe mint` from

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // Layout is one physical schema `arkhe bench sizing` builds a ledger in: arkhe's own (the
@@ -38,7 +38,7 @@ const (
 
 // shape is what distinguishes the layouts.
 type shape struct {
-	migrations   bool    // arkhe's own schema, built by loader.Migrate
+	migrations   bool    // arkhe's own schema, built by ledger.Migrate
 	arkRef       refKind // how receipts and ARK_CHANGE refer to an ARK
 	clientRef    refKind // created_by, the receipt's client, by_client
 	shoulderRef  refKind // how an ARK refers to its shoulder
@@ -89,7 +89,7 @@ const (
 )
 
 // ddl returns the bench-only schema of a shape (not for migrations): the payload columns of
-// arkhe's ark table (loader/migrations/0001_ledger.sql) with the shape's keys and references,
+// arkhe's ark table (ledger/migrations/0001_ledger.sql) with the shape's keys and references,
 // foreign keys where arkhe has them, COLLATE "C" identifiers.
 func (s shape) ddl() string {
 	ref := func(k refKind, str string) string {
@@ -284,7 +284,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 	}
 	defer conn.Release()
 	if s.migrations {
-		if _, err := loader.Migrate(ctx, conn.Conn()); err != nil {
+		if _, err := ledger.Migrate(ctx, conn.Conn()); err != nil {
 			return fail("migrate", err)
 		}
 	} else if _, err := conn.Exec(ctx, s.ddl()); err != nil {

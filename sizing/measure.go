@@ -20,7 +20,7 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// The ledger's growing tables (loader/migrations/0001_ledger.sql). TableReceipt names the
+// The ledger's growing tables (ledger/migrations/0001_ledger.sql). TableReceipt names the
 // receipts: arkhe keeps them on the ark row and shows them through the mint_receipt view, so
 // Measure reports them as a TableSize of that name carved out of ark (TableSize.PartOf); the
 // bench layouts that keep a receipt table give it that name.

@@ -84,7 +84,7 @@ const (
 // thousand and at 1 million ARKs alike; 1.32 to 1.40 across the layouts.
 const WALPerLedgerByte = 1.37
 
-// DefaultMaxWALSize is the max_wal_size of arkhe's embedded default cluster (loader's persistent
+// DefaultMaxWALSize is the max_wal_size of arkhe's embedded default cluster (localpg's persistent
 // settings), 4 GiB: the soft ceiling of pg_wal during a bulk run when nothing holds WAL back
 // (no archiving backlog, no replication slot).
 const DefaultMaxWALSize int64 = 4 << 30
@@ -444,7 +444,7 @@ type Costs struct {
 }
 
 // The ark columns and the index that hold a receipt (README decision 6;
-// loader/migrations/0001_ledger.sql).
+// ledger/migrations/0001_ledger.sql).
 const (
 	receiptRequestID = "request_id"
 	receiptDigest    = "payload_digest"
@@ -452,7 +452,7 @@ const (
 )
 
 // ArkheTables returns the model of arkhe's ark and ark_change tables
-// (loader/migrations/0001_ledger.sql) for rows with the average contents f, filled as `arkhe
+// (ledger/migrations/0001_ledger.sql) for rows with the average contents f, filled as `arkhe
 // mint` fills them: key, NAAN, shoulder, assigned name, target, ERC who / what / when, status
 // 'public', creation time and client, and the receipt on the row (request ID and 16-octet
 // payload digest, in the partial unique index ark_receipt); ARK_CHANGE rows of the repoint path

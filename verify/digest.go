@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // The digest (README decision 3, issue 5 "nothing was deleted"): the sum mod 2^64 of
@@ -433,7 +433,7 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // storeSummary appends this audit's audit_summary row (migration 0004).
-func (a *audit) storeSummary(ctx context.Context, l *loader.Ledger) error {
+func (a *audit) storeSummary(ctx context.Context, l *ledger.Ledger) error {
 	d := a.digest
 	blocks := make([][3]int64, 0, len(d.blocks))
 	for k, v := range d.blocks {

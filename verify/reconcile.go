@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
-	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
@@ -31,7 +31,7 @@ type ReconcileConfig struct {
 	OutFormat report.Format
 	// Apply accepts the export's value for every ARK whose target, status, tombstone reason, ERC
 	// kernel, commitment or metadata differ: exactly one ARK_CHANGE row per changed ARK, through
-	// ark_repoint (target only) or ark_apply_export (loader/migrations/0003_import.sql), in the
+	// ark_repoint (target only) or ark_apply_export (ledger/migrations/0003_import.sql), in the
 	// same transaction as the comparison. ARKs only in the export, only in the ledger, spelled
 	// differently, held twice in the exports with different values, or asked to go back to
 	// reserved are reported and never changed.
@@ -39,7 +39,7 @@ type ReconcileConfig struct {
 	// ClientID, if set, is the registered client the apply acts as (recorded as by_client).
 	ClientID string
 	// IncludeReserved and IncludeTest mean what they mean to `arkhe import`
-	// (loader.ImportConfig): without them an export's reserved ARK, or an ARK of the test NAAN
+	// (ledger.ImportConfig): without them an export's reserved ARK, or an ARK of the test NAAN
 	// 99999, that the ledger does not hold is skipped and counted (ReservedSkipped, TestSkipped),
 	// not reported as only_in_export, because a default import leaves it out. One the ledger
 	// holds is compared as usual.
@@ -116,7 +116,7 @@ func (s *ReconcileSummary) Findings() bool {
 }
 
 // reconcileStageDDL holds the exports' ARKs, normalized exactly as `arkhe import` does
-// (loader.NormalizeRecord), in the order read.
+// (ledger.NormalizeRecord), in the order read.
 const reconcileStageDDL = `create temp table reconcile_stage (
 	seq         bigint not null,
 	ark         text collate "C" not null,
@@ -207,7 +207,7 @@ const reconcileMaxFirstRejects = 5
 // The report is written whatever it holds (an empty report says "no differences"). Errors: a
 // configuration or reading error, a database error (the transaction is rolled back: nothing is
 // applied), a report write error.
-func Reconcile(ctx context.Context, l *loader.Ledger, cfg ReconcileConfig) (ReconcileSummary, error) {
+func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (ReconcileSummary, error) {
 	start := time.Now()
 	sum := ReconcileSummary{Kinds: map[string]int64{}}
 	if err := cfg.Validate(); err != nil {
@@ -241,7 +241,7 @@ func Reconcile(ctx context.Context, l *loader.Ledger, cfg ReconcileConfig) (Reco
 	if _, err := tx.Exec(ctx, reconcileStageDDL); err != nil {
 		return sum, fmt.Errorf("reconcile: staging table: %w", err)
 	}
-	index, err := loader.LoadShoulderIndex(ctx, tx)
+	index, err := ledger.LoadShoulderIndex(ctx, tx)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
@@ -487,7 +487,7 @@ func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *R
 	var run int64
 	sources := make([]string, len(cfg.Exports))
 	for i, e := range cfg.Exports {
-		sources[i] = loader.SourcePath(e)
+		sources[i] = ledger.SourcePath(e)
 	}
 	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, digest, command, client_pk)
 		values ($1, $2, $3, 'reconcile', $4) returning id`,
@@ -523,7 +523,7 @@ func reconcileStrp(s string) *string { return &s }
 // records are read, normalized and staged in one stream.
 type reconcileSource struct {
 	sum      *ReconcileSummary
-	index    *loader.ShoulderIndex
+	index    *ledger.ShoulderIndex
 	progress func(int64)
 
 	f    *os.File
@@ -607,7 +607,7 @@ func (s *reconcileSource) Next() bool {
 			s.sum.SkippedNonARK[rec.Kind]++
 			continue
 		}
-		row, err := loader.NormalizeRecord(rec)
+		row, err := ledger.NormalizeRecord(rec)
 		if err != nil {
 			s.reject(rec.Source.String() + ": " + rec.ID + ": " + err.Error())
 			continue
@@ -627,7 +627,7 @@ func (s *reconcileSource) Next() bool {
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = s.seq, row.Key(), shoulder, row.Original, row.Target, row.Status, row.Reason
 		var skip *string
 		switch {
-		case row.ARK.NAAN == loader.TestNAAN:
+		case row.ARK.NAAN == ledger.TestNAAN:
 			skip = reconcileStrp(reconcileSkipTest)
 		case row.Status == "reserved":
 			skip = reconcileStrp(reconcileSkipReserved)

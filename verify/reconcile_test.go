@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
-	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/report"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
@@ -103,7 +103,7 @@ func reconcileCount(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) i
 func TestReconcileReportsAndApplies(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.New(t)
-	l := &loader.Ledger{Pool: pool}
+	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.anvl")
 	changed := filepath.Join(dir, "changed.anvl")
@@ -113,13 +113,13 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 	if err := os.WriteFile(changed, []byte(reconcileChanged), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := l.Import(ctx, loader.ImportConfig{Inputs: []string{base}, Format: legacy.EZIDANVL})
+	rep, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{base}, Format: legacy.EZIDANVL})
 	if err != nil || rep.Total.Imported != 5 {
 		t.Fatalf("import base: %+v %v", rep.Total, err)
 	}
 	// the changed export, imported: differences reported, nothing applied
 	rejects := filepath.Join(dir, "changed.rejects.csv")
-	rep, err = l.Import(ctx, loader.ImportConfig{Inputs: []string{changed}, RejectsPath: rejects})
+	rep, err = l.Import(ctx, ledger.ImportConfig{Inputs: []string{changed}, RejectsPath: rejects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 		t.Errorf("second apply: %d ARK_CHANGE rows, want still 3", got)
 	}
 	// importing the export again is a no-op now
-	rep, err = l.Import(ctx, loader.ImportConfig{Inputs: []string{changed}})
+	rep, err = l.Import(ctx, ledger.ImportConfig{Inputs: []string{changed}})
 	if err != nil || rep.Total.Unchanged != 5 || rep.Total.Differences != 0 || rep.Total.Imported != 0 {
 		t.Errorf("re-import after apply: %+v %v", rep.Total, err)
 	}
@@ -227,13 +227,13 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 func TestReconcileAmbiguousAndParquet(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.New(t)
-	l := &loader.Ledger{Pool: pool}
+	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.anvl")
 	if err := os.WriteFile(base, []byte(reconcileBase), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Import(ctx, loader.ImportConfig{Inputs: []string{base}}); err != nil {
+	if _, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{base}}); err != nil {
 		t.Fatal(err)
 	}
 	twice := filepath.Join(dir, "twice.anvl")
@@ -269,7 +269,7 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.New(t)
-	l := &loader.Ledger{Pool: pool}
+	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
 	export := filepath.Join(dir, "mixed.anvl")
 	body := reconcileANVL("ark:/12345/x6ccc1", "_status: public", "_target: https://example.org/c1") +
@@ -278,7 +278,7 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	if err := os.WriteFile(export, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := l.Import(ctx, loader.ImportConfig{Inputs: []string{export}, Format: legacy.EZIDANVL})
+	rep, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{export}, Format: legacy.EZIDANVL})
 	if err != nil || rep.Total.Imported != 1 || rep.Total.ReservedSkipped != 1 || rep.Total.TestSkipped != 1 {
 		t.Fatalf("import: %+v %v", rep.Total, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arkhe-ledger/arkhe/ark"
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
@@ -63,7 +63,7 @@ const changeQuery = `select 'ark:' || c.ark, coalesce(a.naan, split_part(c.ark, 
 // for the columns), in the order they were recorded, from one snapshot, in bounded memory: the
 // rows come off the connection as the iteration consumes them. An error ends the sequence
 // (yielded once, with a zero row); stopping early releases the connection.
-func ChangeRows(ctx context.Context, l *loader.Ledger, f ReportFilter) iter.Seq2[report.ChangeRow, error] {
+func ChangeRows(ctx context.Context, l *ledger.Ledger, f ReportFilter) iter.Seq2[report.ChangeRow, error] {
 	return streamRows(ctx, l, "ARK_CHANGE", changeQuery, f, func(r pgx.Rows) (report.ChangeRow, error) {
 		var c report.ChangeRow
 		err := r.Scan(&c.ARK, &c.NAAN, &c.Shoulder, &c.At, &c.Action, &c.BeforeURL, &c.AfterURL, &c.By)
@@ -82,7 +82,7 @@ const arkQuery = `select 'ark:' || a.ark, a.naan, coalesce(s.shoulder, ''), a.ur
 
 // ARKRows streams the ARKs selected by f as report rows (see report.ARKRow for the columns),
 // in the ledger's physical order, like ChangeRows.
-func ARKRows(ctx context.Context, l *loader.Ledger, f ReportFilter) iter.Seq2[report.ARKRow, error] {
+func ARKRows(ctx context.Context, l *ledger.Ledger, f ReportFilter) iter.Seq2[report.ARKRow, error] {
 	return streamRows(ctx, l, "ARK", arkQuery, f, func(r pgx.Rows) (report.ARKRow, error) {
 		var a report.ARKRow
 		err := r.Scan(&a.ARK, &a.NAAN, &a.Shoulder, &a.Target, &a.Who, &a.What, &a.When,
@@ -92,7 +92,7 @@ func ARKRows(ctx context.Context, l *loader.Ledger, f ReportFilter) iter.Seq2[re
 }
 
 // streamRows runs query with f's parameters and yields each row through scan.
-func streamRows[T any](ctx context.Context, l *loader.Ledger, what, query string, f ReportFilter,
+func streamRows[T any](ctx context.Context, l *ledger.Ledger, what, query string, f ReportFilter,
 	scan func(pgx.Rows) (T, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T

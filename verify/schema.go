@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // ExpectedTrigger is one trigger that carries a promise of the ledger (data-model.md "What the
@@ -21,7 +21,7 @@ type ExpectedTrigger struct {
 	Function string // e.g. "arkhe_refuse_delete"
 }
 
-// Patterns over the embedded migrations (loader.Migrations). The ledger's triggers are created
+// Patterns over the embedded migrations (ledger.Migrations). The ledger's triggers are created
 // either by a literal CREATE TRIGGER statement or by the loop of 0001_ledger.sql
 // ("foreach t in array array[...] loop execute format('create trigger %I ... execute function
 // F()', t || '_suffix', t)"); function bodies are dollar-quoted.
@@ -39,7 +39,7 @@ var (
 // definition wins, as in the database). It is derived from the migration text so that a
 // migration adding a protected table is checked without a change here.
 func schemaExpectations() ([]ExpectedTrigger, map[string]string, error) {
-	ms, err := loader.Migrations()
+	ms, err := ledger.Migrations()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,7 +49,7 @@ func schemaExpectations() ([]ExpectedTrigger, map[string]string, error) {
 
 // expectationsFrom derives the expected triggers and function bodies from migrations ms, in
 // order (see schemaExpectations).
-func expectationsFrom(ms []loader.Migration) ([]ExpectedTrigger, map[string]string) {
+func expectationsFrom(ms []ledger.Migration) ([]ExpectedTrigger, map[string]string) {
 	byKey := map[string]ExpectedTrigger{} // by name and table, the last migration's definition
 	add := func(t ExpectedTrigger) { byKey[t.Name+"\x00"+t.Table] = t }
 	bodies := map[string]string{}

@@ -4,11 +4,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 func TestExpectationsFrom(t *testing.T) {
-	ms := []loader.Migration{
+	ms := []ledger.Migration{
 		{Version: 1, SQL: `create function f_del() returns trigger language plpgsql as $$ begin raise exception 'no'; end $$;
 do $$
 declare t text;

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
@@ -296,8 +296,8 @@ type audit struct {
 // read, read only; exported with pg_export_snapshot), then writes, in a separate transaction,
 // its audit_summary row when it found no error, and in every case one audit_event row
 // (action "verify", target "ledger", detail: counts per check, full or --since, whether the
-// summary was stored; or the error). The ledger must be migrated (loader.Ledger.Init).
-func Run(ctx context.Context, l *loader.Ledger, cfg Config) (*Result, error) {
+// summary was stored; or the error). The ledger must be migrated (ledger.Ledger.Init).
+func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (*Result, error) {
 	start := time.Now()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -339,7 +339,7 @@ func Run(ctx context.Context, l *loader.Ledger, cfg Config) (*Result, error) {
 }
 
 // run does the audit proper.
-func (a *audit) run(ctx context.Context, l *loader.Ledger) (*Result, error) {
+func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 	n := int(min(l.Pool.Config().MaxConns, lanes))
 	if n < 1 {
 		n = 1
@@ -449,7 +449,7 @@ type pgxpoolConn struct {
 
 // acquire takes a connection from l and starts a repeatable-read, read-only transaction on it,
 // adopting snapshot when it is not "".
-func acquire(ctx context.Context, l *loader.Ledger, snapshot string) (*pgxpoolConn, error) {
+func acquire(ctx context.Context, l *ledger.Ledger, snapshot string) (*pgxpoolConn, error) {
 	c, err := l.Pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("verify: connect: %w", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/report"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
@@ -28,7 +28,7 @@ type testLedger struct {
 	t      *testing.T
 	ctx    context.Context
 	pool   *pgxpool.Pool
-	l      *loader.Ledger
+	l      *ledger.Ledger
 	run    int64 // the import run's key, for imported test ARKs
 	blades int   // test ARKs made so far
 }
@@ -40,7 +40,7 @@ func newLedger(t *testing.T) *testLedger {
 	if err := fixtures.FillLedger(ctx, pool, 120, 3, fixtures.FillOptions{ChangeEvery: 4}); err != nil {
 		t.Fatal(err)
 	}
-	tl := &testLedger{t: t, ctx: ctx, pool: pool, l: &loader.Ledger{Pool: pool}}
+	tl := &testLedger{t: t, ctx: ctx, pool: pool, l: &ledger.Ledger{Pool: pool}}
 	if err := pool.QueryRow(ctx, `insert into import_run (source_file, format) values ('test.csv', 'csv') returning id`).Scan(&tl.run); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/localpg"
 )
 
@@ -114,7 +114,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // openLedger resolves the database (explicit URL, ARKHE_DATABASE_URL, libpq environment, or the
 // embedded cluster) and connects. The caller closes the ledger.
-func openLedger(c *cli.Context, e *env, maxConns int32) (*loader.Ledger, error) {
+func openLedger(c *cli.Context, e *env, maxConns int32) (*ledger.Ledger, error) {
 	dataDir := c.String("data-dir")
 	if dataDir == "" {
 		d, err := localpg.DefaultDataDir()
@@ -127,7 +127,7 @@ func openLedger(c *cli.Context, e *env, maxConns int32) (*loader.Ledger, error) 
 	if err != nil {
 		return nil, fmt.Errorf("reach the ledger: %w", err)
 	}
-	l, err := loader.Open(c.Context, url, maxConns)
+	l, err := ledger.Open(c.Context, url, maxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func openLedger(c *cli.Context, e *env, maxConns int32) (*loader.Ledger, error) 
 }
 
 // openInitialized is openLedger plus Init, so that every command works on a fresh data dir.
-func openInitialized(c *cli.Context, e *env, maxConns int32) (*loader.Ledger, error) {
+func openInitialized(c *cli.Context, e *env, maxConns int32) (*ledger.Ledger, error) {
 	l, err := openLedger(c, e, maxConns)
 	if err != nil {
 		return nil, err

@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/ark"
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // arkSingleCommands are the single-ARK subcommands of `arkhe ark`: show, repoint, tombstone.
@@ -28,7 +28,7 @@ func arkSingleCommands(e *env) []*cli.Command {
 				if err != nil {
 					return err
 				}
-				return withLedger(c, e, func(l *loader.Ledger) error {
+				return withLedger(c, e, func(l *ledger.Ledger) error {
 					r, err := l.ShowARK(c.Context, a.Key())
 					if err != nil {
 						return &exitError{code: exitCannot, err: err}
@@ -54,10 +54,10 @@ func arkSingleCommands(e *env) []*cli.Command {
 					return &exitError{code: exitCannot, err: fmt.Errorf("ark repoint: %w", err)}
 				}
 				target := c.Args().Get(1)
-				if err := loader.ValidateTarget(target); err != nil {
+				if err := ledger.ValidateTarget(target); err != nil {
 					return &exitError{code: exitCannot, err: fmt.Errorf("ark repoint %s: %w", a, err)}
 				}
-				return withLedger(c, e, func(l *loader.Ledger) error {
+				return withLedger(c, e, func(l *ledger.Ledger) error {
 					changed, err := l.RepointARK(c.Context, a.Key(), target, c.String("client"), c.String("reason"))
 					if err != nil {
 						return &exitError{code: exitCannot, err: err}
@@ -87,7 +87,7 @@ func arkSingleCommands(e *env) []*cli.Command {
 				if strings.TrimSpace(c.String("reason")) == "" {
 					return &exitError{code: exitCannot, err: fmt.Errorf("ark tombstone %s: a tombstone needs a reason (--reason)", a)}
 				}
-				return withLedger(c, e, func(l *loader.Ledger) error {
+				return withLedger(c, e, func(l *ledger.Ledger) error {
 					changed, err := l.TombstoneARK(c.Context, a.Key(), c.String("reason"), c.String("client"))
 					if err != nil {
 						return &exitError{code: exitCannot, err: err}
@@ -117,7 +117,7 @@ func oneARK(c *cli.Context, cmd string) (ark.ARK, error) {
 }
 
 // printARK prints an ARK record as "field<TAB>value" lines, then its history oldest first.
-func printARK(w io.Writer, r loader.ARKRecord) error {
+func printARK(w io.Writer, r ledger.ARKRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	ts := func(t *time.Time) string {
 		if t == nil {

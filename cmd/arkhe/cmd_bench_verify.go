@@ -19,7 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
@@ -168,7 +168,7 @@ func runBenchVerify(ctx context.Context, cfg benchVerifyConfig) (*benchVerifyRes
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	defer admin.Close()
-	db := fmt.Sprintf("bench_verify_%d_%d_%s", cfg.rows, cfg.seed, loader.SchemaHash())
+	db := fmt.Sprintf("bench_verify_%d_%d_%s", cfg.rows, cfg.seed, ledger.SchemaHash())
 	dbURL, err := benchVerifyDatabaseURL(adminURL, db)
 	if err != nil {
 		return nil, err
@@ -184,7 +184,7 @@ func runBenchVerify(ctx context.Context, cfg benchVerifyConfig) (*benchVerifyRes
 	} else {
 		logf("reusing the filled ledger %s", db)
 	}
-	l, err := loader.Open(ctx, dbURL, 4)
+	l, err := ledger.Open(ctx, dbURL, 4)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func benchVerifyFill(ctx context.Context, admin *pgxpool.Pool, db, dbURL string,
 	if _, err := admin.Exec(ctx, "create database "+pgx.Identifier{db}.Sanitize()); err != nil {
 		return err
 	}
-	l, err := loader.Open(ctx, dbURL, 2)
+	l, err := ledger.Open(ctx, dbURL, 2)
 	if err != nil {
 		return err
 	}

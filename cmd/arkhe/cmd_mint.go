@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -56,11 +56,11 @@ func mintAction(c *cli.Context, e *env) error {
 	if err != nil {
 		return cannot(fmt.Errorf("mint: --map: %w", err))
 	}
-	nameCheck, err := loader.ParseCheck(c.String("name-check"))
+	nameCheck, err := ledger.ParseCheck(c.String("name-check"))
 	if err != nil {
 		return cannot(fmt.Errorf("mint: --name-check: %w", err))
 	}
-	receiptCheck, err := loader.ParseCheck(c.String("receipt-check"))
+	receiptCheck, err := ledger.ParseCheck(c.String("receipt-check"))
 	if err != nil {
 		return cannot(fmt.Errorf("mint: --receipt-check: %w", err))
 	}
@@ -88,8 +88,8 @@ func mintAction(c *cli.Context, e *env) error {
 
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "minting", -1)
 	var done int64
-	job := loader.MintJob{
-		Mint: loader.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
+	job := ledger.MintJob{
+		Mint: ledger.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
 			NameCheck: nameCheck, ReceiptCheck: receiptCheck},
 		Inputs:  inputs,
 		Mapping: mapping,
@@ -106,7 +106,7 @@ func mintAction(c *cli.Context, e *env) error {
 	}
 	rep, err := l.Mint(c.Context, job)
 	prog.Finish()
-	var reach *loader.ReachError
+	var reach *ledger.ReachError
 	if errors.As(err, &reach) && rep.Summary.Read == 0 {
 		return cannot(err) // refused before reading: nothing written
 	}
@@ -135,7 +135,7 @@ func manifestName(path string) string {
 }
 
 // printMintSummary prints the one-screen summary of a mint run (issue 3 "Output").
-func printMintSummary(w io.Writer, inputs []string, rep loader.MintReport, runErr error) {
+func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runErr error) {
 	s, t := rep.Summary, rep.Target
 	status := "done"
 	switch {

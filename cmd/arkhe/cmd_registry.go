@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/localpg"
 )
 
@@ -53,12 +53,12 @@ func initCommand(e *env) *cli.Command {
 }
 
 // registerTest idempotently registers the test NAAN, manager, shoulder and client.
-func registerTest(c *cli.Context, e *env, l *loader.Ledger) error {
+func registerTest(c *cli.Context, e *env, l *ledger.Ledger) error {
 	ctx := c.Context
-	if _, err := l.AddNAAN(ctx, loader.NAAN{NAAN: testNAAN, Name: "ARK Alliance shared test NAAN", IsAuthoritative: true}); err != nil {
+	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: testNAAN, Name: "ARK Alliance shared test NAAN", IsAuthoritative: true}); err != nil {
 		return err
 	}
-	if _, err := l.AddManager(ctx, loader.Manager{NAAN: testNAAN, Name: testManager, CommitmentLevel: "Not Guaranteed"}); err != nil {
+	if _, err := l.AddManager(ctx, ledger.Manager{NAAN: testNAAN, Name: testManager, CommitmentLevel: "Not Guaranteed"}); err != nil {
 		return err
 	}
 	hasShoulder, hasClient, err := l.Registered(ctx, testNAAN, testShoulder, testClient)
@@ -66,7 +66,7 @@ func registerTest(c *cli.Context, e *env, l *loader.Ledger) error {
 		return err
 	}
 	if !hasShoulder {
-		if _, err := l.AddShoulder(ctx, loader.Shoulder{NAAN: testNAAN, Shoulder: testShoulder, Manager: testManager}, 0); err != nil {
+		if _, err := l.AddShoulder(ctx, ledger.Shoulder{NAAN: testNAAN, Shoulder: testShoulder, Manager: testManager}, 0); err != nil {
 			return err
 		}
 		if err := l.SetDefaultShoulder(ctx, testNAAN, testManager, testShoulder); err != nil {
@@ -77,7 +77,7 @@ func registerTest(c *cli.Context, e *env, l *loader.Ledger) error {
 		fmt.Fprintf(e.stdout, "test registration present: NAAN %s, shoulder %s, client %s\n", testNAAN, testShoulder, testClient)
 		return nil
 	}
-	if err := l.AddClient(ctx, loader.Client{ClientID: testClient, NAAN: testNAAN, Manager: testManager, SubjectType: "machine",
+	if err := l.AddClient(ctx, ledger.Client{ClientID: testClient, NAAN: testNAAN, Manager: testManager, SubjectType: "machine",
 		Authority: "manager", Scopes: []string{"ark:mint", "ark:update", "ark:tombstone", "ark:import", "ark:read"}}); err != nil {
 		return err
 	}
@@ -102,8 +102,8 @@ func naanCommand(e *env) *cli.Command {
 					if c.NArg() != 1 {
 						return &exitError{code: exitCannot, err: errors.New("naan add: give exactly one NAAN")}
 					}
-					return withLedger(c, e, func(l *loader.Ledger) error {
-						created, err := l.AddNAAN(c.Context, loader.NAAN{NAAN: c.Args().First(), Name: c.String("name"),
+					return withLedger(c, e, func(l *ledger.Ledger) error {
+						created, err := l.AddNAAN(c.Context, ledger.NAAN{NAAN: c.Args().First(), Name: c.String("name"),
 							IsAuthoritative: !c.Bool("not-authoritative"), Redirect: c.String("redirect"), Policy: c.String("policy")})
 						if err != nil {
 							return err
@@ -116,7 +116,7 @@ func naanCommand(e *env) *cli.Command {
 			{
 				Name: "list", Usage: "list NAANs",
 				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *loader.Ledger) error {
+					return withLedger(c, e, func(l *ledger.Ledger) error {
 						ns, err := l.ListNAANs(c.Context)
 						if err != nil {
 							return err
@@ -143,7 +143,7 @@ func managerCommand(e *env) *cli.Command {
 				Name: "add", Usage: "register a manager", ArgsUsage: "NAME",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
-					&cli.StringFlag{Name: "commitment", Usage: "NLM permanence rating: " + strings.Join(loader.CommitmentLevels[:], " | ")},
+					&cli.StringFlag{Name: "commitment", Usage: "NLM permanence rating: " + strings.Join(ledger.CommitmentLevels[:], " | ")},
 					&cli.IntFlag{Name: "quota", Usage: "new mints per UTC day (0: no limit)"},
 					&cli.StringFlag{Name: "default-shoulder", Usage: "a shoulder this manager holds, used when a mint names none"},
 				},
@@ -152,8 +152,8 @@ func managerCommand(e *env) *cli.Command {
 						return &exitError{code: exitCannot, err: errors.New("manager add: give exactly one NAME")}
 					}
 					name := c.Args().First()
-					return withLedger(c, e, func(l *loader.Ledger) error {
-						created, err := l.AddManager(c.Context, loader.Manager{NAAN: c.String("naan"), Name: name,
+					return withLedger(c, e, func(l *ledger.Ledger) error {
+						created, err := l.AddManager(c.Context, ledger.Manager{NAAN: c.String("naan"), Name: name,
 							CommitmentLevel: c.String("commitment"), QuotaPerDay: c.Int("quota")})
 						if err != nil {
 							return err
@@ -172,7 +172,7 @@ func managerCommand(e *env) *cli.Command {
 				Name: "list", Usage: "list managers",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
 				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *loader.Ledger) error {
+					return withLedger(c, e, func(l *ledger.Ledger) error {
 						ms, err := l.ListManagers(c.Context, c.String("naan"))
 						if err != nil {
 							return err
@@ -211,8 +211,8 @@ func shoulderCommand(e *env) *cli.Command {
 					&cli.BoolFlag{Name: "default", Usage: "make it the manager's default mint target"},
 				},
 				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *loader.Ledger) error {
-						got, err := l.AddShoulder(c.Context, loader.Shoulder{NAAN: c.String("naan"), Shoulder: c.Args().First(),
+					return withLedger(c, e, func(l *ledger.Ledger) error {
+						got, err := l.AddShoulder(c.Context, ledger.Shoulder{NAAN: c.String("naan"), Shoulder: c.Args().First(),
 							Manager: c.String("manager"), Status: c.String("status"), CheckZone: c.String("check-zone"),
 							BladeLength: c.Int("blade-length")}, c.Int("length"))
 						if err != nil {
@@ -235,7 +235,7 @@ func shoulderCommand(e *env) *cli.Command {
 					if c.NArg() != 1 {
 						return &exitError{code: exitCannot, err: errors.New("shoulder retire: give exactly one shoulder")}
 					}
-					return withLedger(c, e, func(l *loader.Ledger) error {
+					return withLedger(c, e, func(l *ledger.Ledger) error {
 						changed, err := l.RetireShoulder(c.Context, c.String("naan"), c.Args().First())
 						if err != nil {
 							return err
@@ -265,7 +265,7 @@ func shoulderCommand(e *env) *cli.Command {
 				Name: "list", Usage: "list shoulders with minted counts and collisions",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
 				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *loader.Ledger) error {
+					return withLedger(c, e, func(l *ledger.Ledger) error {
 						ss, err := l.ListShoulders(c.Context, c.String("naan"))
 						if err != nil {
 							return err
@@ -307,8 +307,8 @@ func clientCommand(e *env) *cli.Command {
 					if err != nil {
 						return err
 					}
-					return withLedger(c, e, func(l *loader.Ledger) error {
-						err := l.AddClient(c.Context, loader.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
+					return withLedger(c, e, func(l *ledger.Ledger) error {
+						err := l.AddClient(c.Context, ledger.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
 							Manager: c.String("manager"), SubjectType: c.String("subject"), Authority: c.String("authority"),
 							Shoulder: c.String("shoulder"), Scopes: c.StringSlice("scope"), ExpiresAt: exp})
 						if err != nil {
@@ -325,7 +325,7 @@ func clientCommand(e *env) *cli.Command {
 				Name: "list", Usage: "list clients and their reach",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
 				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *loader.Ledger) error {
+					return withLedger(c, e, func(l *ledger.Ledger) error {
 						cs, err := l.ListClients(c.Context, c.String("naan"))
 						if err != nil {
 							return err
@@ -394,7 +394,7 @@ func dbCommand(e *env) *cli.Command {
 }
 
 // withLedger opens and initializes the ledger, runs f and closes it.
-func withLedger(c *cli.Context, e *env, f func(*loader.Ledger) error) error {
+func withLedger(c *cli.Context, e *env, f func(*ledger.Ledger) error) error {
 	l, err := openInitialized(c, e, 4)
 	if err != nil {
 		return err
@@ -440,7 +440,7 @@ func clientActiveCommand(e *env, active bool) *cli.Command {
 				return &exitError{code: exitCannot, err: fmt.Errorf("client %s: give exactly one client ID", name)}
 			}
 			id := c.Args().First()
-			return withLedger(c, e, func(l *loader.Ledger) error {
+			return withLedger(c, e, func(l *ledger.Ledger) error {
 				changed, err := l.SetClientActive(c.Context, id, active)
 				if err != nil {
 					return err

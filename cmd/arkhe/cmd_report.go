@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/report"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
@@ -49,7 +49,7 @@ func reportCommand(e *env) *cli.Command {
 
 // runReport writes one report: rows from the ledger through report.Writer, atomically.
 func runReport[T any](c *cli.Context, e *env, name, what string,
-	rows func(context.Context, *loader.Ledger, verify.ReportFilter) iter.Seq2[T, error]) error {
+	rows func(context.Context, *ledger.Ledger, verify.ReportFilter) iter.Seq2[T, error]) error {
 	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 	if c.NArg() > 0 {
 		return cannot(fmt.Errorf("report %s: unexpected argument %q", name, c.Args().First()))

@@ -12,7 +12,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // arkhe runs the CLI against the test's database and returns its exit code and outputs.
@@ -62,7 +62,7 @@ func TestRegistrationCommands(t *testing.T) {
 	}
 	// a refusal states the rule, not the database's text
 	_, _, errOut := arkhe(t, url, "", "shoulder", "add", "--naan", "99999", "--manager", "Library", "--status", "active", "/dsp01")
-	if !strings.Contains(errOut, loader.ShoulderRule) || strings.Contains(errOut, "SQLSTATE") {
+	if !strings.Contains(errOut, ledger.ShoulderRule) || strings.Contains(errOut, "SQLSTATE") {
 		t.Errorf("shoulder refusal: %s", errOut)
 	}
 	_, _, errOut = arkhe(t, url, "", "naan", "add", "12a45")
@@ -172,7 +172,7 @@ func sharedDir(t *testing.T) string {
 }
 
 // TestClientDisableStopsMinting: a disabled client mints nothing more (the command refuses before
-// anything is written; the database's reach check refuses it too: loader's mint tests deactivate a
+// anything is written; the database's reach check refuses it too: ledger's mint tests deactivate a
 // client in plain SQL mid-run), its ARKs stay, the change is an audit event; enable lets it mint
 // again.
 func TestClientDisableStopsMinting(t *testing.T) {

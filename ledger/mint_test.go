@@ -1,4 +1,4 @@
-package loader_test
+package ledger_test
 
 import (
 	"bytes"
@@ -18,30 +18,30 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // mintLedger registers NAAN 99999 with manager m1 holding /x9 (its default, active), /b5
 // (reserved) and /q7 (active, to be retired by tests), manager m2 holding /z3, and clients:
 // c1 (manager m1, ark:mint), c2 (manager m2, ark:mint), and variants refused for reach.
-func mintLedger(t *testing.T) *loader.Ledger {
+func mintLedger(t *testing.T) *ledger.Ledger {
 	t.Helper()
 	ctx := context.Background()
-	l := &loader.Ledger{Pool: pgtest.New(t)}
+	l := &ledger.Ledger{Pool: pgtest.New(t)}
 	chk := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := l.AddNAAN(ctx, loader.NAAN{NAAN: "99999", Name: "test"})
+	_, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})
 	chk(err)
 	for _, m := range []string{"m1", "m2"} {
-		_, err = l.AddManager(ctx, loader.Manager{NAAN: "99999", Name: m})
+		_, err = l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: m})
 		chk(err)
 	}
-	for _, s := range []loader.Shoulder{
+	for _, s := range []ledger.Shoulder{
 		{NAAN: "99999", Shoulder: "/x9", Manager: "m1"},
 		{NAAN: "99999", Shoulder: "/b5", Manager: "m1", Status: "reserved"},
 		{NAAN: "99999", Shoulder: "/q7", Manager: "m1"},
@@ -52,7 +52,7 @@ func mintLedger(t *testing.T) *loader.Ledger {
 	}
 	chk(l.SetDefaultShoulder(ctx, "99999", "m1", "/x9"))
 	past, future := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-	for _, c := range []loader.Client{
+	for _, c := range []ledger.Client{
 		{ClientID: "c1", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}},
 		{ClientID: "c2", NAAN: "99999", Manager: "m2", Authority: "manager", Scopes: []string{"ark:mint"}},
 		{ClientID: "reader", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:read"}},
@@ -94,7 +94,7 @@ func manifest(t *testing.T, dir, name string, cfg fixtures.ManifestConfig) strin
 }
 
 type mintRun struct {
-	cfg     loader.MintConfig
+	cfg     ledger.MintConfig
 	run     pipeline.RunConfig
 	mapPath string // "" for no mint map
 	rejects string // "" for no reject file
@@ -102,7 +102,7 @@ type mintRun struct {
 }
 
 // doMint prepares and runs one mint; it closes the outputs like the CLI does.
-func doMint(t *testing.T, ctx context.Context, l *loader.Ledger, r mintRun) (pipeline.Summary, error) {
+func doMint(t *testing.T, ctx context.Context, l *ledger.Ledger, r mintRun) (pipeline.Summary, error) {
 	t.Helper()
 	sink, err := l.PrepareMint(ctx, r.cfg)
 	if err != nil {
@@ -181,7 +181,7 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 40, Seed: 1})
 	first := filepath.Join(dir, "first.csv")
-	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: first})
+	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: first})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 	}
 	checkLedger(t, l.Pool, 40)
 	second := filepath.Join(dir, "second.csv")
-	sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 3, BatchSize: 5}, mapPath: second})
+	sum, err = doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 3, BatchSize: 5}, mapPath: second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 }
 
 // existingBlade mints one ARK by hand in /x9 and returns its blade.
-func existingBlade(t *testing.T, l *loader.Ledger) string {
+func existingBlade(t *testing.T, l *ledger.Ledger) string {
 	t.Helper()
 	const blade = "bcdfghjk"
 	name := ark.MintName("99999", "/x9", []byte(blade))
@@ -253,14 +253,14 @@ func existingBlade(t *testing.T, l *loader.Ledger) string {
 }
 
 func TestMintForcedCollisionIsRedrawn(t *testing.T) {
-	for _, check := range []loader.Check{loader.CheckAlways, loader.CheckNever} {
+	for _, check := range []ledger.Check{ledger.CheckAlways, ledger.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
 			ctx := context.Background()
 			blade := existingBlade(t, l)
 			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 2})
 			blades := func(int) ark.BladeSource { return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg") }
-			sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: check, PgxCopyFrom: check == loader.CheckNever},
+			sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: check, PgxCopyFrom: check == ledger.CheckNever},
 				run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
 			if err != nil {
 				t.Fatal(err)
@@ -297,7 +297,7 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 		}
 		return ark.NewScriptedBlades(append(s, "mnpqrstv")...)
 	}
-	sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: loader.CheckAlways})
+	sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: ledger.CheckAlways})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +326,9 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := b.Rows[0]
-	var ce *loader.CollisionError
+	var ce *ledger.CollisionError
 	if r.Outcome != pipeline.OutcomeRejected || r.Reject == nil || !errors.As(r.Reject, &rowErr) || !errors.As(r.Reject.Err, &ce) {
-		t.Fatalf("row: outcome %v, reject %v; want a *loader.CollisionError", r.Outcome, r.Reject)
+		t.Fatalf("row: outcome %v, reject %v; want a *ledger.CollisionError", r.Outcome, r.Reject)
 	}
 	if ce.Draws != 10 {
 		t.Fatalf("CollisionError.Draws = %d, want 10", ce.Draws)
@@ -354,7 +354,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 		}
 	}
 	write("https://example.org/2")
-	if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
+	if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
 		t.Fatal(err)
 	}
 	var r2ARK string
@@ -363,7 +363,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 	}
 	write("https://example.org/changed")
 	rejects := filepath.Join(dir, "rejects.csv")
-	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", ReceiptCheck: loader.CheckNever},
+	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckNever},
 		run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects})
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +388,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 	checkLedger(t, l.Pool, 3)
 	// the ARK repointed since to the manifest's URL: no field differs, the digest does
 	mintExec(t, l.Pool, `select ark_repoint($1, 'https://example.org/changed', (select id from client where client_id = 'c1'), 'test')`, r2ARK)
-	if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
+	if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
 		run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects}); err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestMintDuplicatesWithinManifest(t *testing.T) {
 	mm := filepath.Join(dir, "map.csv")
 	rejects := filepath.Join(dir, "rejects.csv")
 	// batch 4 puts the duplicates in later batches than their first occurrence
-	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
+	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
 		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 4, Workers: 3}, mapPath: mm, rejects: rejects})
 	if err != nil {
 		t.Fatal(err)
@@ -435,7 +435,7 @@ func TestMintDuplicatesWithinManifest(t *testing.T) {
 	}
 	checkLedger(t, l.Pool, 30)
 	// in one batch as well; the reject also names where the first occurrence is
-	sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c2", Shoulder: "/z3"},
+	sum, err = doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c2", Shoulder: "/z3"},
 		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 800, Workers: 1}, mapPath: mm, rejects: rejects}) // the first batch (800/8) holds all 33 rows
 	if err != nil {
 		t.Fatal(err)
@@ -460,7 +460,7 @@ func TestMintBadRowsRejectOnlyThemselves(t *testing.T) {
 	}
 	in := filepath.Join(dir, "m.csv")
 	rejects := filepath.Join(dir, "rejects.csv")
-	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects})
+	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestMintServerRefusalRejectsOneRow(t *testing.T) {
 		t.Run(fmt.Sprintf("bisect=%v,pgx=%v", v.bisect, v.pgx), func(t *testing.T) {
 			l := mintLedger(t)
 			ctx := context.Background()
-			sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: "c1", PgxCopyFrom: v.pgx, Hooks: loader.MintHooks{Bisect: v.bisect}})
+			sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", PgxCopyFrom: v.pgx, Hooks: ledger.MintHooks{Bisect: v.bisect}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -511,7 +511,7 @@ func TestMintServerRefusalRejectsOneRow(t *testing.T) {
 			}
 			for i, r := range b.Rows {
 				bad := i == 3 || i == 6
-				var sr *loader.ServerRefusalError
+				var sr *ledger.ServerRefusalError
 				switch {
 				case bad && (r.Outcome != pipeline.OutcomeRejected || !errors.As(r.Reject.Err, &sr) || sr.Code != "22021"):
 					t.Errorf("row %d: %v %v, want rejected with SQLSTATE 22021", i, r.Outcome, r.Reject)
@@ -550,7 +550,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 			once.Do(cancel)
 		}
 	}
-	_, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Hooks: loader.MintHooks{CopyRow: hook}},
+	_, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Hooks: ledger.MintHooks{CopyRow: hook}},
 		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 100}, mapPath: filepath.Join(dir, "map.csv")})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("run error %v, want context.Canceled", err)
@@ -564,7 +564,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 	}
 	checkLedger(t, l.Pool, done)
 	mm := filepath.Join(dir, "map.csv")
-	sum, err := doMint(t, context.Background(), l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
+	sum, err := doMint(t, context.Background(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
 		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 100}, mapPath: mm})
 	if err != nil {
 		t.Fatal(err)
@@ -584,13 +584,13 @@ func TestMintCrashBeforeMintMapThenRerun(t *testing.T) {
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 25, Seed: 6})
 	mm := filepath.Join(dir, "map.csv")
-	if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm, abort: true}); err != nil {
+	if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm, abort: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(mm); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("mint map exists after the simulated crash: %v", err)
 	}
-	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm})
+	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -622,7 +622,7 @@ func TestMintConcurrentRunsMintOnce(t *testing.T) {
 	errs := make([]error, 2)
 	for i := range 2 {
 		wg.Go(func() {
-			sums[i], errs[i] = doMint(t, context.Background(), l, mintRun{cfg: loader.MintConfig{ClientID: "c1", ReceiptCheck: loader.CheckNever},
+			sums[i], errs[i] = doMint(t, context.Background(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckNever},
 				run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 20, Workers: 2}})
 		})
 	}
@@ -663,14 +663,14 @@ func TestMintReachRefusalsWriteNothing(t *testing.T) {
 		{"c1", "/k4", "not registered"},
 	}
 	for _, c := range cases {
-		_, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder}, run: pipeline.RunConfig{Inputs: []string{in}}})
-		var re *loader.ReachError
+		_, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: c.client, Shoulder: c.shoulder}, run: pipeline.RunConfig{Inputs: []string{in}}})
+		var re *ledger.ReachError
 		if !errors.As(err, &re) || !strings.Contains(re.Rule, c.rule) {
 			t.Errorf("client %s shoulder %q: %v, want a ReachError naming %q", c.client, c.shoulder, err, c.rule)
 		}
 	}
 	// a NAAN-wide client may mint in any shoulder of its NAAN, given one
-	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "naanwide", Shoulder: "99999/z3"}, run: pipeline.RunConfig{Inputs: []string{in}}})
+	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "naanwide", Shoulder: "99999/z3"}, run: pipeline.RunConfig{Inputs: []string{in}}})
 	if err != nil || sum.Minted != 3 {
 		t.Fatalf("naanwide in /z3: %+v %v", sum, err)
 	}
@@ -678,14 +678,14 @@ func TestMintReachRefusalsWriteNothing(t *testing.T) {
 		t.Fatalf("%d ARKs, want only the 3 of the NAAN-wide client", n)
 	}
 	// reach changed during the run: the database refuses the batch (AK004)
-	sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: "c1"})
+	sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mintExec(t, l.Pool, `update client set active = false where client_id = 'c1'`)
 	_, err = pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1})
-	var re *loader.ReachError
-	if !errors.As(err, &re) || loader.SQLState(err) != loader.CodeReachRefused {
+	var re *ledger.ReachError
+	if !errors.As(err, &re) || ledger.SQLState(err) != ledger.CodeReachRefused {
 		t.Fatalf("run after deactivation: %v, want a ReachError with SQLSTATE AK004", err)
 	}
 	if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 3 {
@@ -729,7 +729,7 @@ func TestMintQuota(t *testing.T) {
 	}
 	run := func(name string) (pipeline.Summary, string, string, error) {
 		mm, rej := filepath.Join(dir, name+".csv"), filepath.Join(dir, name+".rejects.csv")
-		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
+		sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
 			run: pipeline.RunConfig{Inputs: []string{in}, Workers: 3, BatchSize: 2}, mapPath: mm, rejects: rej})
 		return sum, mm, rej, err
 	}
@@ -762,8 +762,8 @@ func TestMintQuota(t *testing.T) {
 	}
 	checkLedger(t, l.Pool, 5)
 	// a client of the same manager with no receipt at all: refused before reading
-	_, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "pinned"}, run: pipeline.RunConfig{Inputs: []string{in}}})
-	var re *loader.ReachError
+	_, err = doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "pinned"}, run: pipeline.RunConfig{Inputs: []string{in}}})
+	var re *ledger.ReachError
 	if !errors.As(err, &re) || !strings.Contains(re.Rule, "quota") {
 		t.Fatalf("client without receipts over quota: %v, want a quota refusal", err)
 	}
@@ -802,7 +802,7 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ client, shoulder string }{{"c1", "/q7"}, {"naanwide", "/z3"}} {
-		if sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
+		if sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
 			run: pipeline.RunConfig{Inputs: []string{first}}}); err != nil || sum.Minted != 3 {
 			t.Fatalf("%s in %s: %+v %v", c.client, c.shoulder, sum, err)
 		}
@@ -825,14 +825,14 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 	for _, c := range cases {
 		rej := filepath.Join(dir, "rejects.csv")
 		_ = os.Remove(rej)
-		sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder})
+		sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: c.client, Shoulder: c.shoulder})
 		if err != nil {
 			t.Fatalf("%s %q: %v, want a run that replays", c.client, c.shoulder, err)
 		}
 		if nm := sink.Target().NoNewMints; nm == nil || (c.rule != "" && !strings.Contains(nm.Rule, c.rule)) {
 			t.Errorf("%s %q: NoNewMints %v, want one naming %q", c.client, c.shoulder, nm, c.rule)
 		}
-		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
+		sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
 			run: pipeline.RunConfig{Inputs: []string{c.in}}, rejects: rej})
 		if err != nil || sum.Replayed != c.replayed || sum.Rejected != c.rejected || sum.Minted != 0 {
 			t.Errorf("%s %q %s: %+v %v, want %d replayed, %d rejected", c.client, c.shoulder, filepath.Base(c.in), sum, err, c.replayed, c.rejected)
@@ -846,7 +846,7 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 		}
 	}
 	// the default shoulder mints the new row; the replays keep their original shoulder
-	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{more}}})
+	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{more}}})
 	if err != nil || sum.Minted != 1 || sum.Replayed != 3 {
 		t.Fatalf("c1 in its default shoulder: %+v %v", sum, err)
 	}
@@ -862,14 +862,14 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 // thousands of draws collide: every collision is counted and redrawn, none throws a batch away
 // twice, and every request ID ends with exactly one ARK.
 func TestMintDenseShoulder(t *testing.T) {
-	for _, check := range []loader.Check{loader.CheckAuto, loader.CheckNever} {
+	for _, check := range []ledger.Check{ledger.CheckAuto, ledger.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
 			ctx := context.Background()
 			mintExec(t, l.Pool, `insert into shoulder (naan, shoulder, manager_id, blade_length)
 				select '99999', '/d4', id, 3 from manager where name = 'm1'`)
 			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 6000, Seed: 10})
-			sink, err := l.PrepareMint(ctx, loader.MintConfig{ClientID: "c1", Shoulder: "/d4", NameCheck: check})
+			sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", Shoulder: "/d4", NameCheck: check})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -892,7 +892,7 @@ func TestMintDenseShoulder(t *testing.T) {
 				t.Fatalf("shoulder counters %d/%d, run %d/%d", draws, collisions, sum.Draws, sum.Collisions)
 			}
 			t.Logf("%s: %d collisions in %d draws; %d retries (%d conflicts), %d names looked up", check, sum.Collisions, sum.Draws, st.Retries, st.Conflicts, st.LookedUpNames)
-			if check == loader.CheckAuto && st.Conflicts != 0 {
+			if check == ledger.CheckAuto && st.Conflicts != 0 {
 				t.Errorf("%d batches retried after conflicts with names looked up first", st.Conflicts)
 			}
 		})
@@ -916,7 +916,7 @@ func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 				t.Fatal(err)
 			}
 			first := func(int) ark.BladeSource { return ark.NewScriptedBlades("2b3c4d5f") }
-			if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: first},
+			if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: first},
 				run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1}}); err != nil {
 				t.Fatal(err)
 			}
@@ -927,8 +927,8 @@ func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 			blades := func(int) ark.BladeSource {
 				return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg", "6789bcdf", "ghjkmnpq")
 			}
-			sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: loader.CheckNever,
-				ReceiptCheck: loader.CheckNever, PgxCopyFrom: copyFrom}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
+			sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: ledger.CheckNever,
+				ReceiptCheck: ledger.CheckNever, PgxCopyFrom: copyFrom}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package loader_test
+package ledger_test
 
 import (
 	"context"
@@ -11,21 +11,21 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
-	"github.com/arkhe-ledger/arkhe/loader"
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // registered sets up NAAN 99999, manager m1 holding /x9 (its default) and /b5 (reserved),
 // a machine client c1 (manager authority, ark:mint) and one minted ARK 99999/x9abc.
-func registered(t *testing.T) (*loader.Ledger, context.Context) {
+func registered(t *testing.T) (*ledger.Ledger, context.Context) {
 	t.Helper()
 	ctx := context.Background()
-	l := &loader.Ledger{Pool: pgtest.New(t)}
-	must(t, firstErr(l.AddNAAN(ctx, loader.NAAN{NAAN: "99999", Name: "test"})))
-	must(t, firstErr(l.AddManager(ctx, loader.Manager{NAAN: "99999", Name: "m1", CommitmentLevel: "Not Guaranteed"})))
-	must(t, firstErr(l.AddShoulder(ctx, loader.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
-	must(t, firstErr(l.AddShoulder(ctx, loader.Shoulder{NAAN: "99999", Shoulder: "/b5", Manager: "m1", Status: "reserved"}, 0)))
+	l := &ledger.Ledger{Pool: pgtest.New(t)}
+	must(t, firstErr(l.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1", CommitmentLevel: "Not Guaranteed"})))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/b5", Manager: "m1", Status: "reserved"}, 0)))
 	must(t, l.SetDefaultShoulder(ctx, "99999", "m1", "/x9"))
-	must(t, l.AddClient(ctx, loader.Client{ClientID: "c1", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "c1", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
 	// the receipt (decision 6) is the ark row's request_id and payload_digest
 	exec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at, request_id, payload_digest)
 		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://example.org/a', c.id, now(), 'r1', '\x00112233445566778899aabbccddeeff'
@@ -86,11 +86,11 @@ func TestNothingIsDeleted(t *testing.T) {
 		}
 		// mint_receipt is a view of ark: a DELETE through it reaches ark_no_delete, and
 		// PostgreSQL refuses TRUNCATE of a view (wrong_object_type)
-		truncateCode := loader.CodeDeleteRefused
+		truncateCode := ledger.CodeDeleteRefused
 		if table == "mint_receipt" {
 			truncateCode = codeWrongObjectType
 		}
-		refused(t, p, loader.CodeDeleteRefused, "delete from "+table)
+		refused(t, p, ledger.CodeDeleteRefused, "delete from "+table)
 		refused(t, p, truncateCode, "truncate "+table+" cascade")
 		if after := count(t, p, "select count(*) from "+table); after != before {
 			t.Errorf("%s: %d rows after refused delete, want %d", table, after, before)
@@ -108,11 +108,11 @@ func TestAppendOnlyTables(t *testing.T) {
 	if _, err := p.Exec(ctx, `select ark_repoint('99999/x9abc', 'https://example.org/b', null, 'test')`); err != nil {
 		t.Fatal(err)
 	}
-	refused(t, p, loader.CodeUpdateRefused, `update ark_change set after_url = 'https://evil.example/'`)
-	refused(t, p, loader.CodeUpdateRefused, `update audit_event set action = 'nothing'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update ark_change set after_url = 'https://evil.example/'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update audit_event set action = 'nothing'`)
 	// through the view, the update reaches ark_update: ark and request_id are identity columns
-	refused(t, p, loader.CodeUpdateRefused, `update mint_receipt set ark = '99999/x9zzz'`)
-	refused(t, p, loader.CodeUpdateRefused, `update mint_receipt set request_id = 'r2'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update mint_receipt set ark = '99999/x9zzz'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update mint_receipt set request_id = 'r2'`)
 	if n := count(t, p, `select count(*) from mint_receipt where request_id = 'r1' and ark = '99999/x9abc'`); n != 1 {
 		t.Errorf("receipt r1 -> 99999/x9abc rows = %d, want 1", n)
 	}
@@ -137,22 +137,22 @@ func TestReceiptOnTheARKRow(t *testing.T) {
 	}
 	const digest = `'\xffeeddccbbaa99887766554433221100'::bytea`
 	// the same (client, request ID) twice
-	refused(t, p, loader.CodeUniqueViolation, insert("x9abd", `'r1'`, digest))
+	refused(t, p, ledger.CodeUniqueViolation, insert("x9abd", `'r1'`, digest))
 	// another request ID of the same client is fine; so is an ARK without a receipt
 	exec(t, p, insert("x9abd", `'r2'`, digest))
 	exec(t, p, insert("x9abf", `null`, `null`))
 	// half a receipt, a digest of the wrong length
-	refused(t, p, loader.CodeCheckViolation, insert("x9abg", `'r3'`, `null`))
-	refused(t, p, loader.CodeCheckViolation, insert("x9abg", `null`, digest))
-	refused(t, p, loader.CodeCheckViolation, insert("x9abg", `'r3'`, `'\x0011'::bytea`))
+	refused(t, p, ledger.CodeCheckViolation, insert("x9abg", `'r3'`, `null`))
+	refused(t, p, ledger.CodeCheckViolation, insert("x9abg", `null`, digest))
+	refused(t, p, ledger.CodeCheckViolation, insert("x9abg", `'r3'`, `'\x0011'::bytea`))
 	// a receipt needs its client
 	exec(t, p, `insert into import_run (source_file, format) values ('t.csv', 'csv')`)
-	refused(t, p, loader.CodeCheckViolation, `insert into ark (ark, naan, shoulder_id, assigned_name, import_run_id, request_id, payload_digest)
+	refused(t, p, ledger.CodeCheckViolation, `insert into ark (ark, naan, shoulder_id, assigned_name, import_run_id, request_id, payload_digest)
 		select '99999/x9abh', '99999', s.id, 'x9abh', r.id, 'r4', `+digest+` from shoulder s, import_run r where s.shoulder = '/x9'`)
 	// a receipt never changes
-	refused(t, p, loader.CodeUpdateRefused, `update ark set request_id = 'r9' where ark = '99999/x9abc'`)
-	refused(t, p, loader.CodeUpdateRefused, `update ark set payload_digest = `+digest+` where ark = '99999/x9abc'`)
-	refused(t, p, loader.CodeUpdateRefused, `update ark set request_id = null, payload_digest = null where ark = '99999/x9abc'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update ark set request_id = 'r9' where ark = '99999/x9abc'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update ark set payload_digest = `+digest+` where ark = '99999/x9abc'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update ark set request_id = null, payload_digest = null where ark = '99999/x9abc'`)
 	var arks []string
 	rows, err := p.Query(ctx, `select ark || ' ' || request_id from mint_receipt order by ark`)
 	must(t, err)
@@ -177,19 +177,19 @@ func TestShoulderPromises(t *testing.T) {
 		t.Fatal("retire /x9: not changed")
 	}
 	for _, status := range []string{"active", "reserved", "delegated"} {
-		refused(t, p, loader.CodeRetiredOneWay, `update shoulder set status = $1, retired_at = null where shoulder = '/x9'`, status)
+		refused(t, p, ledger.CodeRetiredOneWay, `update shoulder set status = $1, retired_at = null where shoulder = '/x9'`, status)
 	}
 	// only a first-digit shoulder may be active (decision 2)
-	refused(t, p, loader.CodeCheckViolation, `insert into shoulder (naan, shoulder, status) values ('99999', '/dsp01', 'active')`)
+	refused(t, p, ledger.CodeCheckViolation, `insert into shoulder (naan, shoulder, status) values ('99999', '/dsp01', 'active')`)
 	exec(t, p, `insert into shoulder (naan, shoulder, status) values ('99999', '/dsp01', 'reserved')`)
-	refused(t, p, loader.CodeCheckViolation, `update shoulder set status = 'active' where shoulder = '/dsp01'`)
+	refused(t, p, ledger.CodeCheckViolation, `update shoulder set status = 'active' where shoulder = '/dsp01'`)
 	// unique per NAAN
-	refused(t, p, loader.CodeUniqueViolation, `insert into shoulder (naan, shoulder, status) values ('99999', '/b5', 'reserved')`)
+	refused(t, p, ledger.CodeUniqueViolation, `insert into shoulder (naan, shoulder, status) values ('99999', '/b5', 'reserved')`)
 	// a shoulder's NAAN matches its manager's
 	exec(t, p, `insert into naan (naan, name) values ('12345', 'examples')`)
-	refused(t, p, loader.CodeForeignKeyViolation, `insert into shoulder (naan, shoulder, manager_id) select '12345', '/q7', id from manager where name = 'm1'`)
+	refused(t, p, ledger.CodeForeignKeyViolation, `insert into shoulder (naan, shoulder, manager_id) select '12345', '/q7', id from manager where name = 'm1'`)
 	// the shoulder string never changes
-	refused(t, p, loader.CodeUpdateRefused, `update shoulder set shoulder = '/b6' where shoulder = '/b5'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update shoulder set shoulder = '/b6' where shoulder = '/b5'`)
 }
 
 func TestDefaultShoulderCycle(t *testing.T) {
@@ -200,26 +200,26 @@ func TestDefaultShoulderCycle(t *testing.T) {
 		t.Fatalf("manager_default_shoulder_fk constraints = %d, want 1", n)
 	}
 	// a manager's default shoulder must be one it holds
-	must(t, firstErr(l.AddManager(ctx, loader.Manager{NAAN: "99999", Name: "m2"})))
-	refused(t, p, loader.CodeForeignKeyViolation, `update manager set default_shoulder_id = (select id from shoulder where shoulder = '/x9') where name = 'm2'`)
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m2"})))
+	refused(t, p, ledger.CodeForeignKeyViolation, `update manager set default_shoulder_id = (select id from shoulder where shoulder = '/x9') where name = 'm2'`)
 }
 
 func TestARKInsertOnlyAndRepointPath(t *testing.T) {
 	l, ctx := registered(t)
 	p := l.Pool
 	// minting never becomes an update
-	refused(t, p, loader.CodeUpdateRefused, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+	refused(t, p, ledger.CodeUpdateRefused, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
 		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://evil.example/', c.id, now() from shoulder s, client c
 		where s.shoulder = '/x9' and c.client_id = 'c1'
 		on conflict (ark) do update set url = excluded.url`)
 	// a plain insert of an existing key is a unique violation
-	refused(t, p, loader.CodeUniqueViolation, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+	refused(t, p, ledger.CodeUniqueViolation, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
 		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://evil.example/', c.id, now() from shoulder s, client c
 		where s.shoulder = '/x9' and c.client_id = 'c1'`)
 	// a bare UPDATE is refused; identity columns never change
-	refused(t, p, loader.CodeUpdateRefused, `update ark set url = 'https://evil.example/'`)
-	refused(t, p, loader.CodeUpdateRefused, `update ark set erc_what = 'renamed'`)
-	refused(t, p, loader.CodeUpdateRefused, `update ark set ark = '99999/x9abd', assigned_name = 'x9abd'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update ark set url = 'https://evil.example/'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update ark set erc_what = 'renamed'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update ark set ark = '99999/x9abd', assigned_name = 'x9abd'`)
 	// a change row for another ARK or another URL does not open the door
 	tx, err := p.Begin(ctx)
 	must(t, err)
@@ -227,8 +227,8 @@ func TestARKInsertOnlyAndRepointPath(t *testing.T) {
 		values ('99999/x9abc', now(), 'update', 'https://example.org/a', 'https://example.org/declared', 'public', 'public')`)
 	must(t, err)
 	_, err = tx.Exec(ctx, `update ark set url = 'https://example.org/other' where ark = '99999/x9abc'`)
-	if loader.SQLState(err) != loader.CodeUpdateRefused {
-		t.Fatalf("update to an undeclared URL: %v, want %s", err, loader.CodeUpdateRefused)
+	if ledger.SQLState(err) != ledger.CodeUpdateRefused {
+		t.Fatalf("update to an undeclared URL: %v, want %s", err, ledger.CodeUpdateRefused)
 	}
 	_ = tx.Rollback(ctx)
 	// the repoint path works and leaves history
@@ -262,22 +262,22 @@ func TestMintReachInTheDatabase(t *testing.T) {
 			where s.shoulder = '` + shoulder + `' and c.client_id = '` + client + `'`
 	}
 	// a reserved shoulder never mints
-	refused(t, p, loader.CodeReachRefused, insert("b5aaa", "/b5", "c1"))
+	refused(t, p, ledger.CodeReachRefused, insert("b5aaa", "/b5", "c1"))
 	// a client without ark:mint
-	must(t, l.AddClient(ctx, loader.Client{ClientID: "reader", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:read"}}))
-	refused(t, p, loader.CodeReachRefused, insert("x9aaa", "/x9", "reader"))
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "reader", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:read"}}))
+	refused(t, p, ledger.CodeReachRefused, insert("x9aaa", "/x9", "reader"))
 	// a client of another manager
-	must(t, firstErr(l.AddManager(ctx, loader.Manager{NAAN: "99999", Name: "m2"})))
-	must(t, firstErr(l.AddShoulder(ctx, loader.Shoulder{NAAN: "99999", Shoulder: "/q7", Manager: "m2"}, 0)))
-	refused(t, p, loader.CodeReachRefused, insert("q7aaa", "/q7", "c1"))
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m2"})))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/q7", Manager: "m2"}, 0)))
+	refused(t, p, ledger.CodeReachRefused, insert("q7aaa", "/q7", "c1"))
 	// an inactive or expired client
 	exec(t, p, `update client set active = false where client_id = 'reader'`)
-	must(t, l.AddClient(ctx, loader.Client{ClientID: "old", NAAN: "99999", Authority: "naan", Scopes: []string{"ark:mint"}, ExpiresAt: ptr(time.Now().Add(-time.Hour))}))
-	refused(t, p, loader.CodeReachRefused, insert("x9aab", "/x9", "old"))
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "old", NAAN: "99999", Authority: "naan", Scopes: []string{"ark:mint"}, ExpiresAt: ptr(time.Now().Add(-time.Hour))}))
+	refused(t, p, ledger.CodeReachRefused, insert("x9aab", "/x9", "old"))
 	// a retired shoulder
 	_, err := l.RetireShoulder(ctx, "99999", "/x9")
 	must(t, err)
-	refused(t, p, loader.CodeReachRefused, insert("x9aac", "/x9", "c1"))
+	refused(t, p, ledger.CodeReachRefused, insert("x9aac", "/x9", "c1"))
 	if n := count(t, p, `select count(*) from ark`); n != 1 {
 		t.Errorf("ark rows = %d, want 1", n)
 	}
@@ -288,20 +288,20 @@ func ptr[T any](v T) *T { return &v }
 func TestClientReachIsARegistrationAttribute(t *testing.T) {
 	l, ctx := registered(t)
 	p := l.Pool
-	refused(t, p, loader.CodeReachRefused, `update client set allowed_scopes = '{ark:mint,ark:update}' where client_id = 'c1'`)
-	refused(t, p, loader.CodeReachRefused, `update client set authority = 'naan', expires_at = now() + interval '1 day' where client_id = 'c1'`)
-	refused(t, p, loader.CodeReachRefused, `update client set manager_id = null where client_id = 'c1'`)
+	refused(t, p, ledger.CodeReachRefused, `update client set allowed_scopes = '{ark:mint,ark:update}' where client_id = 'c1'`)
+	refused(t, p, ledger.CodeReachRefused, `update client set authority = 'naan', expires_at = now() + interval '1 day' where client_id = 'c1'`)
+	refused(t, p, ledger.CodeReachRefused, `update client set manager_id = null where client_id = 'c1'`)
 	// narrowing is allowed
 	exec(t, p, `update client set allowed_scopes = '{}' where client_id = 'c1'`)
 	// expires_at is required for authority naan
-	err := l.AddClient(ctx, loader.Client{ClientID: "wide", NAAN: "99999", Authority: "naan", Scopes: []string{"ark:mint"}})
-	if loader.SQLState(err) != loader.CodeCheckViolation {
-		t.Fatalf("naan authority without expiry: %v, want %s", err, loader.CodeCheckViolation)
+	err := l.AddClient(ctx, ledger.Client{ClientID: "wide", NAAN: "99999", Authority: "naan", Scopes: []string{"ark:mint"}})
+	if ledger.SQLState(err) != ledger.CodeCheckViolation {
+		t.Fatalf("naan authority without expiry: %v, want %s", err, ledger.CodeCheckViolation)
 	}
 	// machines hold no password, persons no API key
-	must(t, l.AddClient(ctx, loader.Client{ClientID: "alice", NAAN: "99999", Manager: "m1", Authority: "manager", SubjectType: "person"}))
-	refused(t, p, loader.CodeCredentialFit, `insert into credential (client_pk, kind, prefix, hashed) select id, 'password', 'p1', '$argon2id$x' from client where client_id = 'c1'`)
-	refused(t, p, loader.CodeCredentialFit, `insert into credential (client_pk, kind, prefix, hashed) select id, 'api_key', 'k1', '$argon2id$x' from client where client_id = 'alice'`)
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "alice", NAAN: "99999", Manager: "m1", Authority: "manager", SubjectType: "person"}))
+	refused(t, p, ledger.CodeCredentialFit, `insert into credential (client_pk, kind, prefix, hashed) select id, 'password', 'p1', '$argon2id$x' from client where client_id = 'c1'`)
+	refused(t, p, ledger.CodeCredentialFit, `insert into credential (client_pk, kind, prefix, hashed) select id, 'api_key', 'k1', '$argon2id$x' from client where client_id = 'alice'`)
 	exec(t, p, `insert into credential (client_pk, kind, prefix, hashed) select id, 'api_key', 'k2', '$argon2id$x' from client where client_id = 'c1'`)
 	exec(t, p, `insert into credential (client_pk, kind, prefix, hashed) select id, 'password', 'p2', '$argon2id$x' from client where client_id = 'alice'`)
 }
@@ -313,7 +313,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	if len(res.Applied) != 0 {
 		t.Errorf("second init applied %d migrations, want 0", len(res.Applied))
 	}
-	ms, err := loader.Migrations()
+	ms, err := ledger.Migrations()
 	must(t, err)
 	if res.Current != ms[len(ms)-1].Version {
 		t.Errorf("current version %d, want %d", res.Current, ms[len(ms)-1].Version)

@@ -1,4 +1,4 @@
-package loader
+package ledger
 
 // ImportProbeSQL exposes importProbeSQL to the external tests (TestImportProbeIsIndexLookups).
 const ImportProbeSQL = importProbeSQL

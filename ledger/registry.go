@@ -1,4 +1,4 @@
-package loader
+package ledger
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (l *Ledger) Init(ctx context.Context) (MigrateResult, error) {
 	return Migrate(ctx, conn.Conn())
 }
 
-// SQLSTATE codes raised by the ledger's own triggers (loader/migrations/0001_ledger.sql).
+// SQLSTATE codes raised by the ledger's own triggers (ledger/migrations/0001_ledger.sql).
 const (
 	CodeDeleteRefused = "AK001" // nothing is deleted (README decision 3)
 	CodeUpdateRefused = "AK002" // identity columns, append-only tables, the repoint path (decision 7)

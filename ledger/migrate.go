@@ -1,12 +1,14 @@
-// Package loader owns everything PostgreSQL in arkhe: the ledger schema as embedded, versioned SQL
-// migrations, connection pools, the COPY sinks, receipts and collision redraw (layout.md). The
-// local cluster lives in package localpg.
+// Package ledger owns the ARK ledger in PostgreSQL: the schema as embedded, versioned SQL
+// migrations, Open and its pool, registration of NAANs, shoulders and clients, single-ARK
+// operations, the mint sink (binary COPY, receipts, collision redraw), the one binary COPY
+// encoder, and the queries behind `arkhe report`. The local cluster lives in package localpg,
+// the legacy importer in package importer.
 //
 // Physical keys (ADR-0031 applied to arkhe, README decision 17): receipts and ARK_CHANGE reference an
 // ARK by its canonical string (the ledger key NAAN/name); the client in every receipt and
 // created_by / updated_by on every ARK are interned to the client's bigint key. No internal key ever
 // leaves this package in a value a user sees.
-package loader
+package ledger
 
 import (
 	"context"
