@@ -22,11 +22,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/report"
-	"github.com/arkhe-ledger/arkhe/verify"
 )
 
 // ImportConfig configures RunImport.
@@ -34,7 +34,7 @@ type ImportConfig struct {
 	// Rows is the number of ark.ark records in the generated arklet dump (issue 4: 1,000,000 in
 	// make bench). About 94 in 100 land: the fixtures' edge-case schedule rejects or skips the rest.
 	Rows int
-	// BatchSize is the importer's (0: ledger.DefaultImportBatch).
+	// BatchSize is the importer's (0: importer.DefaultBatch).
 	BatchSize int
 	// DatabaseURL, if set, is a superuser connection string of an existing server; the bench
 	// creates and drops its databases there. Otherwise a local cluster is started in Dir.
@@ -71,7 +71,7 @@ type ImportResult struct {
 	// Pairs are all the measurements, in run order.
 	Pairs []ImportPair
 	// Counts are the importer's counts.
-	Counts ledger.ImportCounts
+	Counts importer.Counts
 	// InputBytes is the size of the dump.
 	InputBytes int64
 	// PeakHeap is the largest peak of live Go heap during an import, sampled every 20 ms.
@@ -139,7 +139,7 @@ func (r ImportResult) Print(w io.Writer) {
 
 // RunImport measures `arkhe import` against the COPY floor (issue 4 "Real input and scale"): an
 // arklet dumpdata export of cfg.Rows records (fixtures.ArkletJSON, with its edge cases) is
-// imported end to end with Ledger.Import into a fresh ledger; then the ark rows it wrote are read
+// imported end to end with importer.Run into a fresh ledger; then the ark rows it wrote are read
 // back and COPYed with one pgx CopyFrom into a second fresh ledger holding the same NAANs and
 // shoulders (same schema, indexes and triggers). Both run on the same server with the same
 // settings, after a CHECKPOINT each (README decision 16).
@@ -149,7 +149,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		return res, errors.New("bench import: --rows must be positive")
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = ledger.DefaultImportBatch
+		cfg.BatchSize = importer.DefaultBatch
 	}
 	res.Config = cfg
 	logw := cfg.Log
@@ -314,7 +314,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	}
 	cpu0 := sampleCPU(ib.dataDir)
 	start := time.Now()
-	rep, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{dump}, Format: legacy.ArkletJSON,
+	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{dump}, Format: legacy.ArkletJSON,
 		BatchSize: cfg.BatchSize, RejectsPath: filepath.Join(dir, "rejects.csv")})
 	pr.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
 	pr.ImportCPU = sampleCPU(ib.dataDir).Sub(cpu0)
@@ -334,7 +334,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		runtime.GC()
 		stop := sampleHeap()
 		start := time.Now()
-		sum, err := verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{dump}, Format: legacy.ArkletJSON,
+		sum, err := importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{dump}, Format: legacy.ArkletJSON,
 			Out: filepath.Join(dir, "reconcile.parquet"), OutFormat: report.Parquet})
 		res.Reconcile = Phase{Rows: sum.Compared, Elapsed: time.Since(start)}
 		res.ReconcilePeakHeap = stop()

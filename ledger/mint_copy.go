@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"sync"
@@ -19,14 +18,8 @@ import (
 // client CPU per row (the client shares the machine's cores with the server during a bulk load;
 // measured with `arkhe bench mint --cpuprofile`).
 
-// copyHeader is the binary COPY signature "PGCOPY\n\377\r\n\0", flags 0, header extension 0.
-const copyHeader = "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00"
-
 // copyChunk is how many bytes a copyReader encodes at a time.
 const copyChunk = 64 << 10
-
-// pgEpochMicros is 2000-01-01T00:00:00Z in Unix microseconds (PostgreSQL's timestamp epoch).
-const pgEpochMicros = 946_684_800_000_000
 
 // copyReader is the io.Reader of one binary COPY: the header, n tuples encoded by tuple, the
 // trailer. pgconn reads it from its own goroutine while sending, so encoding overlaps the network.
@@ -66,7 +59,7 @@ func (r *copyReader) Read(p []byte) (int, error) {
 		}
 		r.buf, r.off = r.buf[:0], 0
 		if !r.header {
-			r.buf = append(r.buf, copyHeader...)
+			r.buf = AppendCopyHeader(r.buf)
 			r.header = true
 		}
 		for len(r.buf) < copyChunk && r.i < r.n {
@@ -74,34 +67,13 @@ func (r *copyReader) Read(p []byte) (int, error) {
 			r.i++
 		}
 		if r.i >= r.n {
-			r.buf = binary.BigEndian.AppendUint16(r.buf, 0xffff) // trailer: field count -1
+			r.buf = AppendCopyTrailer(r.buf)
 			r.done = true
 		}
 	}
 	n := copy(p, r.buf[r.off:])
 	r.off += n
 	return n, nil
-}
-
-func appendText(dst []byte, s string) []byte {
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(s)))
-	return append(dst, s...)
-}
-
-func appendOptional(dst []byte, has bool, s string) []byte {
-	if !has {
-		return binary.BigEndian.AppendUint32(dst, 0xffffffff) // NULL
-	}
-	return appendText(dst, s)
-}
-
-func appendInt8(dst []byte, v int64) []byte {
-	dst = binary.BigEndian.AppendUint32(dst, 8)
-	return binary.BigEndian.AppendUint64(dst, uint64(v))
-}
-
-func appendTimestamptz(dst []byte, t time.Time) []byte {
-	return appendInt8(dst, t.UnixMicro()-pgEpochMicros)
 }
 
 // copyARKsSQL names the columns in the order the tuples are encoded; request_id and
@@ -119,21 +91,20 @@ func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.
 		}
 		r := &rows[w.copyIdx[k]]
 		rec := &r.Record
-		dst = binary.BigEndian.AppendUint16(dst, 13)
-		dst = appendText(dst, w.keys[k])
-		dst = appendText(dst, w.naan)
-		dst = appendInt8(dst, w.shoulderID)
-		dst = appendText(dst, w.anames[k])
-		dst = appendOptional(dst, rec.Has&pipeline.HasURL != 0, rec.URL)
-		dst = appendOptional(dst, rec.Has&pipeline.HasCommitment != 0, rec.Commitment)
-		dst = appendOptional(dst, rec.Has&pipeline.HasWho != 0, rec.Who)
-		dst = appendOptional(dst, rec.Has&pipeline.HasWhat != 0, rec.What)
-		dst = appendOptional(dst, rec.Has&pipeline.HasWhen != 0, rec.When)
-		dst = appendTimestamptz(dst, at)
-		dst = appendInt8(dst, w.clientPK)
-		dst = appendText(dst, rec.RequestID)
-		dst = binary.BigEndian.AppendUint32(dst, uint32(len(r.Digest)))
-		return append(dst, r.Digest[:]...)
+		dst = AppendTuple(dst, 13)
+		dst = AppendText(dst, w.keys[k])
+		dst = AppendText(dst, w.naan)
+		dst = AppendInt8(dst, w.shoulderID)
+		dst = AppendText(dst, w.anames[k])
+		dst = AppendOptional(dst, rec.Has&pipeline.HasURL != 0, rec.URL)
+		dst = AppendOptional(dst, rec.Has&pipeline.HasCommitment != 0, rec.Commitment)
+		dst = AppendOptional(dst, rec.Has&pipeline.HasWho != 0, rec.Who)
+		dst = AppendOptional(dst, rec.Has&pipeline.HasWhat != 0, rec.What)
+		dst = AppendOptional(dst, rec.Has&pipeline.HasWhen != 0, rec.When)
+		dst = AppendTimestamptz(dst, at)
+		dst = AppendInt8(dst, w.clientPK)
+		dst = AppendText(dst, rec.RequestID)
+		return AppendBytea(dst, r.Digest[:])
 	}}
 	t0 := time.Now()
 	_, err := tx.Conn().PgConn().CopyFrom(ctx, arks, copyARKsSQL)

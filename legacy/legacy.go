@@ -7,11 +7,15 @@
 //
 // Readers stream: memory is bounded by the largest single record, never by
 // the file. They keep every value exactly as the source spelled it — an ARK
-// string is not normalized here (the importer does that with package ark);
-// times keep their zone and an unknown time stays nil (README decision 4).
+// string is not normalized by a reader; times keep their zone and an unknown
+// time stays nil (README decision 4).
 // A bad record is reported as a *RecordError and reading continues; a file
 // that ends in the middle of a record yields every complete record and then
 // one *TruncatedError, then io.EOF.
+//
+// NormalizeRecord then maps a record onto the ledger's columns (a [Row]), and
+// a [ShoulderIndex] assigns its shoulder: pure functions, no database, shared
+// by `arkhe import` and `arkhe reconcile` so both read an export the same way.
 package legacy
 
 import (

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // shoulderInfo is a registered shoulder as the ARK pass needs it.
@@ -28,10 +29,6 @@ type shoulderInfo struct {
 	// first: a name matching one of them belongs there (longest prefix, decision 2).
 	longer []*shoulderInfo
 }
-
-// pgEpochMicros is the origin of PostgreSQL's binary timestamps, 2000-01-01T00:00:00Z, in
-// microseconds since the Unix epoch.
-const pgEpochMicros = 946_684_800_000_000
 
 // loadShoulders reads every shoulder, keyed by its internal id (used only to join, never shown).
 func loadShoulders(ctx context.Context, ln *lane) (map[int64]*shoulderInfo, error) {
@@ -57,7 +54,7 @@ func loadShoulders(ctx context.Context, ln *lane) (map[int64]*shoulderInfo, erro
 		s.bare = ark.BareShoulder(s.stored)
 		s.label = s.naan + s.stored
 		if s.retired != nil {
-			s.retiredMicros = s.retired.UnixMicro() - pgEpochMicros
+			s.retiredMicros = s.retired.UnixMicro() - ledger.PGEpochMicros
 		}
 		out[id] = &s
 		byNAAN[s.naan] = append(byNAAN[s.naan], &s)
@@ -289,7 +286,7 @@ func (a *audit) checkARK(stored string, sh *shoulderInfo, knownBad bool, created
 		}
 	}
 	if sh.retired != nil && hasCreated && created > sh.retiredMicros {
-		at := time.UnixMicro(created + pgEpochMicros).UTC()
+		at := time.UnixMicro(created + ledger.PGEpochMicros).UTC()
 		a.rec.add(CheckMintedAfterRetired, stored, stored,
 			fmt.Sprintf("created %s, after shoulder %s was retired at %s", at.Format(time.RFC3339Nano), sh.label,
 				sh.retired.UTC().Format(time.RFC3339Nano)))

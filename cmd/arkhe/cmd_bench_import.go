@@ -6,7 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/bench"
-	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/importer"
 )
 
 func benchImportCommand(e *env) *cli.Command {
@@ -20,7 +20,7 @@ func benchImportCommand(e *env) *cli.Command {
 			"both rates and their ratio (target ≥ 0.8); with --repeat, the median of the runs' ratios.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "ark.ark records in the generated dump"},
-			&cli.IntFlag{Name: "batch", Value: ledger.DefaultImportBatch, Usage: "records the importer classifies and inserts at a time"},
+			&cli.IntFlag{Name: "batch", Value: importer.DefaultBatch, Usage: "records the importer classifies and inserts at a time"},
 			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and the generated dump here (default: a temporary directory)"},
 			&cli.Int64Flag{Name: "seed", Value: 2, Usage: "seed of the generated dump"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure the pair this many times, each into two fresh ledgers, and report the median ratio"},

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/ark"
-	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/legacy"
 )
 
@@ -41,7 +41,7 @@ func importCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first file>.rejects.csv)"},
 			&cli.StringFlag{Name: "client", Usage: "registered client to import as (needs the ark:import scope; recorded with the run)"},
 			&cli.StringFlag{Name: "check-zone", Value: "none", Usage: "check zone of the shoulders the import creates: naan_name (the check character covers NAAN and name), name_only or none"},
-			&cli.IntFlag{Name: "batch", Value: ledger.DefaultImportBatch, Usage: "records classified and inserted at a time"},
+			&cli.IntFlag{Name: "batch", Value: importer.DefaultBatch, Usage: "records classified and inserted at a time"},
 		},
 		Action: func(c *cli.Context) error { return importAction(c, e) },
 	}
@@ -51,7 +51,7 @@ func importCommand(e *env) *cli.Command {
 func importAction(c *cli.Context, e *env) error {
 	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 	inputs := c.Args().Slice()
-	cfg := ledger.ImportConfig{Inputs: inputs, IncludeReserved: c.Bool("include-reserved"),
+	cfg := importer.Config{Inputs: inputs, IncludeReserved: c.Bool("include-reserved"),
 		IncludeTest: c.Bool("include-test"), DryRun: c.Bool("dry-run"), ClientID: c.String("client"),
 		BatchSize: c.Int("batch")}
 	if f := c.String("format"); f != "" {
@@ -93,14 +93,14 @@ func importAction(c *cli.Context, e *env) error {
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "importing", -1)
 	var last int64
 	var lastFile string
-	cfg.Progress = func(p ledger.ImportProgress) {
+	cfg.Progress = func(p importer.Progress) {
 		if p.File != lastFile || p.Read < last {
 			lastFile, last = p.File, 0
 		}
 		prog.Add(p.Read - last)
 		last = p.Read
 	}
-	rep, err := l.Import(c.Context, cfg)
+	rep, err := importer.Run(c.Context, l, cfg)
 	prog.Finish()
 	printImportSummary(e.stdout, rep, err)
 	if err != nil {
@@ -136,7 +136,7 @@ func exportBase(path string) string {
 }
 
 // printImportSummary prints the one-screen summary of an import (issue 4).
-func printImportSummary(w io.Writer, rep ledger.ImportReport, runErr error) {
+func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 	t := rep.Total
 	status := "done"
 	switch {
@@ -156,7 +156,7 @@ func printImportSummary(w io.Writer, rep ledger.ImportReport, runErr error) {
 		}
 		fmt.Fprintf(w, "  file         %s (%s, sha256:%s, %s%s)\n", f.File, f.Format, shortDigest(f.Digest), plural(f.Counts.Read, "record", "records"), passes)
 		if f.Truncated != nil {
-			fmt.Fprintf(w, "  truncated    %s; %s\n", f.Truncated.Error(), ledger.ImportTruncatedNote)
+			fmt.Fprintf(w, "  truncated    %s; %s\n", f.Truncated.Error(), importer.TruncatedNote)
 		}
 	}
 	fmt.Fprintf(w, "  read         %s\n", plural(t.Read, "record", "records"))

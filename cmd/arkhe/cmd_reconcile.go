@@ -7,9 +7,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/report"
-	"github.com/arkhe-ledger/arkhe/verify"
 )
 
 func reconcileCommand(e *env) *cli.Command {
@@ -61,7 +61,7 @@ func reconcileAction(c *cli.Context, e *env) error {
 			return cannot(err)
 		}
 	}
-	cfg := verify.ReconcileConfig{Exports: exports, Out: out, OutFormat: format, Apply: c.Bool("apply"), ClientID: c.String("client"),
+	cfg := importer.ReconcileConfig{Exports: exports, Out: out, OutFormat: format, Apply: c.Bool("apply"), ClientID: c.String("client"),
 		IncludeReserved: c.Bool("include-reserved"), IncludeTest: c.Bool("include-test")}
 	if f := c.String("export-format"); f != "" {
 		if cfg.Format, err = legacy.ParseFormat(f); err != nil {
@@ -79,7 +79,7 @@ func reconcileAction(c *cli.Context, e *env) error {
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "reading exports", -1)
 	var last int64
 	cfg.Progress = func(read int64) { prog.Add(read - last); last = read }
-	sum, err := verify.Reconcile(c.Context, l, cfg)
+	sum, err := importer.Reconcile(c.Context, l, cfg)
 	prog.Finish()
 	if err != nil {
 		if c.Context.Err() != nil {
@@ -95,7 +95,7 @@ func reconcileAction(c *cli.Context, e *env) error {
 }
 
 // printReconcileSummary prints the one-screen summary of a reconcile (issue 4).
-func printReconcileSummary(w io.Writer, exports []string, apply bool, s verify.ReconcileSummary) {
+func printReconcileSummary(w io.Writer, exports []string, apply bool, s importer.ReconcileSummary) {
 	status := "no differences"
 	if s.Findings() {
 		status = "differences found"

@@ -1,4 +1,4 @@
-package ledger
+package importer
 
 import (
 	"strconv"
@@ -11,78 +11,78 @@ import (
 // The kinds of line in an import's reject file: every source record that did not become a
 // ledger row of its own, with why (issue 4 "Semantics").
 const (
-	// ImportRejected: a bad record (unreadable, not a valid ARK, over a limit, outside the
+	// KindRejected: a bad record (unreadable, not a valid ARK, over a limit, outside the
 	// client's reach); the rest of the file lands.
-	ImportRejected = "rejected"
-	// ImportRefused: an arklet user/key record, which holds credentials and is never imported.
-	ImportRefused = "refused"
-	// ImportConflict: two or more rows of one file normalize to the same ARK with different
+	KindRejected = "rejected"
+	// KindRefused: an arklet user/key record, which holds credentials and is never imported.
+	KindRefused = "refused"
+	// KindConflict: two or more rows of one file normalize to the same ARK with different
 	// values; neither is imported.
-	ImportConflict = "conflict"
-	// ImportCollapsed: a row identical to an earlier one of the same ARK; both are one ARK.
-	ImportCollapsed = "collapsed"
-	// ImportDifference: the ARK (or NAAN, shoulder) is in the ledger with a different value in
+	KindConflict = "conflict"
+	// KindCollapsed: a row identical to an earlier one of the same ARK; both are one ARK.
+	KindCollapsed = "collapsed"
+	// KindDifference: the ARK (or NAAN, shoulder) is in the ledger with a different value in
 	// field; the ledger is left alone until `arkhe reconcile --apply`.
-	ImportDifference = "difference"
-	// ImportTruncated: the file ends mid-record (field "file"); the records read before that
+	KindDifference = "difference"
+	// KindTruncated: the file ends mid-record (field "file"); the records read before that
 	// point were imported, and the import exits 1 (issue 4 "Semantics").
-	ImportTruncated = "truncated"
+	KindTruncated = "truncated"
 )
 
-// ImportTruncatedNote follows a truncation's reason wherever it is reported (reject file, summary).
-const ImportTruncatedNote = "the records read before that point were imported"
+// TruncatedNote follows a truncation's reason wherever it is reported (reject file, summary).
+const TruncatedNote = "the records read before that point were imported"
 
-// ImportRejectHeader returns the header of the reject file `arkhe import` writes: the source file,
+// RejectHeader returns the header of the reject file `arkhe import` writes: the source file,
 // line and record number, the identifier as the source spelled it, the canonical ARK
-// ("ark:NAAN/name", empty when it could not be parsed), the kind (ImportRejected, …), the field
+// ("ark:NAAN/name", empty when it could not be parsed), the kind (KindRejected, …), the field
 // at fault, the reason, the export's and the ledger's values for differences, and the record's
 // raw source text for records that could not be read (bytes kept as read, legacy-formats.md §6.7).
-func ImportRejectHeader() []string {
+func RejectHeader() []string {
 	return []string{"file", "line", "record", "identifier", "ark", "kind", "field", "reason",
 		"export_value", "ledger_value", "raw"}
 }
 
-// importRejects writes the reject file, a pipeline.CSVFile (created lazily as PATH.tmp, renamed
+// rejectFile writes the reject file, a pipeline.CSVFile (created lazily as PATH.tmp, renamed
 // into place by close; a run with nothing to report writes no file and removes a stale one of
 // ours). A pass that is run again (see importFile) rewinds to a mark. With path "" it only
 // counts. Safe for concurrent use.
-type importRejects struct {
+type rejectFile struct {
 	mu   sync.Mutex
 	file *pipeline.CSVFile // nil: count only
 	n    int64
 }
 
-type importRejectMark struct {
+type rejectMark struct {
 	file pipeline.CSVMark
 	n    int64
 }
 
-func newImportRejects(path string) *importRejects {
-	w := &importRejects{}
+func newRejectFile(path string) *rejectFile {
+	w := &rejectFile{}
 	if path != "" {
-		w.file = pipeline.NewCSVFile(path, ImportRejectHeader())
+		w.file = pipeline.NewCSVFile(path, RejectHeader())
 	}
 	return w
 }
 
-func (w *importRejects) write(kind string, loc legacy.Location, id, canonical, field, reason string, exp, led *string, raw string) error {
+func (w *rejectFile) write(kind string, loc legacy.Location, id, canonical, field, reason string, exp, led *string, raw string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.n++
 	if w.file == nil {
 		return nil
 	}
-	return w.file.Write([]string{loc.File, importItoa(loc.Line), importItoa(loc.Record), id, canonical, kind, field, reason, importDeref(exp), importDeref(led), raw})
+	return w.file.Write([]string{loc.File, itoa(loc.Line), itoa(loc.Record), id, canonical, kind, field, reason, deref(exp), deref(led), raw})
 }
 
-func importItoa(n int) string {
+func itoa(n int) string {
 	if n <= 0 {
 		return ""
 	}
 	return strconv.Itoa(n)
 }
 
-func importDeref(p *string) string {
+func deref(p *string) string {
 	if p == nil {
 		return ""
 	}
@@ -90,10 +90,10 @@ func importDeref(p *string) string {
 }
 
 // mark returns the current end of the file, for rewind.
-func (w *importRejects) mark() (importRejectMark, error) {
+func (w *rejectFile) mark() (rejectMark, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m := importRejectMark{n: w.n}
+	m := rejectMark{n: w.n}
 	if w.file == nil {
 		return m, nil
 	}
@@ -103,7 +103,7 @@ func (w *importRejects) mark() (importRejectMark, error) {
 }
 
 // rewind drops everything written after m.
-func (w *importRejects) rewind(m importRejectMark) error {
+func (w *rejectFile) rewind(m rejectMark) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.n = m.n
@@ -114,7 +114,7 @@ func (w *importRejects) rewind(m importRejectMark) error {
 }
 
 // count returns the lines written (or counted, with no path).
-func (w *importRejects) count() int64 {
+func (w *rejectFile) count() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.n
@@ -122,7 +122,7 @@ func (w *importRejects) count() int64 {
 
 // close renames the file into place and returns its path, or "" when nothing was written (a
 // stale reject file of ours at the path is then removed, so it never passes for this run's).
-func (w *importRejects) close() (string, error) {
+func (w *rejectFile) close() (string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.file == nil {

@@ -1,4 +1,4 @@
-package ledger_test
+package importer_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 )
@@ -52,9 +53,9 @@ func impWriteText(t *testing.T, dir, name, text string) string {
 	return p
 }
 
-func impRun(t *testing.T, l *ledger.Ledger, cfg ledger.ImportConfig) ledger.ImportReport {
+func impRun(t *testing.T, l *ledger.Ledger, cfg importer.Config) importer.Report {
 	t.Helper()
-	rep, err := l.Import(context.Background(), cfg)
+	rep, err := importer.Run(context.Background(), l, cfg)
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
@@ -76,7 +77,7 @@ func impRejectLines(t *testing.T, path string) [][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) == 0 || strings.Join(rows[0], ",") != strings.Join(ledger.ImportRejectHeader(), ",") {
+	if len(rows) == 0 || strings.Join(rows[0], ",") != strings.Join(importer.RejectHeader(), ",") {
 		t.Fatalf("reject file header %v", rows[:1])
 	}
 	return rows[1:]
@@ -105,7 +106,7 @@ func TestImportArkletJSONFixture(t *testing.T) {
 	const n = 300
 	in := impWriteFixture(t, dir, "arklet.json", func(b *bytes.Buffer) error { return fixtures.ArkletJSON(b, n, 7) })
 	rejects := filepath.Join(dir, "rejects.csv")
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}, RejectsPath: rejects, BatchSize: 64})
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: rejects, BatchSize: 64})
 	c := rep.Total
 	t.Logf("%+v", c)
 	// per 100 records: 10 naan-form, 11 long-name, 12 and 13 duplicates of the long name are
@@ -121,7 +122,7 @@ func TestImportArkletJSONFixture(t *testing.T) {
 		t.Errorf("%d ARKs in the ledger, report says %d", got, c.Imported)
 	}
 	lines := impRejectLines(t, rep.Rejects)
-	if k := impKinds(lines); k[ledger.ImportRejected] != 15 || k[ledger.ImportRefused] != 2 || len(k) != 2 {
+	if k := impKinds(lines); k[importer.KindRejected] != 15 || k[importer.KindRefused] != 2 || len(k) != 2 {
 		t.Errorf("reject impKinds %v", k)
 	}
 	var long, naanForm bool
@@ -197,7 +198,7 @@ func TestImportArkletJSONFixture(t *testing.T) {
 
 	// re-import: a no-op
 	before := impScalar[int64](t, pool, `select count(*) from ark`)
-	rep2 := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}, RejectsPath: rejects, BatchSize: 64})
+	rep2 := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: rejects, BatchSize: 64})
 	c2 := rep2.Total
 	if c2.Imported != 0 || c2.Unchanged != c.Imported || c2.Differences != 0 || c2.Rejected != c.Rejected || c2.ShouldersCreated != 0 || c2.NAANsCreated != 0 || c2.RegistryUnchanged != 4 {
 		t.Errorf("re-import counts %+v", c2)
@@ -242,11 +243,11 @@ func TestImportRealFiles(t *testing.T) {
 	l, pool := impLedger(t)
 	d := impSharedData(t)
 	dir := t.TempDir()
-	imp := func(f string, cfg ledger.ImportConfig) ledger.ImportCounts {
+	imp := func(f string, cfg importer.Config) importer.Counts {
 		t.Helper()
 		cfg.Inputs = []string{filepath.Join(d, f)}
 		cfg.RejectsPath = filepath.Join(dir, "r.csv")
-		rep, err := l.Import(context.Background(), cfg)
+		rep, err := importer.Run(context.Background(), l, cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -256,14 +257,14 @@ func TestImportRealFiles(t *testing.T) {
 		return rep.Total
 	}
 	// the NAAN registry, legacy ANVL then the 2024 JSON with shoulder records
-	c := imp("jkunze-naan/naan_registry.txt", ledger.ImportConfig{})
+	c := imp("jkunze-naan/naan_registry.txt", importer.Config{})
 	if c.NAANRecords != 583 || c.NAANsCreated != 583 || c.Rejected != 0 {
 		t.Errorf("naan_registry.txt: %+v", c)
 	}
 	if got := impScalar[string](t, pool, `select name || ' | ' || who || ' | ' || erc_where || ' | ' || na_policy || ' | ' || to_char(registered_at, 'YYYY-MM-DD') from naan where naan = '12025'`); got != "US National Library of Medicine | US National Library of Medicine (=) USNLM | http://www.nlm.nih.gov | NP | (:unkn) unknown | 2001 |  | 2001-03-08" {
 		t.Errorf("NAAN 12025: %q", got)
 	}
-	c = imp("naan_reg_public/naan_records.json", ledger.ImportConfig{})
+	c = imp("naan_reg_public/naan_records.json", importer.Config{})
 	if c.NAANRecords != 1432 || c.ShoulderRecords != 368 || c.NAANsCreated+c.RegistryFilled+c.RegistryUnchanged+c.RegistryDifferences != 1432+368-c.ShouldersCreated ||
 		c.ShouldersCreated != 368 || c.Rejected != 0 {
 		t.Errorf("naan_records.json: %+v", c)
@@ -277,7 +278,7 @@ func TestImportRealFiles(t *testing.T) {
 	}
 	// shoulder lists; a shoulder already registered is compared, never changed
 	for _, f := range []string{"ezid/ezidapp_shoulder.csv", "legacy-samples/n2t_master_shoulders.anvl.txt", "ezid/db.shoulder.jsonl", "naan_reg_public/shoulder-list.txt"} {
-		c := imp(f, ledger.ImportConfig{})
+		c := imp(f, importer.Config{})
 		t.Logf("%s: %d records, %d created, %d filled, %d unchanged, %d differ, skipped %v", f, c.ShoulderRecords, c.ShouldersCreated,
 			c.RegistryFilled, c.RegistryUnchanged, c.RegistryDifferences, c.SkippedNonARK)
 		if c.Rejected != 0 || c.ShoulderRecords == 0 {
@@ -293,7 +294,7 @@ func TestImportRealFiles(t *testing.T) {
 	shoulders := impScalar[int64](t, pool, `select count(*) from shoulder`)
 
 	// EZID identifiers: DOIs skipped, reserved and test ARKs only on request, tombstones kept
-	c = imp("ezid/db.identifier.jsonl", ledger.ImportConfig{})
+	c = imp("ezid/db.identifier.jsonl", importer.Config{})
 	if c.Read != 2724 || c.SkippedNonARK["doi"] != 31 || c.ReservedSkipped != 81 || c.TestSkipped != 1 ||
 		c.Imported != 2693-81-1 || c.Rejected != 0 || c.CheckVerified+c.CheckFailed+c.CheckNone != c.Imported {
 		t.Errorf("db.identifier.jsonl: %+v", c)
@@ -318,13 +319,13 @@ func TestImportRealFiles(t *testing.T) {
 		t.Errorf("%d shoulders added, report says %d", got, c.ShouldersCreated)
 	}
 	// reserved ones on request; the rest is unchanged
-	c = imp("ezid/db.identifier.jsonl", ledger.ImportConfig{IncludeReserved: true})
+	c = imp("ezid/db.identifier.jsonl", importer.Config{IncludeReserved: true})
 	if c.Imported != 81 || c.Unchanged != 2611 || c.ReservedSkipped != 0 {
 		t.Errorf("with --include-reserved: %+v", c)
 	}
 	// the N2T sample: 8 ARKs, no end marker
 	n2tRejects := filepath.Join(t.TempDir(), "n2t.rejects.csv")
-	rep, err := l.Import(context.Background(), ledger.ImportConfig{Inputs: []string{filepath.Join(d, "arklet/sample_noid_output.txt")}, RejectsPath: n2tRejects})
+	rep, err := importer.Run(context.Background(), l, importer.Config{Inputs: []string{filepath.Join(d, "arklet/sample_noid_output.txt")}, RejectsPath: n2tRejects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestImportRealFiles(t *testing.T) {
 		t.Errorf("N2T sample: %+v truncated %v", f.Counts, f.Truncated)
 	}
 	// the truncation is on file too: one line, where the file ends, naming the last identifier
-	if lines := impRejectLines(t, rep.Rejects); len(lines) != 1 || lines[0][5] != ledger.ImportTruncated ||
+	if lines := impRejectLines(t, rep.Rejects); len(lines) != 1 || lines[0][5] != importer.KindTruncated ||
 		lines[0][1] != "98" || lines[0][2] != "8" || lines[0][6] != "file" || !strings.Contains(lines[0][7], "ark:/13960/t00000075 (record 8)") {
 		t.Errorf("N2T sample reject lines %q", lines)
 	}
@@ -383,7 +384,7 @@ func TestImportFixtureFormats(t *testing.T) {
 					_, err := fixtures.CRLFWriter(b).Write(raw.Bytes())
 					return err
 				})
-				rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 50})
+				rep := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 50})
 				c := rep.Total
 				if f := rep.Files[0].Format; f != tc.format {
 					t.Errorf("detected %s, want %s", f, tc.format)
@@ -456,7 +457,7 @@ func TestImportDuplicates(t *testing.T) {
 		rec("ark:/12345/x6gg1", "https://e.org/g2") + // 13: G, other target
 		rec("ark:/12345/x6jj1", "https://e.org/j") // 14
 	in := impWriteText(t, dir, "dups.anvl", text)
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 3})
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 3})
 	c := rep.Total
 	if c.Imported != 7 || c.Collapsed != 1 || c.Conflicts != 6 || c.ConflictARKs != 3 || rep.Files[0].Passes != 2 {
 		t.Errorf("counts %+v passes %d", c, rep.Files[0].Passes)
@@ -472,14 +473,14 @@ func TestImportDuplicates(t *testing.T) {
 	lines := impRejectLines(t, rep.Rejects)
 	var conflictLines []string
 	for _, l := range lines {
-		if l[5] == ledger.ImportConflict {
+		if l[5] == importer.KindConflict {
 			conflictLines = append(conflictLines, l[1]+" "+l[4])
 		}
 	}
 	if got := strings.Join(conflictLines, ", "); got != "9 ark:12345/x6bb1, 13 ark:12345/x6bb1, 17 ark:12345/x6cc1, 29 ark:12345/x6cc1, 37 ark:12345/x6gg1, 49 ark:12345/x6gg1" {
 		t.Errorf("conflict lines %q", got)
 	}
-	if k := impKinds(lines); k[ledger.ImportCollapsed] != 1 || len(lines) != 7 {
+	if k := impKinds(lines); k[importer.KindCollapsed] != 1 || len(lines) != 7 {
 		t.Errorf("reject impKinds %v", k)
 	}
 	if got := impScalar[int64](t, pool, `select count(*) from import_run`); got != 1 {
@@ -492,7 +493,7 @@ func TestImportDryRun(t *testing.T) {
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	in := impWriteFixture(t, dir, "arklet.json", func(b *bytes.Buffer) error { return fixtures.ArkletJSON(b, 100, 5) })
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}, DryRun: true, RejectsPath: filepath.Join(dir, "r.csv")})
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}, DryRun: true, RejectsPath: filepath.Join(dir, "r.csv")})
 	if rep.Total.Imported != 94 || rep.Total.ShouldersCreated != 2 || rep.Total.NAANsCreated != 2 || !rep.DryRun || rep.Rejects == "" {
 		t.Errorf("dry run counts %+v", rep.Total)
 	}
@@ -521,13 +522,13 @@ func TestImportClient(t *testing.T) {
 	}
 	dir := t.TempDir()
 	in := impWriteText(t, dir, "two.anvl", ":: ark:/12345/x6aa1\n_target: https://e.org/a\n\n:: ark:/b5060/x6aa1\n_target: https://e.org/b\n")
-	if _, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{in}, ClientID: "minter"}); err == nil || !strings.Contains(err.Error(), "ark:import") {
+	if _, err := importer.Run(ctx, l, importer.Config{Inputs: []string{in}, ClientID: "minter"}); err == nil || !strings.Contains(err.Error(), "ark:import") {
 		t.Errorf("client without ark:import: %v", err)
 	}
-	if _, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{in}, ClientID: "nobody"}); err == nil {
+	if _, err := importer.Run(ctx, l, importer.Config{Inputs: []string{in}, ClientID: "nobody"}); err == nil {
 		t.Error("unregistered client accepted")
 	}
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}, ClientID: "importer", RejectsPath: filepath.Join(dir, "r.csv")})
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}, ClientID: "importer", RejectsPath: filepath.Join(dir, "r.csv")})
 	if rep.Total.Imported != 1 || rep.Total.Rejected != 1 {
 		t.Errorf("counts %+v", rep.Total)
 	}
@@ -550,8 +551,8 @@ func TestImportDifferenceLeftAlone(t *testing.T) {
 	dir := t.TempDir()
 	a := impWriteText(t, dir, "a.anvl", ":: ark:/12345/x6aa1\n_target: https://e.org/old\nerc.who: Doe\n\n:: ark:/12345/x6bb1\n_target: https://e.org/b\n")
 	b := impWriteText(t, dir, "b.anvl", ":: ark:/12345/x6aa1\n_target: https://e.org/new\nerc.who: Doe\n\n:: ark:/12345/x6bb1\n_target: https://e.org/b\n")
-	impRun(t, l, ledger.ImportConfig{Inputs: []string{a}})
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{b}, RejectsPath: filepath.Join(dir, "r.csv")})
+	impRun(t, l, importer.Config{Inputs: []string{a}})
+	rep := impRun(t, l, importer.Config{Inputs: []string{b}, RejectsPath: filepath.Join(dir, "r.csv")})
 	if c := rep.Total; c.Differences != 1 || c.Unchanged != 1 || c.Imported != 0 || !c.Findings() {
 		t.Errorf("counts %+v", c)
 	}
@@ -559,7 +560,7 @@ func TestImportDifferenceLeftAlone(t *testing.T) {
 		t.Errorf("target changed to %q", got)
 	}
 	lines := impRejectLines(t, rep.Rejects)
-	if len(lines) != 1 || lines[0][5] != ledger.ImportDifference || lines[0][6] != "target" || lines[0][8] != "https://e.org/new" || lines[0][9] != "https://e.org/old" || lines[0][4] != "ark:12345/x6aa1" {
+	if len(lines) != 1 || lines[0][5] != importer.KindDifference || lines[0][6] != "target" || lines[0][8] != "https://e.org/new" || lines[0][9] != "https://e.org/old" || lines[0][4] != "ark:12345/x6aa1" {
 		t.Errorf("difference line %v", lines)
 	}
 }
@@ -580,7 +581,7 @@ func TestImportTruncatedAndCompressed(t *testing.T) {
 	if err := os.WriteFile(in, cut, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}})
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}})
 	f := rep.Files[0]
 	// records 0..38 are complete: 10-13 rejected, 21 test, 22 not UTF-8
 	if f.Truncated == nil || f.Truncated.Loc.Line != lines || f.Counts.Imported != 39-6 {
@@ -602,7 +603,7 @@ func TestImportTruncatedAndCompressed(t *testing.T) {
 	if err := os.WriteFile(gzPath, gz.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep = impRun(t, l, ledger.ImportConfig{Inputs: []string{gzPath}})
+	rep = impRun(t, l, importer.Config{Inputs: []string{gzPath}})
 	if rep.Files[0].Format != legacy.EZIDANVL || rep.Total.Imported != 94 || rep.Truncated() {
 		t.Errorf("gzip'd EZID download: %s %+v", rep.Files[0].Format, rep.Total)
 	}
@@ -623,7 +624,7 @@ func TestImportNAANWideShoulder(t *testing.T) {
 	}
 	dir := t.TempDir()
 	in := impWriteText(t, dir, "w.anvl", ":: ark:/12345/Qabc\n_target: https://e.org/q\n\n:: ark:/12345/x6bcd\n_target: https://e.org/b\n\n:: ark:/12345/x6ccd\n_target: https://e.org/c\n")
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}})
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}})
 	if rep.Total.Imported != 3 || rep.Total.ShouldersCreated != 1 || rep.Total.NAANsCreated != 0 {
 		t.Errorf("counts %+v", rep.Total)
 	}
@@ -649,7 +650,7 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 	if _, err := pool.Exec(context.Background(), `alter table ark add constraint test_refuse check (ark <> '12345/x6r022')`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := l.Import(context.Background(), ledger.ImportConfig{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
+	_, err := importer.Run(context.Background(), l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
 	if err == nil || ledger.SQLState(err) != "23514" || !strings.Contains(err.Error(), "insert the batch ending at line 117") {
 		t.Fatalf("import error %v (SQLSTATE %q), want the refusal of the batch whose last record starts on line 117", err, ledger.SQLState(err))
 	}
@@ -662,7 +663,7 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 	if _, err := pool.Exec(context.Background(), `alter table ark drop constraint test_refuse`); err != nil {
 		t.Fatal(err)
 	}
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
 	if rep.Total.Imported != 40 {
 		t.Errorf("re-run imported %d, want 40", rep.Total.Imported)
 	}
@@ -685,7 +686,7 @@ func TestImportProbeIsIndexLookups(t *testing.T) {
 	if _, err := conn.Exec(ctx, `set enable_nestloop = on; set enable_hashjoin = on; set enable_mergejoin = on`); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := conn.Query(ctx, "explain "+ledger.ImportProbeSQL, []string{"12345/x6a", "12345/x6b"}, int64(1))
+	rows, err := conn.Query(ctx, "explain "+importer.ProbeSQL, []string{"12345/x6a", "12345/x6b"}, int64(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -715,8 +716,8 @@ func TestImportCancelMidFile(t *testing.T) {
 	in := impWriteFixture(t, dir, "dump.json", func(w *bytes.Buffer) error { return fixtures.ArkletJSON(w, 5000, 3) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 200,
-		Progress: func(p ledger.ImportProgress) {
+	_, err := importer.Run(ctx, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 200,
+		Progress: func(p importer.Progress) {
 			if p.Read >= 1000 {
 				cancel()
 			}
@@ -730,7 +731,7 @@ func TestImportCancelMidFile(t *testing.T) {
 	if got := impScalar[int64](t, pool, `select count(*) from import_run`); got != 0 {
 		t.Errorf("%d import runs recorded by a cancelled import", got)
 	}
-	rep := impRun(t, l, ledger.ImportConfig{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 200})
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 200})
 	if got := impScalar[int64](t, pool, `select count(*) from ark`); got != rep.Total.Imported || got < 4000 {
 		t.Errorf("%d ARKs after the re-run, which imported %d", got, rep.Total.Imported)
 	}
@@ -741,10 +742,10 @@ func TestImportCancelMidFile(t *testing.T) {
 func TestSourcePath(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	if got, want := ledger.SourcePath("exports/ark.json"), filepath.Join(dir, "exports", "ark.json"); got != want {
+	if got, want := importer.SourcePath("exports/ark.json"), filepath.Join(dir, "exports", "ark.json"); got != want {
 		t.Errorf("SourcePath(relative) = %q, want %q", got, want)
 	}
-	if got := ledger.SourcePath("/data/n2t.txt"); got != "/data/n2t.txt" {
+	if got := importer.SourcePath("/data/n2t.txt"); got != "/data/n2t.txt" {
 		t.Errorf("SourcePath(absolute) = %q", got)
 	}
 }

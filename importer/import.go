@@ -1,4 +1,4 @@
-package ledger
+package importer
 
 import (
 	"bufio"
@@ -20,18 +20,19 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 )
 
-// DefaultImportBatch is how many records the importer classifies and inserts at a time.
-const DefaultImportBatch = 20_000
+// DefaultBatch is how many records the importer classifies and inserts at a time.
+const DefaultBatch = 20_000
 
 // TestNAAN is the NAAN reserved for test ARKs (ark-rules.md §4); its ARKs are imported only on
 // request (legacy-formats.md §6.18).
 const TestNAAN = "99999"
 
-// ImportConfig configures Ledger.Import (issue 4, `arkhe import`).
-type ImportConfig struct {
+// Config configures Run (issue 4, `arkhe import`).
+type Config struct {
 	// Inputs are the export files, imported in order, each in its own transaction and import
 	// run. gzip and xz compressed files are read transparently.
 	Inputs []string
@@ -51,16 +52,16 @@ type ImportConfig struct {
 	// CheckZone is the check zone of shoulders the import creates for names whose shoulder is
 	// not registered ("" means none, README decision 8).
 	CheckZone ark.Zone
-	// RejectsPath is where the reject file goes (ImportRejectHeader); "" writes none.
+	// RejectsPath is where the reject file goes (RejectHeader); "" writes none.
 	RejectsPath string
-	// BatchSize is the number of records classified and inserted at a time (0: DefaultImportBatch).
+	// BatchSize is the number of records classified and inserted at a time (0: DefaultBatch).
 	BatchSize int
 	// Progress, if set, is called from the reading goroutine after each batch.
-	Progress func(ImportProgress)
+	Progress func(Progress)
 }
 
 // Validate checks the configuration before any input is read.
-func (c *ImportConfig) Validate() error {
+func (c *Config) Validate() error {
 	if len(c.Inputs) == 0 {
 		return errors.New("import: give at least one export file")
 	}
@@ -78,16 +79,16 @@ func (c *ImportConfig) Validate() error {
 	return nil
 }
 
-// ImportProgress reports how far the import of one file has read.
-type ImportProgress struct {
+// Progress reports how far the import of one file has read.
+type Progress struct {
 	File string
-	Pass int   // 1, or 2 when the file is read again (see Ledger.Import)
+	Pass int   // 1, or 2 when the file is read again (see Run)
 	Read int64 // records read so far in this pass
 }
 
-// ImportCounts are the counts of one import (per file, or summed); they are also stored in
+// Counts are the counts of one import (per file, or summed); they are also stored in
 // import_run.counts.
-type ImportCounts struct {
+type Counts struct {
 	// Read counts every record read: identifiers, NAAN and shoulder records, refused and bad ones.
 	Read int64 `json:"read"`
 	// Imported ARKs are new in the ledger.
@@ -130,7 +131,7 @@ type ImportCounts struct {
 }
 
 // Add adds o to c.
-func (c *ImportCounts) Add(o ImportCounts) {
+func (c *Counts) Add(o Counts) {
 	c.Read += o.Read
 	c.Imported += o.Imported
 	c.Unchanged += o.Unchanged
@@ -161,7 +162,7 @@ func (c *ImportCounts) Add(o ImportCounts) {
 }
 
 // SkippedNonARKTotal sums SkippedNonARK.
-func (c *ImportCounts) SkippedNonARKTotal() int64 {
+func (c *Counts) SkippedNonARKTotal() int64 {
 	var n int64
 	for _, v := range c.SkippedNonARK {
 		n += v
@@ -171,17 +172,17 @@ func (c *ImportCounts) SkippedNonARKTotal() int64 {
 
 // Findings reports counts that make the run "done with rejects or findings" (exit 1, README
 // decision 13): rejected records, conflicts, differences with the ledger.
-func (c *ImportCounts) Findings() bool {
+func (c *Counts) Findings() bool {
 	return c.Rejected > 0 || c.Conflicts > 0 || c.Differences > 0 || c.RegistryDifferences > 0
 }
 
-// ImportFileResult is what importing one file did.
-type ImportFileResult struct {
+// FileResult is what importing one file did.
+type FileResult struct {
 	File   string
 	Format legacy.Format
 	// Digest is the SHA-256 of the file's bytes as stored (hex), recorded in import_run.
 	Digest string
-	Counts ImportCounts
+	Counts Counts
 	// Truncated is set when the file ends mid-record: every complete record was imported.
 	Truncated *legacy.TruncatedError
 	// Refusals holds the first refusal of each refused model, for the operator.
@@ -191,10 +192,10 @@ type ImportFileResult struct {
 	Elapsed time.Duration
 }
 
-// ImportReport is what Ledger.Import did.
-type ImportReport struct {
-	Files []ImportFileResult
-	Total ImportCounts
+// Report is what Run did.
+type Report struct {
+	Files []FileResult
+	Total Counts
 	// Rejects is the reject file written, "" when there was nothing to report.
 	Rejects string
 	DryRun  bool
@@ -202,7 +203,7 @@ type ImportReport struct {
 }
 
 // Truncated reports whether any file ended mid-record.
-func (r *ImportReport) Truncated() bool {
+func (r *Report) Truncated() bool {
 	for _, f := range r.Files {
 		if f.Truncated != nil {
 			return true
@@ -211,31 +212,31 @@ func (r *ImportReport) Truncated() bool {
 	return false
 }
 
-// importClient is the client an import acts as.
-type importClient struct {
+// clientInfo is the client an import acts as.
+type clientInfo struct {
 	pk        int64
 	id        string
 	naan      string
 	authority string
 }
 
-// Import brings legacy exports into the ledger (issue 4): insert-only, without re-minting,
+// Run brings legacy exports into the ledger l (issue 4): insert-only, without re-minting,
 // renaming or overwriting anything.
 //
-// Each file is read by the legacy package, normalized with NormalizeRecord and imported in one
+// Each file is read by the legacy package, normalized with legacy.NormalizeRecord and imported in one
 // transaction recorded as an import_run (file, format, SHA-256, counts); every ARK, NAAN and
 // shoulder it creates carries that run. Three goroutines overlap: the legacy reader, the
 // normalizer (shoulder assignment, check characters) and the writer, which owns the transaction;
 // memory holds a few batches of cfg.BatchSize records, whatever the file's size. The writer
 // classifies each batch against the ledger by key, set-based (one primary-key probe per row, sent
-// as one array: importProbeSQL), and COPYs the new ARKs straight into ark. A key is probed only
+// as one array: probeSQL), and COPYs the new ARKs straight into ark. A key is probed only
 // when it may be in the ledger: always for a NAAN that had ARKs before the run, and otherwise only
 // when a Bloom filter of the keys this run inserted says it may be one of them, so a fresh
 // migration costs the server what a plain COPY does. An ARK found with the same target, status
 // and metadata is unchanged; one with a different value is a difference written to the reject
 // file and left alone (accepting it is `arkhe reconcile --apply`).
 //
-// Each ARK lands under its shoulder by ShoulderIndex.Assign (a primordinal shoulder that is not
+// Each ARK lands under its shoulder by legacy.ShoulderIndex.Assign (a primordinal shoulder that is not
 // registered is created `reserved` with zone cfg.CheckZone, a name without one goes under the
 // NAAN-wide "/", its NAAN created if missing; README decision 2); its check character is verified
 // under the shoulder's zone and the verdict stored in check_ok (never a reason to refuse;
@@ -243,37 +244,37 @@ type importClient struct {
 // (collapsed) and a conflict when they differ: neither lands. When such a conflict spans batches
 // after the first row was already inserted, the rest of the file is only checked for conflicts,
 // then the file's work is rolled back to its start and the file read again with every
-// conflicting ARK known (ImportFileResult.Passes 2). NAAN and shoulder records (the NAAN
+// conflicting ARK known (FileResult.Passes 2). NAAN and shoulder records (the NAAN
 // registry, shoulder lists, arklet dumps) fill the naan and shoulder tables, insert-only too: a
 // differing existing value is reported, an empty one filled.
 //
 // Bad records go to the reject file and the rest land; a file that ends mid-record imports every
 // complete record and sets Truncated. The returned report covers the files done so far; an error
 // stops the import (the failing file's transaction is rolled back, earlier files stay).
-func (l *Ledger) Import(ctx context.Context, cfg ImportConfig) (ImportReport, error) {
+func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 	start := time.Now()
-	rep := ImportReport{DryRun: cfg.DryRun}
+	rep := Report{DryRun: cfg.DryRun}
 	if err := cfg.Validate(); err != nil {
 		return rep, err
 	}
 	if cfg.BatchSize == 0 {
-		cfg.BatchSize = DefaultImportBatch
+		cfg.BatchSize = DefaultBatch
 	}
 	if cfg.CheckZone == "" {
 		cfg.CheckZone = ark.ZoneNone
 	}
-	var client *importClient
+	var client *clientInfo
 	if cfg.ClientID != "" {
-		c, err := l.importClient(ctx, cfg.ClientID)
+		c, err := loadClient(ctx, l, cfg.ClientID)
 		if err != nil {
 			return rep, err
 		}
 		client = c
 	}
-	rej := newImportRejects(cfg.RejectsPath)
+	rej := newRejectFile(cfg.RejectsPath)
 	var runErr error
 	for _, path := range cfg.Inputs {
-		res, err := l.importFile(ctx, &cfg, client, rej, path)
+		res, err := importFile(ctx, l, &cfg, client, rej, path)
 		if err != nil {
 			runErr = err
 			break
@@ -290,10 +291,10 @@ func (l *Ledger) Import(ctx context.Context, cfg ImportConfig) (ImportReport, er
 	return rep, runErr
 }
 
-// importClient looks the client up and checks it may import (README decision 15: the CLI acts as
+// loadClient looks the client up and checks it may import (README decision 15: the CLI acts as
 // a registered client; its reach comes from the registration).
-func (l *Ledger) importClient(ctx context.Context, id string) (*importClient, error) {
-	c := &importClient{id: id}
+func loadClient(ctx context.Context, l *ledger.Ledger, id string) (*clientInfo, error) {
+	c := &clientInfo{id: id}
 	var active bool
 	var scopes []string
 	var expires *time.Time
@@ -316,8 +317,8 @@ func (l *Ledger) importClient(ctx context.Context, id string) (*importClient, er
 	return nil, fmt.Errorf("import: client %s does not hold the ark:import scope", id)
 }
 
-// importDetectFormat reads the head of path (decompressed) and detects its format.
-func importDetectFormat(path string) (legacy.Format, error) {
+// detectFormat reads the head of path (decompressed) and detects its format.
+func detectFormat(path string) (legacy.Format, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -346,25 +347,25 @@ func importDetectFormat(path string) (legacy.Format, error) {
 	return legacy.DetectFormat(path, head[:n])
 }
 
-// importProbeSQL classifies a batch against the ledger by key, set-based (one primary-key probe
+// probeSQL classifies a batch against the ledger by key, set-based (one primary-key probe
 // per row): for each ARK of the batch that is in the ledger it returns its position in the batch
 // (1-based), whether this run inserted it, and the values the importer compares.
 //
 // Each key is one primary-key lookup (the LATERAL subquery with LIMIT is never flattened into a
 // join), whatever the planner would guess from the stale statistics of a ledger growing inside the
 // import's transaction: a hash join would read the whole ark table once per batch.
-const importProbeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bigint, a.url, a.status,
+const probeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bigint, a.url, a.status,
 	a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata::text
 from unnest($1::text[]) with ordinality k(ark, rec)
 cross join lateral (select * from ark where ark.ark = k.ark limit 1) a`
 
-// importARKColumns are the ark columns the importer COPYs.
-var importARKColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
+// arkColumns are the ark columns the importer COPYs.
+var arkColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
 	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
 	"updated_at", "created_by", "import_run_id"}
 
-// importCopySQL receives a batch's new ARKs (importCopyEncoder).
-var importCopySQL = "copy ark (" + strings.Join(importARKColumns, ", ") + ") from stdin (format binary)"
+// copySQL receives a batch's new ARKs (importCopyEncoder).
+var copySQL = "copy ark (" + strings.Join(arkColumns, ", ") + ") from stdin (format binary)"
 
 // SourcePath is how import_run.source_file names an input: its absolute path, so that provenance
 // names the file wherever the command ran; path as given if it cannot be made absolute.
@@ -376,11 +377,11 @@ func SourcePath(path string) string {
 }
 
 // importFile imports one file in one transaction.
-func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *importClient, rej *importRejects, path string) (ImportFileResult, error) {
+func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clientInfo, rej *rejectFile, path string) (FileResult, error) {
 	start := time.Now()
-	res := ImportFileResult{File: path, Format: cfg.Format}
+	res := FileResult{File: path, Format: cfg.Format}
 	if res.Format == "" {
-		f, err := importDetectFormat(path)
+		f, err := detectFormat(path)
 		if err != nil {
 			return res, fmt.Errorf("import %s: %w", path, err)
 		}
@@ -416,7 +417,7 @@ func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *impo
 	}
 	conflicts := map[string]struct{}{}
 	for pass := 1; ; pass++ {
-		p := &importPass{cfg: cfg, client: client, rej: rej, path: path, format: res.Format, pass: pass,
+		p := &filePass{cfg: cfg, client: client, rej: rej, path: path, format: res.Format, pass: pass,
 			tx: tx, runID: runID, clientPK: clientPK, conflicts: conflicts}
 		if err := p.run(ctx); err != nil {
 			return res, err
@@ -458,12 +459,12 @@ func (l *Ledger) importFile(ctx context.Context, cfg *ImportConfig, client *impo
 	return res, nil
 }
 
-// importPass reads one file once: a reading goroutine runs the legacy reader, a normalizing one
+// filePass reads one file once: a reading goroutine runs the legacy reader, a normalizing one
 // builds batches, the writing one (owner of the transaction) classifies and inserts them.
-type importPass struct {
-	cfg      *ImportConfig
-	client   *importClient
-	rej      *importRejects
+type filePass struct {
+	cfg      *Config
+	client   *clientInfo
+	rej      *rejectFile
 	path     string
 	format   legacy.Format
 	pass     int
@@ -474,40 +475,40 @@ type importPass struct {
 	// writer. Only the writer touches it.
 	conflicts map[string]struct{}
 
-	index *ShoulderIndex // reader's
+	index *legacy.ShoulderIndex // reader's
 	naans map[string]bool
 
-	counts    ImportCounts // merged from reader and writer at the end
+	counts    Counts // merged from reader and writer at the end
 	truncated *legacy.TruncatedError
 	refusals  []legacy.Refused
 	digest    string
 	restart   bool
 }
 
-// importRow is one normalized ARK row of a batch.
-type importRow struct {
-	row   ImportRow
-	entry *ShoulderEntry
+// arkItem is one normalized ARK row of a batch.
+type arkItem struct {
+	row   legacy.Row
+	entry *legacy.ShoulderEntry
 	check *bool // nil: the shoulder's zone is none
 }
 
-type importShoulderItem struct {
+type shoulderItem struct {
 	rec   *legacy.ShoulderRecord
-	entry *ShoulderEntry
+	entry *legacy.ShoulderEntry
 }
 
-type importNAANItem struct {
+type naanItem struct {
 	rec  *legacy.NAANRecord
 	naan string
 }
 
-type importBatch struct {
-	rows      []importRow
-	naans     []importNAANItem
-	shoulders []importShoulderItem
+type batch struct {
+	rows      []arkItem
+	naans     []naanItem
+	shoulders []shoulderItem
 }
 
-func (p *importPass) run(ctx context.Context) error {
+func (p *filePass) run(ctx context.Context) error {
 	idx, err := LoadShoulderIndex(ctx, p.tx)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", p.path, err)
@@ -543,7 +544,7 @@ func (p *importPass) run(ctx context.Context) error {
 	}
 	defer r.Close()
 
-	var rc, wc ImportCounts
+	var rc, wc Counts
 	var size int64
 	if fi, err := f.Stat(); err == nil {
 		size = fi.Size()
@@ -551,9 +552,9 @@ func (p *importPass) run(ctx context.Context) error {
 			size *= 8 // compressed: the records take more room than the file
 		}
 	}
-	w := &importWriter{p: p, counts: &wc, filter: newImportKeyFilter(size)}
-	chunks := make(chan []importScanned, 8)
-	batches := make(chan *importBatch, 2)
+	w := &batchWriter{p: p, counts: &wc, filter: newKeyFilter(size)}
+	chunks := make(chan []scanned, 8)
+	batches := make(chan *batch, 2)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		defer close(chunks)
@@ -589,19 +590,19 @@ func (p *importPass) run(ctx context.Context) error {
 	return nil
 }
 
-// importScanned is one result of legacy.Reader.Next: an item or a per-record error.
-type importScanned struct {
+// scanned is one result of legacy.Reader.Next: an item or a per-record error.
+type scanned struct {
 	it  legacy.Item
 	err error
 }
 
-// importScanChunk is how many scanned results travel together from scan to normalize.
-const importScanChunk = 512
+// scanChunk is how many scanned results travel together from scan to normalize.
+const scanChunk = 512
 
 // scan is the reading goroutine: it only runs the legacy reader (the one part that cannot be
 // split) and hands its results on in chunks; a fatal error ends the pass.
-func (p *importPass) scan(ctx context.Context, r legacy.Reader, out chan<- []importScanned) error {
-	chunk := make([]importScanned, 0, importScanChunk)
+func (p *filePass) scan(ctx context.Context, r legacy.Reader, out chan<- []scanned) error {
+	chunk := make([]scanned, 0, scanChunk)
 	send := func() error {
 		if len(chunk) == 0 {
 			return nil
@@ -611,7 +612,7 @@ func (p *importPass) scan(ctx context.Context, r legacy.Reader, out chan<- []imp
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		chunk = make([]importScanned, 0, importScanChunk)
+		chunk = make([]scanned, 0, scanChunk)
 		return nil
 	}
 	for {
@@ -630,8 +631,8 @@ func (p *importPass) scan(ctx context.Context, r legacy.Reader, out chan<- []imp
 				return fmt.Errorf("import %s: reading stopped: %w", p.path, err)
 			}
 		}
-		chunk = append(chunk, importScanned{it, err})
-		if len(chunk) == importScanChunk {
+		chunk = append(chunk, scanned{it, err})
+		if len(chunk) == scanChunk {
 			if err := send(); err != nil {
 				return err
 			}
@@ -641,9 +642,9 @@ func (p *importPass) scan(ctx context.Context, r legacy.Reader, out chan<- []imp
 
 // normalize is the normalizing goroutine: it owns p.index, counts into c, and turns scanned
 // results into batches for the writer.
-func (p *importPass) normalize(ctx context.Context, in <-chan []importScanned, c *ImportCounts, out chan<- *importBatch) error {
+func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts, out chan<- *batch) error {
 	size := p.cfg.BatchSize
-	b := &importBatch{rows: make([]importRow, 0, size)}
+	b := &batch{rows: make([]arkItem, 0, size)}
 	var read int64
 	send := func() error {
 		if len(b.rows) == 0 && len(b.naans) == 0 && len(b.shoulders) == 0 {
@@ -654,9 +655,9 @@ func (p *importPass) normalize(ctx context.Context, in <-chan []importScanned, c
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		b = &importBatch{rows: make([]importRow, 0, size)}
+		b = &batch{rows: make([]arkItem, 0, size)}
 		if p.cfg.Progress != nil {
-			p.cfg.Progress(ImportProgress{File: p.path, Pass: p.pass, Read: read})
+			p.cfg.Progress(Progress{File: p.path, Pass: p.pass, Read: read})
 		}
 		return nil
 	}
@@ -677,7 +678,7 @@ func (p *importPass) normalize(ctx context.Context, in <-chan []importScanned, c
 }
 
 // item handles one scanned result.
-func (p *importPass) item(sc importScanned, c *ImportCounts, b *importBatch, seenRefusal map[string]bool, read *int64) error {
+func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]bool, read *int64) error {
 	if sc.err != nil {
 		var re *legacy.RecordError
 		var te *legacy.TruncatedError
@@ -686,11 +687,11 @@ func (p *importPass) item(sc importScanned, c *ImportCounts, b *importBatch, see
 			*read++
 			c.Read++
 			c.Rejected++
-			return p.rej.write(ImportRejected, re.Loc, re.ID, "", re.Field, recordErrorReason(re), nil, nil, re.Raw)
+			return p.rej.write(KindRejected, re.Loc, re.ID, "", re.Field, recordErrorReason(re), nil, nil, re.Raw)
 		case errors.As(sc.err, &te):
 			p.truncated = te
 			// on file as well as on the terminal: the finding outlives the run
-			return p.rej.write(ImportTruncated, te.Loc, "", "", "file", te.Reason+"; "+ImportTruncatedNote, nil, nil, "")
+			return p.rej.write(KindTruncated, te.Loc, "", "", "file", te.Reason+"; "+TruncatedNote, nil, nil, "")
 		}
 		return nil
 	}
@@ -702,15 +703,15 @@ func (p *importPass) item(sc importScanned, c *ImportCounts, b *importBatch, see
 		return p.record(it.Record, c, b)
 	case it.NAAN != nil:
 		c.NAANRecords++
-		n, err := NormalizeNAAN(it.NAAN.NAAN)
+		n, err := legacy.NormalizeNAAN(it.NAAN.NAAN)
 		if err == nil {
 			err = p.reach(n)
 		}
 		if err != nil {
 			c.Rejected++
-			return p.rej.write(ImportRejected, it.NAAN.Source, it.NAAN.NAAN, "", "naan", err.Error(), nil, nil, "")
+			return p.rej.write(KindRejected, it.NAAN.Source, it.NAAN.NAAN, "", "naan", err.Error(), nil, nil, "")
 		}
-		b.naans = append(b.naans, importNAANItem{rec: it.NAAN, naan: n})
+		b.naans = append(b.naans, naanItem{rec: it.NAAN, naan: n})
 	case it.Shoulder != nil:
 		return p.shoulder(it.Shoulder, c, b)
 	case it.Refused != nil:
@@ -720,7 +721,7 @@ func (p *importPass) item(sc importScanned, c *ImportCounts, b *importBatch, see
 			seenRefusal[rf.Model] = true
 			p.refusals = append(p.refusals, *rf)
 		}
-		return p.rej.write(ImportRefused, rf.Source, rf.Model, "", "model", rf.Reason, nil, nil, "")
+		return p.rej.write(KindRefused, rf.Source, rf.Model, "", "model", rf.Reason, nil, nil, "")
 	}
 	return nil
 }
@@ -733,7 +734,7 @@ func recordErrorReason(re *legacy.RecordError) string {
 }
 
 // reach refuses a NAAN outside the client's reach.
-func (p *importPass) reach(naan string) error {
+func (p *filePass) reach(naan string) error {
 	if p.client == nil || p.client.authority == "system" || p.client.naan == naan {
 		return nil
 	}
@@ -741,7 +742,7 @@ func (p *importPass) reach(naan string) error {
 }
 
 // record normalizes one identifier record into b.
-func (p *importPass) record(rec *legacy.Record, c *ImportCounts, b *importBatch) error {
+func (p *filePass) record(rec *legacy.Record, c *Counts, b *batch) error {
 	if rec.Kind != "ark" {
 		if c.SkippedNonARK == nil {
 			c.SkippedNonARK = map[string]int64{}
@@ -749,9 +750,9 @@ func (p *importPass) record(rec *legacy.Record, c *ImportCounts, b *importBatch)
 		c.SkippedNonARK[rec.Kind]++
 		return nil
 	}
-	row, err := NormalizeRecord(rec)
+	row, err := legacy.NormalizeRecord(rec)
 	if err != nil {
-		var rp *RowProblem
+		var rp *legacy.RowProblem
 		field, reason := "id", err.Error()
 		if errors.As(err, &rp) {
 			field, reason = rp.Field, rp.Reason
@@ -764,7 +765,7 @@ func (p *importPass) record(rec *legacy.Record, c *ImportCounts, b *importBatch)
 		if row.ARK.NAAN != "" {
 			canonical = row.ARK.String()
 		}
-		return p.rej.write(ImportRejected, rec.Source, rec.ID, canonical, field, reason, nil, nil, "")
+		return p.rej.write(KindRejected, rec.Source, rec.ID, canonical, field, reason, nil, nil, "")
 	}
 	if row.ARK.NAAN == TestNAAN && !p.cfg.IncludeTest {
 		c.TestSkipped++
@@ -776,10 +777,10 @@ func (p *importPass) record(rec *legacy.Record, c *ImportCounts, b *importBatch)
 	}
 	if err := p.reach(row.ARK.NAAN); err != nil {
 		c.Rejected++
-		return p.rej.write(ImportRejected, rec.Source, rec.ID, row.ARK.String(), "naan", err.Error(), nil, nil, "")
+		return p.rej.write(KindRejected, rec.Source, rec.ID, row.ARK.String(), "naan", err.Error(), nil, nil, "")
 	}
 	e, _ := p.index.Assign(row.ARK, p.cfg.CheckZone)
-	s := importRow{row: row, entry: e}
+	s := arkItem{row: row, entry: e}
 	if e.Zone != ark.ZoneNone {
 		ok := ark.VerifyDetail(row.ARK, e.Zone) == nil
 		s.check = &ok
@@ -789,7 +790,7 @@ func (p *importPass) record(rec *legacy.Record, c *ImportCounts, b *importBatch)
 }
 
 // shoulder validates one shoulder record and adds it to the index and b.
-func (p *importPass) shoulder(s *legacy.ShoulderRecord, c *ImportCounts, b *importBatch) error {
+func (p *filePass) shoulder(s *legacy.ShoulderRecord, c *Counts, b *batch) error {
 	c.ShoulderRecords++
 	if s.Kind != "" && s.Kind != "ark" {
 		if c.SkippedNonARK == nil {
@@ -804,9 +805,9 @@ func (p *importPass) shoulder(s *legacy.ShoulderRecord, c *ImportCounts, b *impo
 	}
 	reject := func(field, reason string) error {
 		c.Rejected++
-		return p.rej.write(ImportRejected, s.Source, id, "", field, reason, nil, nil, "")
+		return p.rej.write(KindRejected, s.Source, id, "", field, reason, nil, nil, "")
 	}
-	naan, err := NormalizeNAAN(s.NAAN)
+	naan, err := legacy.NormalizeNAAN(s.NAAN)
 	if err != nil {
 		return reject("naan", err.Error())
 	}
@@ -824,7 +825,7 @@ func (p *importPass) shoulder(s *legacy.ShoulderRecord, c *ImportCounts, b *impo
 	}
 	minter, redirect, note := shoulderRecordValues(s)
 	for _, f := range [...][2]string{{"minter", minter}, {"redirect", redirect}, {"note", note}} {
-		if pr := importCheckText(f[0], f[1]); pr != nil {
+		if pr := legacy.CheckText(f[0], f[1]); pr != nil {
 			return reject(f[0], pr.Reason)
 		}
 	}
@@ -834,9 +835,9 @@ func (p *importPass) shoulder(s *legacy.ShoulderRecord, c *ImportCounts, b *impo
 		if p.format == legacy.ArkletJSON || s.Minter != "" {
 			zone = ark.ZoneNAANName // NOID minters append an NCDA check character (legacy-formats.md §1.3, §2.1)
 		}
-		e = &ShoulderEntry{NAAN: naan, Bare: bare, Zone: zone, New: true}
+		e = &legacy.ShoulderEntry{NAAN: naan, Bare: bare, Zone: zone, New: true}
 		p.index.Put(e)
 	}
-	b.shoulders = append(b.shoulders, importShoulderItem{rec: s, entry: e})
+	b.shoulders = append(b.shoulders, shoulderItem{rec: s, entry: e})
 	return nil
 }

@@ -1,4 +1,4 @@
-package verify
+package importer
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type ReconcileConfig struct {
 	// ClientID, if set, is the registered client the apply acts as (recorded as by_client).
 	ClientID string
 	// IncludeReserved and IncludeTest mean what they mean to `arkhe import`
-	// (ledger.ImportConfig): without them an export's reserved ARK, or an ARK of the test NAAN
+	// (Config): without them an export's reserved ARK, or an ARK of the test NAAN
 	// 99999, that the ledger does not hold is skipped and counted (ReservedSkipped, TestSkipped),
 	// not reported as only_in_export, because a default import leaves it out. One the ledger
 	// holds is compared as usual.
@@ -116,7 +116,7 @@ func (s *ReconcileSummary) Findings() bool {
 }
 
 // reconcileStageDDL holds the exports' ARKs, normalized exactly as `arkhe import` does
-// (ledger.NormalizeRecord), in the order read.
+// (legacy.NormalizeRecord), in the order read.
 const reconcileStageDDL = `create temp table reconcile_stage (
 	seq         bigint not null,
 	ark         text collate "C" not null,
@@ -241,7 +241,7 @@ func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (Reco
 	if _, err := tx.Exec(ctx, reconcileStageDDL); err != nil {
 		return sum, fmt.Errorf("reconcile: staging table: %w", err)
 	}
-	index, err := ledger.LoadShoulderIndex(ctx, tx)
+	index, err := LoadShoulderIndex(ctx, tx)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
@@ -380,7 +380,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 			covered[*sShoulder] = struct{}{}
 		}
 		covered[*aShoulder] = struct{}{}
-		if !reconcileSame(sURL, aURL) {
+		if !eqString(sURL, aURL) {
 			if err := emit(report.DiffTargetDiffers, arkStr, reconcileStrp("target"), sURL, aURL, src); err != nil {
 				return err
 			}
@@ -392,7 +392,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 				return err
 			}
 		}
-		if !reconcileSame(sReason, aReason) {
+		if !eqString(sReason, aReason) {
 			statusRows++
 			if err := emit(report.DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), sReason, aReason, src); err != nil {
 				return err
@@ -405,7 +405,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 			name     string
 			exp, led *string
 		}{{"who", sWho, aWho}, {"what", sWhat, aWhat}, {"when", sWhen, aWhen}, {"commitment", sCommit, aCommit}} {
-			if !reconcileSame(f.exp, f.led) {
+			if !eqString(f.exp, f.led) {
 				if err := emit(report.DiffMetadataDiffers, arkStr, reconcileStrp(f.name), f.exp, f.led, src); err != nil {
 					return err
 				}
@@ -487,7 +487,7 @@ func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *R
 	var run int64
 	sources := make([]string, len(cfg.Exports))
 	for i, e := range cfg.Exports {
-		sources[i] = ledger.SourcePath(e)
+		sources[i] = SourcePath(e)
 	}
 	if err := tx.QueryRow(ctx, `insert into import_run (source_file, format, digest, command, client_pk)
 		values ($1, $2, $3, 'reconcile', $4) returning id`,
@@ -510,20 +510,13 @@ func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *R
 	return nil
 }
 
-func reconcileSame(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return *a == *b
-}
-
 func reconcileStrp(s string) *string { return &s }
 
 // reconcileSource is the pgx.CopyFromSource over the ARK records of one export at a time:
 // records are read, normalized and staged in one stream.
 type reconcileSource struct {
 	sum      *ReconcileSummary
-	index    *ledger.ShoulderIndex
+	index    *legacy.ShoulderIndex
 	progress func(int64)
 
 	f    *os.File
@@ -607,7 +600,7 @@ func (s *reconcileSource) Next() bool {
 			s.sum.SkippedNonARK[rec.Kind]++
 			continue
 		}
-		row, err := ledger.NormalizeRecord(rec)
+		row, err := legacy.NormalizeRecord(rec)
 		if err != nil {
 			s.reject(rec.Source.String() + ": " + rec.ID + ": " + err.Error())
 			continue
@@ -627,7 +620,7 @@ func (s *reconcileSource) Next() bool {
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = s.seq, row.Key(), shoulder, row.Original, row.Target, row.Status, row.Reason
 		var skip *string
 		switch {
-		case row.ARK.NAAN == ledger.TestNAAN:
+		case row.ARK.NAAN == TestNAAN:
 			skip = reconcileStrp(reconcileSkipTest)
 		case row.Status == "reserved":
 			skip = reconcileStrp(reconcileSkipReserved)

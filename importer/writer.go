@@ -1,10 +1,9 @@
-package ledger
+package importer
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,14 +15,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 )
 
-// importWriter is the writing goroutine of an importPass: it owns the transaction, the conflict
+// batchWriter is the writing goroutine of an filePass: it owns the transaction, the conflict
 // set and its counts.
-type importWriter struct {
-	p         *importPass
-	counts    *ImportCounts
+type batchWriter struct {
+	p         *filePass
+	counts    *Counts
 	restart   bool
 	seenTable bool // import_seen exists (detect)
 
@@ -31,10 +31,10 @@ type importWriter struct {
 	kept     []int32
 	outcome  []int8
 	existing []bool
-	keys     []string             // keys to probe
-	probe    []int32              // their positions in kept
-	enc      [2]importCopyEncoder // one being sent, one being filled
-	cur      int                  // index into enc of the one being filled
+	keys     []string       // keys to probe
+	probe    []int32        // their positions in kept
+	enc      [2]copyEncoder // one being sent, one being filled
+	cur      int            // index into enc of the one being filled
 
 	// pending is the COPY in flight (nil: none): it runs on the transaction's connection while
 	// this goroutine encodes the next batch. Every other use of the connection goes through tx,
@@ -43,12 +43,12 @@ type importWriter struct {
 
 	// fresh caches, per NAAN, whether the ledger held no ARK of it when this pass first met it
 	fresh  map[string]bool
-	filter *importKeyFilter // the keys this pass inserted into fresh NAANs
+	filter *keyFilter // the keys this pass inserted into fresh NAANs
 }
 
 // flush writes one batch: registry records first, then the shoulders its rows need, then the rows.
 // Its COPY may still be in flight when it returns; drain waits for it.
-func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
+func (w *batchWriter) flush(ctx context.Context, b *batch) error {
 	for i := range b.naans {
 		if err := w.naanRecord(ctx, &b.naans[i]); err != nil {
 			return err
@@ -84,7 +84,7 @@ func (w *importWriter) flush(ctx context.Context, b *importBatch) error {
 
 // tx returns the file's transaction once the COPY in flight, if any, has finished: the one way
 // the writer reaches the connection, so nothing can overtake a batch still being inserted.
-func (w *importWriter) tx() (pgx.Tx, error) {
+func (w *batchWriter) tx() (pgx.Tx, error) {
 	if err := w.drain(); err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (w *importWriter) tx() (pgx.Tx, error) {
 
 // drain waits for the COPY in flight, if any, and returns its outcome; the writing goroutine
 // calls it last.
-func (w *importWriter) drain() error {
+func (w *batchWriter) drain() error {
 	if w.pending == nil {
 		return nil
 	}
@@ -104,7 +104,7 @@ func (w *importWriter) drain() error {
 
 // send starts the COPY of the encoded batch enc once the previous one has finished; want rows
 // must land. The batch ends at line last (for messages).
-func (w *importWriter) send(ctx context.Context, enc *importCopyEncoder, want int64, last int) error {
+func (w *batchWriter) send(ctx context.Context, enc *copyEncoder, want int64, last int) error {
 	tx, err := w.tx()
 	if err != nil {
 		return err
@@ -113,9 +113,9 @@ func (w *importWriter) send(ctx context.Context, enc *importCopyEncoder, want in
 	w.pending = done
 	conn := tx.Conn().PgConn()
 	go func() {
-		tag, err := conn.CopyFrom(ctx, bytes.NewReader(enc.buf), importCopySQL)
+		tag, err := conn.CopyFrom(ctx, bytes.NewReader(enc.buf), copySQL)
 		switch {
-		case err != nil && SQLState(err) == CodeUniqueViolation:
+		case err != nil && ledger.SQLState(err) == ledger.CodeUniqueViolation:
 			err = fmt.Errorf("import %s: another writer added one of the ARKs of the batch ending at line %d while it was being imported; nothing of this file was written, run the import again: %w",
 				w.p.path, last, err)
 		case err != nil:
@@ -133,7 +133,7 @@ func (w *importWriter) send(ctx context.Context, enc *importCopyEncoder, want in
 // only checked against ark and against the keys of earlier detecting batches, kept with a digest
 // of their values in a temporary table (bounded memory), so that the next pass knows every
 // conflicting ARK of the file.
-func (w *importWriter) detect(ctx context.Context, rows []importRow) error {
+func (w *batchWriter) detect(ctx context.Context, rows []arkItem) error {
 	tx, err := w.tx()
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func (w *importWriter) detect(ctx context.Context, rows []importRow) error {
 		w.keys = append(w.keys, rows[i].row.Key())
 		w.probe = append(w.probe, int32(k))
 	}
-	var counts ImportCounts // this pass's counts are discarded
+	var counts Counts // this pass's counts are discarded
 	saved := w.counts
 	w.counts = &counts
 	_, err = w.classify(ctx, rows)
@@ -166,7 +166,7 @@ func (w *importWriter) detect(ctx context.Context, rows []importRow) error {
 	w.keys, w.probe = w.keys[:0], w.probe[:0]
 	for k, i := range w.kept {
 		if !w.existing[k] {
-			digests[k] = importDigest(&rows[i].row)
+			digests[k] = rowDigest(&rows[i].row)
 			w.keys = append(w.keys, rows[i].row.Key())
 			w.probe = append(w.probe, int32(k))
 		}
@@ -213,8 +213,8 @@ func (w *importWriter) detect(ctx context.Context, rows []importRow) error {
 	return nil
 }
 
-// importDigest is a SHA-256 over the values SameContent compares.
-func importDigest(r *ImportRow) []byte {
+// rowDigest is a SHA-256 over the values SameContent compares.
+func rowDigest(r *legacy.Row) []byte {
 	h := sha256.New()
 	for _, p := range []*string{r.Target, r.Reason, r.Who, r.What, r.When, r.Commitment} {
 		if p == nil {
@@ -244,7 +244,7 @@ const (
 
 // settle decides, within the batch, which rows go on to the ledger: a row whose ARK is in conflict
 // (now or earlier in the file) does not; of identical rows for one ARK only the first does.
-func (w *importWriter) settle(rows []importRow) {
+func (w *batchWriter) settle(rows []arkItem) {
 	w.kept = w.kept[:0]
 	outcome := make([]int8, len(rows))
 	first := make(map[string]int32, len(rows))
@@ -285,7 +285,7 @@ func (w *importWriter) settle(rows []importRow) {
 }
 
 // rejectSettled writes the conflict and collapse lines decided by settle.
-func (w *importWriter) rejectSettled(rows []importRow) error {
+func (w *batchWriter) rejectSettled(rows []arkItem) error {
 	var lines map[string][]string // key -> "line N" of every conflicting row in the batch
 	for i, o := range w.outcome {
 		if o != outcomeConflict {
@@ -306,12 +306,12 @@ func (w *importWriter) rejectSettled(rows []importRow) error {
 			if ls := lines[r.Key()]; len(ls) > 1 {
 				reason += " (rows at lines " + strings.Join(ls, ", ") + " in this batch)"
 			}
-			if err := w.p.rej.write(ImportConflict, r.Source, r.ARK.Original, r.ARK.String(), "id", reason, nil, nil, ""); err != nil {
+			if err := w.p.rej.write(KindConflict, r.Source, r.ARK.Original, r.ARK.String(), "id", reason, nil, nil, ""); err != nil {
 				return err
 			}
 		case outcomeCollapsed:
 			w.counts.Collapsed++
-			if err := w.p.rej.write(ImportCollapsed, r.Source, r.ARK.Original, r.ARK.String(), "id",
+			if err := w.p.rej.write(KindCollapsed, r.Source, r.ARK.Original, r.ARK.String(), "id",
 				"identical to an earlier row for the same ARK; both are one ARK", nil, nil, ""); err != nil {
 				return err
 			}
@@ -320,10 +320,10 @@ func (w *importWriter) rejectSettled(rows []importRow) error {
 	return nil
 }
 
-// write classifies the kept rows against the ledger by key (importProbeSQL) and COPYs the new
+// write classifies the kept rows against the ledger by key (probeSQL) and COPYs the new
 // ones into ark, in the file's transaction. The COPY is left in flight (send): the next batch is
 // normalized and encoded while the server inserts this one, as a single streaming COPY would.
-func (w *importWriter) write(ctx context.Context, rows []importRow) error {
+func (w *batchWriter) write(ctx context.Context, rows []arkItem) error {
 	if cap(w.existing) < len(w.kept) {
 		w.existing = make([]bool, len(w.kept))
 	}
@@ -385,7 +385,7 @@ func (w *importWriter) write(ctx context.Context, rows []importRow) error {
 
 // freshNAAN reports whether the ledger held no ARK of naan when this pass first met it (the
 // keys of the ledger are "NAAN/name", so the primary key answers by a range).
-func (w *importWriter) freshNAAN(ctx context.Context, naan string) (bool, error) {
+func (w *batchWriter) freshNAAN(ctx context.Context, naan string) (bool, error) {
 	if f, ok := w.fresh[naan]; ok {
 		return f, nil
 	}
@@ -405,19 +405,19 @@ func (w *importWriter) freshNAAN(ctx context.Context, naan string) (bool, error)
 	return !found, nil
 }
 
-// importDiffFields names the fields the importer compares with the ledger.
-var importDiffFields = [...]string{"target", "status", "tombstone_reason", "who", "what", "when", "commitment", "metadata"}
+// diffFields names the fields the importer compares with the ledger.
+var diffFields = [...]string{"target", "status", "tombstone_reason", "who", "what", "when", "commitment", "metadata"}
 
 // classify probes the kept rows' keys: a key this run inserted in an earlier batch is a
 // collapsed duplicate when identical and a conflict otherwise (the file is then read again); a
 // key that was in the ledger before is unchanged or a difference. It marks w.existing and
 // returns how many keys were found.
-func (w *importWriter) classify(ctx context.Context, rows []importRow) (int, error) {
+func (w *batchWriter) classify(ctx context.Context, rows []arkItem) (int, error) {
 	tx, err := w.tx()
 	if err != nil {
 		return 0, err
 	}
-	res, err := tx.Query(ctx, importProbeSQL, w.keys, w.p.runID)
+	res, err := tx.Query(ctx, probeSQL, w.keys, w.p.runID)
 	if err != nil {
 		return 0, fmt.Errorf("import %s: classify: %w", w.p.path, err)
 	}
@@ -449,16 +449,16 @@ func (w *importWriter) classify(ctx context.Context, rows []importRow) (int, err
 		same := true
 		for f := range d {
 			if f == 7 {
-				d[f] = !importSameJSON(exp[f], led[f])
+				d[f] = !sameJSON(exp[f], led[f])
 			} else {
-				d[f] = !importEq(exp[f], led[f])
+				d[f] = !eqString(exp[f], led[f])
 			}
 			same = same && !d[f]
 		}
 		switch {
 		case ours && same:
 			w.counts.Collapsed++
-			if err := w.p.rej.write(ImportCollapsed, r.Source, r.ARK.Original, r.ARK.String(), "id",
+			if err := w.p.rej.write(KindCollapsed, r.Source, r.ARK.Original, r.ARK.String(), "id",
 				"identical to an earlier row for the same ARK; both are one ARK", nil, nil, ""); err != nil {
 				return n, err
 			}
@@ -476,7 +476,7 @@ func (w *importWriter) classify(ctx context.Context, rows []importRow) (int, err
 				if !d[f] {
 					continue
 				}
-				if err := w.p.rej.write(ImportDifference, r.Source, r.ARK.Original, r.ARK.String(), importDiffFields[f],
+				if err := w.p.rej.write(KindDifference, r.Source, r.ARK.Original, r.ARK.String(), diffFields[f],
 					"the ARK is in the ledger with another value; left alone (arkhe reconcile --apply accepts the export's value)",
 					exp[f], led[f], ""); err != nil {
 					return n, err
@@ -490,8 +490,8 @@ func (w *importWriter) classify(ctx context.Context, rows []importRow) (int, err
 	return n, nil
 }
 
-// importSameJSON compares two JSON texts as values (jsonb renders keys in its own order and spacing).
-func importSameJSON(a, b *string) bool {
+// sameJSON compares two JSON texts as values (jsonb renders keys in its own order and spacing).
+func sameJSON(a, b *string) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
@@ -505,110 +505,43 @@ func importSameJSON(a, b *string) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// importCopyEncoder builds the binary COPY stream (PostgreSQL "COPY ... (FORMAT binary)": a
-// signature, flags and extension length, then per tuple a 16-bit field count and per field a
-// 32-bit length, -1 for NULL, and the value in the type's binary send format; -1 as field count
-// ends the data) of a batch's new ARKs, in importARKColumns order. It replaces pgx's generic
-// per-value encoding, the importer's largest client cost after reading.
-type importCopyEncoder struct {
+// copyEncoder holds the binary COPY stream (ledger.AppendCopyHeader and the other ledger.Append
+// functions) of a batch's new ARKs, in arkColumns order.
+type copyEncoder struct {
 	buf []byte
 }
 
-// importPGEpochMicros is 2000-01-01T00:00:00Z in Unix microseconds, the origin of binary timestamptz.
-const importPGEpochMicros = 946684800 * 1_000_000
-
-func (e *importCopyEncoder) reset() {
-	e.buf = append(e.buf[:0], "PGCOPY\n\xff\r\n\x00"...)
-	e.buf = binary.BigEndian.AppendUint32(e.buf, 0) // flags
-	e.buf = binary.BigEndian.AppendUint32(e.buf, 0) // header extension length
-}
-
-func (e *importCopyEncoder) null() { e.buf = binary.BigEndian.AppendUint32(e.buf, 0xFFFFFFFF) }
-
-func (e *importCopyEncoder) text(s string) {
-	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(s)))
-	e.buf = append(e.buf, s...)
-}
-
-func (e *importCopyEncoder) textp(s *string) {
-	if s == nil {
-		e.null()
-		return
-	}
-	e.text(*s)
-}
-
-func (e *importCopyEncoder) int8(v int64) {
-	e.buf = binary.BigEndian.AppendUint32(e.buf, 8)
-	e.buf = binary.BigEndian.AppendUint64(e.buf, uint64(v))
-}
-
-func (e *importCopyEncoder) int8p(v *int64) {
-	if v == nil {
-		e.null()
-		return
-	}
-	e.int8(*v)
-}
-
-func (e *importCopyEncoder) boolp(v *bool) {
-	if v == nil {
-		e.null()
-		return
-	}
-	e.buf = binary.BigEndian.AppendUint32(e.buf, 1)
-	if *v {
-		e.buf = append(e.buf, 1)
-	} else {
-		e.buf = append(e.buf, 0)
-	}
-}
-
-func (e *importCopyEncoder) timep(t *time.Time) {
-	if t == nil {
-		e.null()
-		return
-	}
-	e.int8(t.Unix()*1_000_000 + int64(t.Nanosecond()/1000) - importPGEpochMicros)
-}
-
-func (e *importCopyEncoder) jsonb(b []byte) {
-	if b == nil {
-		e.null()
-		return
-	}
-	e.buf = binary.BigEndian.AppendUint32(e.buf, uint32(len(b)+1))
-	e.buf = append(e.buf, 1) // jsonb binary format version
-	e.buf = append(e.buf, b...)
-}
+// reset starts a new stream in the same buffer.
+func (e *copyEncoder) reset() { e.buf = ledger.AppendCopyHeader(e.buf[:0]) }
 
 // row appends one ark tuple.
-func (e *importCopyEncoder) row(r *importRow, by *int64, run int64) {
-	e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(len(importARKColumns)))
-	e.text(r.row.Key())
-	e.text(r.row.ARK.NAAN)
-	e.int8(r.entry.ID)
-	e.text(r.row.ARK.Name)
-	e.textp(r.row.Target)
-	e.textp(r.row.Commitment)
-	e.textp(r.row.Who)
-	e.textp(r.row.What)
-	e.textp(r.row.When)
-	e.jsonb(r.row.Metadata)
-	e.text(r.row.Status)
-	e.textp(r.row.Reason)
-	e.textp(r.row.Original)
-	e.boolp(r.check)
-	e.timep(r.row.Created)
-	e.timep(r.row.Updated)
-	e.int8p(by)
-	e.int8(run)
+func (e *copyEncoder) row(r *arkItem, by *int64, run int64) {
+	b := ledger.AppendTuple(e.buf, len(arkColumns))
+	b = ledger.AppendText(b, r.row.Key())
+	b = ledger.AppendText(b, r.row.ARK.NAAN)
+	b = ledger.AppendInt8(b, r.entry.ID)
+	b = ledger.AppendText(b, r.row.ARK.Name)
+	b = ledger.AppendTextPtr(b, r.row.Target)
+	b = ledger.AppendTextPtr(b, r.row.Commitment)
+	b = ledger.AppendTextPtr(b, r.row.Who)
+	b = ledger.AppendTextPtr(b, r.row.What)
+	b = ledger.AppendTextPtr(b, r.row.When)
+	b = ledger.AppendJSONB(b, r.row.Metadata)
+	b = ledger.AppendText(b, r.row.Status)
+	b = ledger.AppendTextPtr(b, r.row.Reason)
+	b = ledger.AppendTextPtr(b, r.row.Original)
+	b = ledger.AppendBoolPtr(b, r.check)
+	b = ledger.AppendTimestamptzPtr(b, r.row.Created)
+	b = ledger.AppendTimestamptzPtr(b, r.row.Updated)
+	b = ledger.AppendInt8Ptr(b, by)
+	e.buf = ledger.AppendInt8(b, run)
 }
 
-func (e *importCopyEncoder) finish() { e.buf = binary.BigEndian.AppendUint16(e.buf, 0xFFFF) }
+// finish appends the trailer.
+func (e *copyEncoder) finish() { e.buf = ledger.AppendCopyTrailer(e.buf) }
 
 // ensureNAAN creates naan (name unknown until a registry import fills it) if it is missing.
-func (w *importWriter) ensureNAAN(ctx context.Context, naan string) error {
+func (w *batchWriter) ensureNAAN(ctx context.Context, naan string) error {
 	if w.p.naans[naan] {
 		return nil
 	}
@@ -627,7 +560,7 @@ func (w *importWriter) ensureNAAN(ctx context.Context, naan string) error {
 
 // createShoulder creates e as a legacy (reserved) shoulder, from rec when it comes from a
 // shoulder record (README decision 2).
-func (w *importWriter) createShoulder(ctx context.Context, e *ShoulderEntry, rec *legacy.ShoulderRecord) error {
+func (w *batchWriter) createShoulder(ctx context.Context, e *legacy.ShoulderEntry, rec *legacy.ShoulderRecord) error {
 	if err := w.ensureNAAN(ctx, e.NAAN); err != nil {
 		return err
 	}
@@ -676,7 +609,7 @@ func shoulderRecordValues(s *legacy.ShoulderRecord) (minter, redirect, note stri
 
 // shoulderRecord creates the record's shoulder, or compares it with the ledger's: empty columns
 // are filled, differing ones reported.
-func (w *importWriter) shoulderRecord(ctx context.Context, it *importShoulderItem) error {
+func (w *batchWriter) shoulderRecord(ctx context.Context, it *shoulderItem) error {
 	e := it.entry
 	if e.ID == 0 {
 		return w.createShoulder(ctx, e, it.rec)
@@ -701,7 +634,7 @@ func (w *importWriter) shoulderRecord(ctx context.Context, it *importShoulderIte
 
 // compareFill compares a registry record's values with the ledger's current ones: a value the
 // ledger lacks is filled (fillSQL with key and the values), a differing one is reported.
-func (w *importWriter) compareFill(ctx context.Context, loc legacy.Location, id, table string, fields, vals []string, cur []*string, fillSQL string, key any) error {
+func (w *batchWriter) compareFill(ctx context.Context, loc legacy.Location, id, table string, fields, vals []string, cur []*string, fillSQL string, key any) error {
 	fill, differ := false, false
 	for i := range fields {
 		v := vals[i]
@@ -711,7 +644,7 @@ func (w *importWriter) compareFill(ctx context.Context, loc legacy.Location, id,
 			fill = true
 		case *cur[i] != v:
 			differ = true
-			if err := w.p.rej.write(ImportDifference, loc, id, "", table+"."+fields[i],
+			if err := w.p.rej.write(KindDifference, loc, id, "", table+"."+fields[i],
 				"the "+table+" is in the ledger with another value; left alone", &vals[i], cur[i], ""); err != nil {
 				return err
 			}
@@ -744,13 +677,13 @@ func (w *importWriter) compareFill(ctx context.Context, loc legacy.Location, id,
 // naanRecord creates the record's NAAN or compares it with the ledger's (insert-only: empty
 // columns filled, differing ones reported). Registry NAANs are not authoritative here (arkhe
 // forwards them to their redirect); an arklet site's own NAAN is.
-func (w *importWriter) naanRecord(ctx context.Context, it *importNAANItem) error {
+func (w *batchWriter) naanRecord(ctx context.Context, it *naanItem) error {
 	n := it.rec
 	// who keeps the registry's whole `who` (Native (=) Name (=) ACRONYM) when it says more than
 	// the name; redirect is the resolver template, where the base URL (legacy-formats.md §4)
 	who := ""
 	if n.NameNative != "" || n.Acronym != "" {
-		who = importJoin(" (=) ", n.NameNative, n.Name, n.Acronym)
+		who = joinNonEmpty(" (=) ", n.NameNative, n.Name, n.Acronym)
 	}
 	redirect := n.Target
 	policy := ""
@@ -764,9 +697,9 @@ func (w *importWriter) naanRecord(ctx context.Context, it *importNAANItem) error
 	vals := []string{n.Name, who, redirect, n.Where, policy, registered, n.Description}
 	fields := []string{"name", "who", "redirect", "where", "na_policy", "registered_at", "note"}
 	for i, v := range vals {
-		if p := importCheckText(fields[i], v); p != nil {
+		if p := legacy.CheckText(fields[i], v); p != nil {
 			w.counts.Rejected++
-			return w.p.rej.write(ImportRejected, n.Source, n.NAAN, "", fields[i], p.Reason, nil, nil, "")
+			return w.p.rej.write(KindRejected, n.Source, n.NAAN, "", fields[i], p.Reason, nil, nil, "")
 		}
 	}
 	authoritative := w.p.format == legacy.ArkletJSON
@@ -801,7 +734,7 @@ func (w *importWriter) naanRecord(ctx context.Context, it *importNAANItem) error
 		note = coalesce(note, nullif($8, '')) where naan = $1`, it.naan)
 }
 
-func importJoin(sep string, parts ...string) string {
+func joinNonEmpty(sep string, parts ...string) string {
 	var out []string
 	for _, p := range parts {
 		if p != "" {
@@ -811,7 +744,7 @@ func importJoin(sep string, parts ...string) string {
 	return strings.Join(out, sep)
 }
 
-// importKeyFilter is a blocked Bloom filter over the keys an import pass inserted: mayContain never
+// keyFilter is a blocked Bloom filter over the keys an import pass inserted: mayContain never
 // misses a key that was added, and wrongly says yes for a small share of others (those are probed,
 // which costs a lookup, never a wrong answer). A key's bits all lie in one 64-bit word, so adding or
 // testing it touches one cache line (four random lines made it the writer's largest cost). Its size
@@ -819,42 +752,50 @@ func importJoin(sep string, parts ...string) string {
 // with 10 million keys added: 2,619 of 2,000,000 other keys matched, 1 probed needlessly in 764
 // (by the textbook formula, not measured, a classic filter of the same size would match ~3.5×
 // less often; the needless probes cost far less than the cache misses saved).
-type importKeyFilter struct {
+type keyFilter struct {
 	words []uint64
 	mask  uint64 // len(words)-1
 	seed  maphash.Seed
 }
 
-// importKeyFilterHashes is the number of bits per key (within its word).
-const importKeyFilterHashes = 4
+// keyFilterHashes is the number of bits per key (within its word).
+const keyFilterHashes = 4
 
-// newImportKeyFilter returns a filter of about sizeHint/2 bits (sizeHint: the file's size in octets, a
+// newKeyFilter returns a filter of about sizeHint/2 bits (sizeHint: the file's size in octets, a
 // record taking well over 100), between 2^20 and 2^28 bits (128 KiB to 32 MiB).
-func newImportKeyFilter(sizeHint int64) *importKeyFilter {
+func newKeyFilter(sizeHint int64) *keyFilter {
 	n := uint64(1) << 20
 	for n < uint64(sizeHint)/2 && n < 1<<28 {
 		n <<= 1
 	}
-	return &importKeyFilter{words: make([]uint64, n/64), mask: n/64 - 1, seed: maphash.MakeSeed()}
+	return &keyFilter{words: make([]uint64, n/64), mask: n/64 - 1, seed: maphash.MakeSeed()}
 }
 
 // slot returns the key's word and the bits it sets there: the hash's low bits choose the word,
 // four 6-bit fields of its high half the bits.
-func (f *importKeyFilter) slot(key string) (*uint64, uint64) {
+func (f *keyFilter) slot(key string) (*uint64, uint64) {
 	h := maphash.String(f.seed, key)
 	var m uint64
-	for i := range uint64(importKeyFilterHashes) {
+	for i := range uint64(keyFilterHashes) {
 		m |= 1 << (h >> (40 + 6*i) & 63)
 	}
 	return &f.words[h&f.mask], m
 }
 
-func (f *importKeyFilter) add(key string) {
+func (f *keyFilter) add(key string) {
 	w, m := f.slot(key)
 	*w |= m
 }
 
-func (f *importKeyFilter) mayContain(key string) bool {
+func (f *keyFilter) mayContain(key string) bool {
 	w, m := f.slot(key)
 	return *w&m == m
+}
+
+// eqString reports whether a and b are both nil or point to equal strings.
+func eqString(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
 }

@@ -1,4 +1,4 @@
-package verify_test
+package importer_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/report"
-	"github.com/arkhe-ledger/arkhe/verify"
 )
 
 // reconcileANVL renders one EZID download record.
@@ -113,13 +113,13 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 	if err := os.WriteFile(changed, []byte(reconcileChanged), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{base}, Format: legacy.EZIDANVL})
+	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{base}, Format: legacy.EZIDANVL})
 	if err != nil || rep.Total.Imported != 5 {
 		t.Fatalf("import base: %+v %v", rep.Total, err)
 	}
 	// the changed export, imported: differences reported, nothing applied
 	rejects := filepath.Join(dir, "changed.rejects.csv")
-	rep, err = l.Import(ctx, ledger.ImportConfig{Inputs: []string{changed}, RejectsPath: rejects})
+	rep, err = importer.Run(ctx, l, importer.Config{Inputs: []string{changed}, RejectsPath: rejects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 	}
 
 	out := filepath.Join(dir, "diff.csv")
-	sum, err := verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV})
+	sum, err := importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 	}
 
 	// --apply: one ARK_CHANGE row per changed ARK (aaa1, aaa2, aaa3)
-	sum, err = verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV, Apply: true})
+	sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV, Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 	}
 
 	// a second --apply writes nothing; only spelling and the missing ARK remain
-	sum, err = verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV, Apply: true})
+	sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV, Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 		t.Errorf("second apply: %d ARK_CHANGE rows, want still 3", got)
 	}
 	// importing the export again is a no-op now
-	rep, err = l.Import(ctx, ledger.ImportConfig{Inputs: []string{changed}})
+	rep, err = importer.Run(ctx, l, importer.Config{Inputs: []string{changed}})
 	if err != nil || rep.Total.Unchanged != 5 || rep.Total.Differences != 0 || rep.Total.Imported != 0 {
 		t.Errorf("re-import after apply: %+v %v", rep.Total, err)
 	}
@@ -233,7 +233,7 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 	if err := os.WriteFile(base, []byte(reconcileBase), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{base}}); err != nil {
+	if _, err := importer.Run(ctx, l, importer.Config{Inputs: []string{base}}); err != nil {
 		t.Fatal(err)
 	}
 	twice := filepath.Join(dir, "twice.anvl")
@@ -243,7 +243,7 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "diff.parquet")
-	sum, err := verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{twice}, Out: out, OutFormat: report.Parquet, Apply: true})
+	sum, err := importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{twice}, Out: out, OutFormat: report.Parquet, Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,12 +278,12 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	if err := os.WriteFile(export, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := l.Import(ctx, ledger.ImportConfig{Inputs: []string{export}, Format: legacy.EZIDANVL})
+	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{export}, Format: legacy.EZIDANVL})
 	if err != nil || rep.Total.Imported != 1 || rep.Total.ReservedSkipped != 1 || rep.Total.TestSkipped != 1 {
 		t.Fatalf("import: %+v %v", rep.Total, err)
 	}
 	out := filepath.Join(dir, "diff.csv")
-	sum, err := verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{export}, Out: out, OutFormat: report.CSV})
+	sum, err := importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{export}, Out: out, OutFormat: report.CSV})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 		t.Errorf("default reconcile: rows %d, reserved skipped %d, test skipped %d, compared %d, findings %t",
 			sum.Rows, sum.ReservedSkipped, sum.TestSkipped, sum.Compared, sum.Findings())
 	}
-	sum, err = verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{export}, Out: out, OutFormat: report.CSV,
+	sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{export}, Out: out, OutFormat: report.CSV,
 		IncludeReserved: true, IncludeTest: true})
 	if err != nil {
 		t.Fatal(err)
@@ -318,7 +318,7 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	if err := os.WriteFile(tomb, []byte(reconcileANVL("ark:/12345/x6ccc1", "_status: unavailable | gone", "_target: https://example.org/c1")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sum, err = verify.Reconcile(ctx, l, verify.ReconcileConfig{Exports: []string{tomb}, Out: out, OutFormat: report.CSV})
+	sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{tomb}, Out: out, OutFormat: report.CSV})
 	if err != nil {
 		t.Fatal(err)
 	}

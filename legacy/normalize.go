@@ -1,7 +1,6 @@
-package ledger
+package legacy
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -10,25 +9,22 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/arkhe-ledger/arkhe/ark"
-	"github.com/arkhe-ledger/arkhe/legacy"
 )
 
 // Limits on imported values, in octets (README decisions 1 and 12). A longer value is refused
 // with a RowProblem naming the limit, never truncated (legacy-formats.md §6.8).
 const (
-	// MaxImportTarget is the longest target URL the ledger stores (ark.url varchar(2048)).
-	MaxImportTarget = 2048
-	// MaxImportERC is the longest ERC kernel value or commitment (64 KiB).
-	MaxImportERC = 64 << 10
+	// MaxTarget is the longest target URL the ledger stores (ark.url varchar(2048)).
+	MaxTarget = 2048
+	// MaxERC is the longest ERC kernel value or commitment (64 KiB).
+	MaxERC = 64 << 10
 )
 
-// ImportRow is one legacy identifier record normalized for the ledger (issue 4 "Semantics";
+// Row is one legacy identifier record normalized for the ledger (issue 4 "Semantics";
 // legacy-formats.md §9). NormalizeRecord builds it; the importer writes it and reconcile compares
 // it with the ledger, so both read an export the same way.
-type ImportRow struct {
+type Row struct {
 	// ARK is the parsed, normalized ARK; ARK.Key() is the ledger key "NAAN/name" (qualifier kept,
 	// case kept; ark-rules.md §2).
 	ARK ark.ARK
@@ -36,30 +32,30 @@ type ImportRow struct {
 	// the normalized key beyond the label form and the NMA host (README decision 5); nil otherwise.
 	Original *string
 	// Target is the target URL; nil when the source has none: absent, empty (arklet url ''), or
-	// EZID's default self-reference (legacy-formats.md §6.10). At most MaxImportTarget octets.
+	// EZID's default self-reference (legacy-formats.md §6.10). At most MaxTarget octets.
 	Target *string
 	// Status is "public", "reserved" or "unavailable" (ark-rules.md §5); Reason the tombstone
 	// reason of an unavailable ARK, nil when none was given.
 	Status string
 	Reason *string
 	// Who, What, When are the ERC kernel elements and Commitment the persistence statement;
-	// nil when absent (never invented; README decision 12). Each at most MaxImportERC octets.
+	// nil when absent (never invented; README decision 12). Each at most MaxERC octets.
 	Who, What, When, Commitment *string
 	// Metadata is a JSON object (keys sorted) of every other element the source carried
-	// (legacy.Record.Metadata without arklet's structural columns, plus "owner",
+	// (Record.Metadata without arklet's structural columns, plus "owner",
 	// "redirect_code", and "created_at_given"/"updated_at_given" for times given in a zone
 	// other than UTC); nil when there is none.
 	Metadata []byte
 	// Created and Updated are the times as given; nil when unknown (README decision 4).
 	Created, Updated *time.Time
 	// Source locates the record in its export.
-	Source legacy.Location
+	Source Location
 
 	key string // ARK.Key(), computed once
 }
 
 // Key returns the ledger key "NAAN/name".
-func (r *ImportRow) Key() string {
+func (r *Row) Key() string {
 	if r.key == "" {
 		r.key = r.ARK.Key()
 	}
@@ -69,14 +65,14 @@ func (r *ImportRow) Key() string {
 // SameContent reports whether r and o carry the same target, status, tombstone reason, ERC
 // kernel, commitment and metadata: the values the importer compares with the ledger (times and
 // spelling are not compared).
-func (r *ImportRow) SameContent(o *ImportRow) bool {
-	return importEq(r.Target, o.Target) && r.Status == o.Status && importEq(r.Reason, o.Reason) &&
-		importEq(r.Who, o.Who) && importEq(r.What, o.What) && importEq(r.When, o.When) &&
-		importEq(r.Commitment, o.Commitment) && string(r.Metadata) == string(o.Metadata) &&
+func (r *Row) SameContent(o *Row) bool {
+	return eqString(r.Target, o.Target) && r.Status == o.Status && eqString(r.Reason, o.Reason) &&
+		eqString(r.Who, o.Who) && eqString(r.What, o.What) && eqString(r.When, o.When) &&
+		eqString(r.Commitment, o.Commitment) && string(r.Metadata) == string(o.Metadata) &&
 		(r.Metadata == nil) == (o.Metadata == nil)
 }
 
-func importEq(a, b *string) bool {
+func eqString(a, b *string) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
@@ -103,10 +99,10 @@ func (p *RowProblem) Error() string {
 // Unwrap returns the underlying error (an *ark.SyntaxError or *ark.LimitError for "id").
 func (p *RowProblem) Unwrap() error { return p.Err }
 
-// importArkletStructural are the arklet columns that only restate the ARK (legacy-formats.md §1.1);
+// arkletStructural are the arklet columns that only restate the ARK (legacy-formats.md §1.1);
 // they are checked, not stored.
-var importArkletStructural = [...]string{legacy.MetaArkletNAAN, legacy.MetaArkletShoulder,
-	legacy.MetaArkletShoulderID, legacy.MetaArkletAssignedName}
+var arkletStructural = [...]string{MetaArkletNAAN, MetaArkletShoulder,
+	MetaArkletShoulderID, MetaArkletAssignedName}
 
 // ParseLegacyID parses an identifier as an export spells it: labelled ("ark:/13030/x",
 // "ARK:13030/x"), behind an NMA ("https://n2t.net/ark:/13030/x") or arklet's unlabelled stored
@@ -115,7 +111,7 @@ var importArkletStructural = [...]string{legacy.MetaArkletNAAN, legacy.MetaArkle
 // ark.ParseWith (*ark.SyntaxError, *ark.LimitError).
 func ParseLegacyID(id string) (ark.ARK, error) {
 	a, err := ark.ParseWith(id, ark.Options{Import: true})
-	if err != nil && errors.Is(err, ark.ErrNotARK) && legacy.IdentifierKind(id) == "ark" {
+	if err != nil && errors.Is(err, ark.ErrNotARK) && IdentifierKind(id) == "ark" {
 		a, err = ark.ParseWith("ark:"+id, ark.Options{Import: true})
 	}
 	return a, err
@@ -132,8 +128,8 @@ func ParseLegacyID(id string) (ark.ARK, error) {
 // Errors are *RowProblem: field "id" (not an ARK, or the name over 255 octets — the message
 // names the limit), "naan", "target" / "who" / "what" / "when" / "commitment" (over the limits
 // above), or any field holding invalid UTF-8 or a NUL byte.
-func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
-	row := ImportRow{Source: rec.Source}
+func NormalizeRecord(rec *Record) (Row, error) {
+	row := Row{Source: rec.Source}
 	a, err := ParseLegacyID(rec.ID)
 	if err != nil {
 		var le *ark.LimitError
@@ -147,24 +143,24 @@ func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
 	if a.OriginalDiffers() {
 		row.Original = &row.ARK.Original
 	}
-	if n := rec.Metadata[legacy.MetaArkletNAAN]; n != "" && n != a.NAAN {
+	if n := rec.Metadata[MetaArkletNAAN]; n != "" && n != a.NAAN {
 		return row, &RowProblem{Field: "naan", Reason: fmt.Sprintf(
 			"the ARK's NAAN %q differs from arklet's naan_id %s; a NAAN is a string and one that matches only after int() is not the same NAAN",
 			a.NAAN, n)}
 	}
 	if rec.HasTarget && !rec.TargetIsDefault && rec.Target != "" {
-		if len(rec.Target) > MaxImportTarget {
-			return row, &RowProblem{Field: "target", Reason: fmt.Sprintf("target URL is %d octets; the limit is %d", len(rec.Target), MaxImportTarget)}
+		if len(rec.Target) > MaxTarget {
+			return row, &RowProblem{Field: "target", Reason: fmt.Sprintf("target URL is %d octets; the limit is %d", len(rec.Target), MaxTarget)}
 		}
 		t := rec.Target
 		row.Target = &t
 	}
 	switch rec.Status {
-	case "", legacy.StatusPublic:
+	case "", StatusPublic:
 		row.Status = "public"
-	case legacy.StatusReserved:
+	case StatusReserved:
 		row.Status = "reserved"
-	case legacy.StatusUnavailable:
+	case StatusUnavailable:
 		row.Status = "unavailable"
 		if rec.StatusReason != "" {
 			r := rec.StatusReason
@@ -181,8 +177,8 @@ func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
 		if f.src == nil {
 			continue
 		}
-		if len(*f.src) > MaxImportERC {
-			return row, &RowProblem{Field: f.name, Reason: fmt.Sprintf("value is %d octets; the limit is %d", len(*f.src), MaxImportERC)}
+		if len(*f.src) > MaxERC {
+			return row, &RowProblem{Field: f.name, Reason: fmt.Sprintf("value is %d octets; the limit is %d", len(*f.src), MaxERC)}
 		}
 		v := *f.src
 		*f.dst = &v
@@ -190,7 +186,7 @@ func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
 	row.Created, row.Updated = rec.Created, rec.Updated
 	var meta map[string]string
 	for k, v := range rec.Metadata {
-		if importIsStructural(k) {
+		if isStructural(k) {
 			continue
 		}
 		if meta == nil {
@@ -227,21 +223,21 @@ func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
 	}{{"target", row.Target}, {"status reason", row.Reason}, {"who", row.Who}, {"what", row.What},
 		{"when", row.When}, {"commitment", row.Commitment}} {
 		if f.v != nil {
-			if p := importCheckText(f.name, *f.v); p != nil {
+			if p := CheckText(f.name, *f.v); p != nil {
 				return row, p
 			}
 		}
 	}
 	if meta != nil {
 		for k, v := range meta {
-			if p := importCheckText(k, k); p != nil {
+			if p := CheckText(k, k); p != nil {
 				return row, p
 			}
-			if p := importCheckText(k, v); p != nil {
+			if p := CheckText(k, v); p != nil {
 				return row, p
 			}
 		}
-		b, err := importMetaJSON(meta)
+		b, err := metaJSON(meta)
 		if err != nil {
 			return row, &RowProblem{Field: "metadata", Reason: "cannot encode as JSON", Err: err}
 		}
@@ -250,8 +246,8 @@ func NormalizeRecord(rec *legacy.Record) (ImportRow, error) {
 	return row, nil
 }
 
-func importIsStructural(k string) bool {
-	for _, s := range importArkletStructural {
+func isStructural(k string) bool {
+	for _, s := range arkletStructural {
 		if k == s {
 			return true
 		}
@@ -259,9 +255,9 @@ func importIsStructural(k string) bool {
 	return false
 }
 
-// importCheckText refuses invalid UTF-8 and NUL bytes, which PostgreSQL text cannot hold and which
-// would abort a whole COPY (layout.md "Facts checked").
-func importCheckText(field, s string) *RowProblem {
+// CheckText refuses a value PostgreSQL text cannot hold, invalid UTF-8 or a NUL byte (either
+// would abort a whole COPY): it returns a *RowProblem naming field and the reason, or nil.
+func CheckText(field, s string) *RowProblem {
 	if !utf8.ValidString(s) {
 		return &RowProblem{Field: field, Reason: "value is not valid UTF-8"}
 	}
@@ -271,9 +267,9 @@ func importCheckText(field, s string) *RowProblem {
 	return nil
 }
 
-// importMetaJSON encodes m as a JSON object with sorted keys and no HTML escaping, so equal maps
+// metaJSON encodes m as a JSON object with sorted keys and no HTML escaping, so equal maps
 // give equal bytes.
-func importMetaJSON(m map[string]string) ([]byte, error) {
+func metaJSON(m map[string]string) ([]byte, error) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -285,15 +281,15 @@ func importMetaJSON(m map[string]string) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = importAppendJSON(b, k)
+		b = appendJSON(b, k)
 		b = append(b, ':')
-		b = importAppendJSON(b, m[k])
+		b = appendJSON(b, m[k])
 	}
 	return append(b, '}'), nil
 }
 
-// importAppendJSON appends s as a JSON string (s is valid UTF-8 without NUL).
-func importAppendJSON(b []byte, s string) []byte {
+// appendJSON appends s as a JSON string (s is valid UTF-8 without NUL).
+func appendJSON(b []byte, s string) []byte {
 	const hexd = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
@@ -331,124 +327,4 @@ func NormalizeNAAN(s string) (string, error) {
 		return "", fmt.Errorf("NAAN %q is not 1-16 betanumerics (draft-kunze-ark §2.3)", s)
 	}
 	return a.NAAN, nil
-}
-
-// Querier is what LoadShoulderIndex reads through: a *pgxpool.Pool, *pgx.Conn or pgx.Tx.
-type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
-
-// ShoulderEntry is one shoulder as the importer and reconcile match names against it.
-type ShoulderEntry struct {
-	// NAAN of the shoulder.
-	NAAN string
-	// Bare is the shoulder without its slash ("x6", "s6.caida"); "" for the NAAN-wide "/".
-	Bare string
-	// Zone is the shoulder's check zone (README decision 8).
-	Zone ark.Zone
-	// ID is the shoulder's internal key, used only to join (never shown; README decision 17);
-	// 0 while the shoulder is still to be created by an import.
-	ID int64
-	// New reports a shoulder the current import added to the index (created by it, or to be).
-	New bool
-}
-
-// Stored returns the shoulder as the ledger stores it, with its slash ("/x6", "/").
-func (e *ShoulderEntry) Stored() string { return "/" + e.Bare }
-
-// ShoulderIndex matches names to shoulders by longest prefix, per NAAN, without the slash
-// (README decision 2). It is not safe for concurrent use.
-type ShoulderIndex struct {
-	naans map[string]*naanShoulders
-}
-
-type naanShoulders struct {
-	byBare map[string]*ShoulderEntry
-	lens   []int // distinct lengths of the non-empty bare shoulders, longest first
-}
-
-// NewShoulderIndex returns an empty index.
-func NewShoulderIndex() *ShoulderIndex { return &ShoulderIndex{naans: map[string]*naanShoulders{}} }
-
-// LoadShoulderIndex reads every shoulder of the ledger through q.
-func LoadShoulderIndex(ctx context.Context, q Querier) (*ShoulderIndex, error) {
-	rows, err := q.Query(ctx, `select id, naan, shoulder, check_zone from shoulder`)
-	if err != nil {
-		return nil, fmt.Errorf("read shoulders: %w", err)
-	}
-	defer rows.Close()
-	x := NewShoulderIndex()
-	for rows.Next() {
-		e := &ShoulderEntry{}
-		var stored, zone string
-		if err := rows.Scan(&e.ID, &e.NAAN, &stored, &zone); err != nil {
-			return nil, fmt.Errorf("read shoulders: %w", err)
-		}
-		e.Bare, e.Zone = strings.TrimPrefix(stored, "/"), ark.Zone(zone)
-		x.Put(e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read shoulders: %w", err)
-	}
-	return x, nil
-}
-
-// Get returns the shoulder bare of naan, or nil.
-func (x *ShoulderIndex) Get(naan, bare string) *ShoulderEntry {
-	if n := x.naans[naan]; n != nil {
-		return n.byBare[bare]
-	}
-	return nil
-}
-
-// Put adds e (replacing an entry with the same NAAN and bare shoulder).
-func (x *ShoulderIndex) Put(e *ShoulderEntry) {
-	n := x.naans[e.NAAN]
-	if n == nil {
-		n = &naanShoulders{byBare: map[string]*ShoulderEntry{}}
-		x.naans[e.NAAN] = n
-	}
-	if _, ok := n.byBare[e.Bare]; !ok && e.Bare != "" {
-		l := len(e.Bare)
-		i := sort.Search(len(n.lens), func(i int) bool { return n.lens[i] <= l })
-		if i == len(n.lens) || n.lens[i] != l {
-			n.lens = append(n.lens, 0)
-			copy(n.lens[i+1:], n.lens[i:])
-			n.lens[i] = l
-		}
-	}
-	n.byBare[e.Bare] = e
-}
-
-// Longest returns the longest non-empty shoulder of naan that is a prefix of name, or nil.
-func (x *ShoulderIndex) Longest(naan, name string) *ShoulderEntry {
-	n := x.naans[naan]
-	if n == nil {
-		return nil
-	}
-	for _, l := range n.lens {
-		if l <= len(name) {
-			if e := n.byBare[name[:l]]; e != nil {
-				return e
-			}
-		}
-	}
-	return nil
-}
-
-// Assign returns the shoulder an imported ARK lands under (README decision 2): the longest
-// registered shoulder of its NAAN that prefixes its name; else its primordinal shoulder, added
-// to the index as a new legacy shoulder with check zone zone; else the NAAN-wide shoulder "/"
-// (registered or new with zone). added reports that a new entry was made (ID 0, New true).
-func (x *ShoulderIndex) Assign(a ark.ARK, zone ark.Zone) (e *ShoulderEntry, added bool) {
-	if e := x.Longest(a.NAAN, a.Name); e != nil {
-		return e, false
-	}
-	bare := a.Shoulder
-	if e := x.Get(a.NAAN, bare); e != nil {
-		return e, false
-	}
-	e = &ShoulderEntry{NAAN: a.NAAN, Bare: bare, Zone: zone, New: true}
-	x.Put(e)
-	return e, true
 }

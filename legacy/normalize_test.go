@@ -1,4 +1,4 @@
-package ledger_test
+package legacy_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/arkhe-ledger/arkhe/ark"
-	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 )
 
@@ -53,9 +52,9 @@ func TestNormalizeRecord(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			row, err := ledger.NormalizeRecord(&tc.rec)
+			row, err := legacy.NormalizeRecord(&tc.rec)
 			if tc.field != "" {
-				var p *ledger.RowProblem
+				var p *legacy.RowProblem
 				if !errors.As(err, &p) || p.Field != tc.field {
 					t.Fatalf("err %v, want a problem in field %s", err, tc.field)
 				}
@@ -94,8 +93,8 @@ func impDeref(p *string) string {
 }
 
 func TestShoulderIndexAssign(t *testing.T) {
-	x := ledger.NewShoulderIndex()
-	for _, e := range []*ledger.ShoulderEntry{
+	x := legacy.NewShoulderIndex()
+	for _, e := range []*legacy.ShoulderEntry{
 		{NAAN: "13030", Bare: "t", Zone: ark.ZoneNone, ID: 1},
 		{NAAN: "13030", Bare: "x6", Zone: ark.ZoneNAANName, ID: 2},
 		{NAAN: "13030", Bare: "x6b", Zone: ark.ZoneNAANName, ID: 3},
@@ -135,12 +134,12 @@ func TestShoulderIndexAssign(t *testing.T) {
 
 func TestNormalizeNAAN(t *testing.T) {
 	for in, want := range map[string]string{"12345": "12345", "B5060": "b5060", "123-45": "12345", "012345": "012345"} {
-		if got, err := ledger.NormalizeNAAN(in); err != nil || got != want {
+		if got, err := legacy.NormalizeNAAN(in); err != nil || got != want {
 			t.Errorf("%q: %q %v, want %q", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "12a45", "10.7939", strings.Repeat("1", 17), "123/45"} {
-		if got, err := ledger.NormalizeNAAN(in); err == nil {
+		if got, err := legacy.NormalizeNAAN(in); err == nil {
 			t.Errorf("%q accepted as %q", in, got)
 		}
 	}
@@ -156,9 +155,9 @@ func FuzzNormalizeRecord(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id, target, who string) {
 		rec := legacy.Record{ID: id, Kind: legacy.IdentifierKind(id), Target: target, HasTarget: target != "", Who: &who,
 			Metadata: map[string]string{"k": who}}
-		row, err := ledger.NormalizeRecord(&rec)
+		row, err := legacy.NormalizeRecord(&rec)
 		if err != nil {
-			var p *ledger.RowProblem
+			var p *legacy.RowProblem
 			if !errors.As(err, &p) || p.Field == "" || p.Reason == "" {
 				t.Fatalf("%q: error %v is not a RowProblem naming a field", id, err)
 			}

@@ -1,4 +1,4 @@
-package ledger
+package importer
 
 import (
 	"strconv"
@@ -9,7 +9,7 @@ import (
 // keys never added are found rarely: 100,000 keys in the smallest filter (2^20 bits) wrongly match
 // about 1 other key in 100.
 func TestImportKeyFilter(t *testing.T) {
-	f := newImportKeyFilter(0)
+	f := newKeyFilter(0)
 	if got := len(f.words) * 64; got != 1<<20 {
 		t.Fatalf("%d bits, want 2^20", got)
 	}
@@ -33,7 +33,7 @@ func TestImportKeyFilter(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("%d of 100,000 keys never added match", wrong)
 	}
-	if big := newImportKeyFilter(10 << 30); len(big.words)*64 != 1<<28 {
+	if big := newKeyFilter(10 << 30); len(big.words)*64 != 1<<28 {
 		t.Fatalf("a 10 GB file gets %d bits, want the 2^28 cap", len(big.words)*64)
 	}
 }
