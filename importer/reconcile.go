@@ -92,7 +92,7 @@ type ReconcileSummary struct {
 	FirstRejects []string
 	// Truncated lists the exports that end mid-record (every complete record was compared).
 	Truncated []*legacy.TruncatedError
-	// Kinds counts differences per kind (report.DiffOnlyInExport, ...): one per report row,
+	// Kinds counts differences per kind (DiffOnlyInExport, ...): one per report row,
 	// except status_differs, counted once per ARK (a status and its tombstone reason are one
 	// difference, reported as up to two rows).
 	Kinds map[string]int64
@@ -190,7 +190,7 @@ const (
 const reconcileMaxFirstRejects = 5
 
 // Reconcile compares legacy exports with the ledger and writes the differences to a report
-// (report.DiffRow): only_in_export, only_in_ledger (limited to the shoulders the exports cover),
+// (DiffRow): only_in_export, only_in_ledger (limited to the shoulders the exports cover),
 // target_differs, status_differs (status or tombstone reason), metadata_differs (ERC who, what,
 // when, commitment, metadata; one row per field), spelling_only (the export spells the ARK
 // differently from the ledger's recorded spelling beyond the label form and NMA; README
@@ -269,7 +269,7 @@ func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (Reco
 		return sum, fmt.Errorf("reconcile: index the staged export: %w", err)
 	}
 
-	w, err := report.Create[report.DiffRow](cfg.Out, cfg.OutFormat)
+	w, err := report.Create[DiffRow](cfg.Out, cfg.OutFormat)
 	if err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
@@ -311,15 +311,15 @@ func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (Reco
 // An export ARK absent from the ledger that is reserved or of the test NAAN is counted as skipped
 // unless includeReserved or includeTest says otherwise; an only_in_export row carries the export's
 // target (field "target") and says why the ledger lacks the ARK in its note.
-func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.DiffRow], sum *ReconcileSummary, covered map[int64]struct{}, includeReserved, includeTest bool) error {
+func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow], sum *ReconcileSummary, covered map[int64]struct{}, includeReserved, includeTest bool) error {
 	rows, err := tx.Query(ctx, reconcileDiffSQL)
 	if err != nil {
 		return fmt.Errorf("reconcile: compare: %w", err)
 	}
 	defer rows.Close()
-	batch := make([]report.DiffRow, 0, 1024)
+	batch := make([]DiffRow, 0, 1024)
 	emit := func(kind, arkStr string, field *string, exp, led *string, source *string, note ...string) error {
-		r := report.DiffRow{Kind: kind, ARK: arkStr, Field: field, ExportValue: exp, LedgerValue: led, Source: source}
+		r := DiffRow{Kind: kind, ARK: arkStr, Field: field, ExportValue: exp, LedgerValue: led, Source: source}
 		if len(note) > 0 {
 			r.Note = &note[0]
 		}
@@ -371,7 +371,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 			default:
 				why = "not imported (arkhe import brings it in)"
 			}
-			if err := emit(report.DiffOnlyInExport, arkStr, reconcileStrp("target"), sURL, nil, src, why); err != nil {
+			if err := emit(DiffOnlyInExport, arkStr, reconcileStrp("target"), sURL, nil, src, why); err != nil {
 				return err
 			}
 			continue
@@ -381,38 +381,38 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 		}
 		covered[*aShoulder] = struct{}{}
 		if !eqString(sURL, aURL) {
-			if err := emit(report.DiffTargetDiffers, arkStr, reconcileStrp("target"), sURL, aURL, src); err != nil {
+			if err := emit(DiffTargetDiffers, arkStr, reconcileStrp("target"), sURL, aURL, src); err != nil {
 				return err
 			}
 		}
 		statusRows := 0
 		if aStatus == nil || *aStatus != sStatus {
 			statusRows++
-			if err := emit(report.DiffStatusDiffers, arkStr, reconcileStrp("status"), &sStatus, aStatus, src); err != nil {
+			if err := emit(DiffStatusDiffers, arkStr, reconcileStrp("status"), &sStatus, aStatus, src); err != nil {
 				return err
 			}
 		}
 		if !eqString(sReason, aReason) {
 			statusRows++
-			if err := emit(report.DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), sReason, aReason, src); err != nil {
+			if err := emit(DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), sReason, aReason, src); err != nil {
 				return err
 			}
 		}
 		if statusRows == 2 { // one difference: the status and its tombstone reason
-			sum.Kinds[report.DiffStatusDiffers]--
+			sum.Kinds[DiffStatusDiffers]--
 		}
 		for _, f := range []struct {
 			name     string
 			exp, led *string
 		}{{"who", sWho, aWho}, {"what", sWhat, aWhat}, {"when", sWhen, aWhen}, {"commitment", sCommit, aCommit}} {
 			if !eqString(f.exp, f.led) {
-				if err := emit(report.DiffMetadataDiffers, arkStr, reconcileStrp(f.name), f.exp, f.led, src); err != nil {
+				if err := emit(DiffMetadataDiffers, arkStr, reconcileStrp(f.name), f.exp, f.led, src); err != nil {
 					return err
 				}
 			}
 		}
 		if metaDiffers {
-			if err := emit(report.DiffMetadataDiffers, arkStr, reconcileStrp("metadata"), sMeta, aMeta, src); err != nil {
+			if err := emit(DiffMetadataDiffers, arkStr, reconcileStrp("metadata"), sMeta, aMeta, src); err != nil {
 				return err
 			}
 		}
@@ -425,7 +425,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 			ledSpelling = *aOriginal
 		}
 		if expSpelling != ledSpelling {
-			if err := emit(report.DiffSpellingOnly, arkStr, nil, &expSpelling, &ledSpelling, src); err != nil {
+			if err := emit(DiffSpellingOnly, arkStr, nil, &expSpelling, &ledSpelling, src); err != nil {
 				return err
 			}
 		}
@@ -442,7 +442,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[report.Di
 }
 
 // reconcileOnlyInLedger streams the covered shoulders' ARKs no export holds into the report.
-func reconcileOnlyInLedger(ctx context.Context, tx pgx.Tx, w *report.Writer[report.DiffRow], sum *ReconcileSummary, shoulders []int64) error {
+func reconcileOnlyInLedger(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow], sum *ReconcileSummary, shoulders []int64) error {
 	if len(shoulders) == 0 {
 		return nil
 	}
@@ -451,15 +451,15 @@ func reconcileOnlyInLedger(ctx context.Context, tx pgx.Tx, w *report.Writer[repo
 		return fmt.Errorf("reconcile: only in ledger: %w", err)
 	}
 	defer rows.Close()
-	batch := make([]report.DiffRow, 0, 1024)
+	batch := make([]DiffRow, 0, 1024)
 	for rows.Next() {
 		var key string
 		var url *string
 		if err := rows.Scan(&key, &url); err != nil {
 			return fmt.Errorf("reconcile: only in ledger: %w", err)
 		}
-		batch = append(batch, report.DiffRow{Kind: report.DiffOnlyInLedger, ARK: "ark:" + key, LedgerValue: url})
-		sum.Kinds[report.DiffOnlyInLedger]++
+		batch = append(batch, DiffRow{Kind: DiffOnlyInLedger, ARK: "ark:" + key, LedgerValue: url})
+		sum.Kinds[DiffOnlyInLedger]++
 		if len(batch) == cap(batch) {
 			if err := w.Write(batch...); err != nil {
 				return fmt.Errorf("reconcile: %w", err)

@@ -160,7 +160,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 	for _, r := range rows {
-		if r[0] != report.DiffOnlyInLedger && !strings.HasPrefix(r[5], changed+":") {
+		if r[0] != importer.DiffOnlyInLedger && !strings.HasPrefix(r[5], changed+":") {
 			t.Errorf("source %q does not name the export and line", r[5])
 		}
 	}
@@ -200,7 +200,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Repointed+sum.Changed != 0 || sum.Rows != 2 || sum.Kinds[report.DiffSpellingOnly] != 1 || sum.Kinds[report.DiffOnlyInLedger] != 1 {
+	if sum.Repointed+sum.Changed != 0 || sum.Rows != 2 || sum.Kinds[importer.DiffSpellingOnly] != 1 || sum.Kinds[importer.DiffOnlyInLedger] != 1 {
 		t.Errorf("second apply: %+v", sum)
 	}
 	if got := reconcileCount(t, pool, `select count(*) from ark_change`); got != 3 {
@@ -247,7 +247,7 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Ambiguous != 1 || sum.Repointed != 0 || sum.NotApplied != 1 || sum.Kinds[report.DiffTargetDiffers] != 2 {
+	if sum.Ambiguous != 1 || sum.Repointed != 0 || sum.NotApplied != 1 || sum.Kinds[importer.DiffTargetDiffers] != 2 {
 		t.Errorf("summary %+v", sum)
 	}
 	if got := reconcileCount(t, pool, `select count(*) from ark_change`); got != 0 {
@@ -257,8 +257,8 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 		t.Errorf("parquet report: %v", err)
 	}
 	// only_in_ledger is limited to the shoulder the export touches (/x6 holds aaa2..aaa5)
-	if sum.Kinds[report.DiffOnlyInLedger] != 4 || sum.Covered != 1 {
-		t.Errorf("only_in_ledger %d over %d shoulders", sum.Kinds[report.DiffOnlyInLedger], sum.Covered)
+	if sum.Kinds[importer.DiffOnlyInLedger] != 4 || sum.Covered != 1 {
+		t.Errorf("only_in_ledger %d over %d shoulders", sum.Kinds[importer.DiffOnlyInLedger], sum.Covered)
 	}
 }
 
@@ -296,7 +296,7 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Kinds[report.DiffOnlyInExport] != 2 || sum.ReservedSkipped != 0 || sum.TestSkipped != 0 || sum.Compared != 3 {
+	if sum.Kinds[importer.DiffOnlyInExport] != 2 || sum.ReservedSkipped != 0 || sum.TestSkipped != 0 || sum.Compared != 3 {
 		t.Errorf("included reconcile: %+v", sum)
 	}
 	rows := reconcileReadCSV(t, out)
@@ -322,7 +322,7 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Rows != 2 || sum.Kinds[report.DiffStatusDiffers] != 1 {
-		t.Errorf("tombstone: %d rows, status_differs %d (want 2 rows, 1 difference)", sum.Rows, sum.Kinds[report.DiffStatusDiffers])
+	if sum.Rows != 2 || sum.Kinds[importer.DiffStatusDiffers] != 1 {
+		t.Errorf("tombstone: %d rows, status_differs %d (want 2 rows, 1 difference)", sum.Rows, sum.Kinds[importer.DiffStatusDiffers])
 	}
 }

@@ -1,6 +1,7 @@
-// Package report is arkhe's one writer for tabular outputs: the ARK_CHANGE
-// history (`arkhe report changes`), the ledger itself (`arkhe report arks`),
-// audit findings (`arkhe verify`) and reconciliation differences (issue 5).
+// Package report is arkhe's one writer of tabular files: CSV, JSON Lines and
+// Parquet. The mint map, the ARK_CHANGE history and the ledger itself
+// (`arkhe report changes|arks`), audit findings (`arkhe verify`) and
+// reconciliation differences (`arkhe reconcile`) are all written by it.
 //
 // A [Writer] streams rows of one struct type to a file in one of three
 // formats — Parquet (parquet-go, zstd), CSV with a header, or JSON Lines —
@@ -10,10 +11,20 @@
 // into place only by a successful [Writer.Close]; a failed or aborted run
 // leaves no file that looks complete.
 //
-// The package does no database access (layout.md: report imports only ark):
-// callers feed it rows from iterators over PostgreSQL. Users only ever see the
-// canonical ARK string and public client IDs, never internal keys
-// (README decisions 6 and 17).
+// The package knows no database and imports nothing of arkhe's: each caller
+// declares its row type beside the code that produces the rows and feeds it
+// rows, often from an iterator over PostgreSQL.
+//
+// # Columns
+//
+// Each exported field of the row struct is one column, in field order, named
+// by the first element of its `parquet` tag (the field name when empty; "-"
+// drops the field). A field is a string, bool, integer, float or time.Time,
+// or a pointer to one (a nullable column); the "dict" option and the
+// timestamp options below pass through to parquet-go. Anything parquet-go
+// could write but CSV or JSON Lines could not mirror — nested structs,
+// slices, maps, "optional" on a non-pointer, local (non-UTC) timestamps — is
+// refused by [Create] with an error naming the field.
 //
 // # NULL and the empty string
 //

@@ -24,12 +24,12 @@ import (
 // numbers bound a Writer's memory: about RowGroupBytes plus one page buffer
 // per column and the 256 KiB output buffer, whatever the number of rows.
 //
-// 131,072 rows keeps a ChangeRow group (about 150 bytes a row before
+// 131,072 rows keeps a group of ARK_CHANGE rows (about 150 bytes a row before
 // compression) near 20 MB — large enough for zstd and column statistics to
 // pay off, close to DuckDB's own row group size (122,880) so a reader gets
 // one unit of parallel work per group, and small enough that a million-row
 // night writes 8 groups. The byte budget only bites for rows with long
-// values (ARKRow with long ERC titles).
+// values (ARKs with long ERC titles).
 const (
 	RowGroupRows  = 128 * 1024
 	RowGroupBytes = 64 << 20
@@ -56,8 +56,8 @@ var ErrClosed = errors.New("report writer already closed")
 // temporary file, so a failed run never leaves a file that looks complete,
 // and a file already at the final path stays untouched.
 //
-// Columns come from T's `parquet` struct tags (see [ChangeRow] for the
-// pattern); CSV and JSON Lines use the same names, order and NULL-ability.
+// Columns come from T's `parquet` struct tags (see the package documentation);
+// CSV and JSON Lines use the same names, order and NULL-ability.
 // After any error the Writer is failed: further Writes return that error and
 // Close removes the temporary file and returns it.
 //
@@ -91,7 +91,7 @@ type Writer[T any] struct {
 //
 // Errors: an invalid f (wraps [ErrUnknownFormat]); a row type that is not a
 // struct or has a field type the three formats cannot all carry (see
-// [ChangeRow] for the supported tags; the error names the field); path being
+// the package documentation for the supported tags; the error names the field); path being
 // a directory; the temporary file not creatable (wraps the *fs.PathError).
 func Create[T any](path string, f Format) (*Writer[T], error) {
 	if !f.valid() {

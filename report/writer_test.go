@@ -27,9 +27,9 @@ func tp(t time.Time) *time.Time { return &t }
 // changeFixture covers NULL before_url, empty after_url, NULL after_url,
 // NULL by, sub-second microseconds, a non-UTC input zone, nanoseconds that
 // must be truncated, and a URL needing CSV quoting.
-func changeFixture() []ChangeRow {
+func changeFixture() []changeRow {
 	jst := time.FixedZone("JST", 9*3600)
-	return []ChangeRow{
+	return []changeRow{
 		{ARK: "ark:99999/x9aaa1", NAAN: "99999", Shoulder: "/x9", At: tp(time.Date(2024, 3, 1, 12, 34, 56, 123456789, jst)),
 			Action: "update", BeforeURL: nil, AfterURL: sp("https://example.org/a"), By: sp("client-a")},
 		{ARK: "ark:99999/x9bbb2", NAAN: "99999", Shoulder: "/x9", At: tp(time.Date(2024, 3, 2, 0, 0, 0, 1000, time.UTC)),
@@ -131,7 +131,7 @@ func TestChangeRowParquetDuckDB(t *testing.T) {
 	// The schema as DuckDB sees it in the file: UTC-adjusted micros, OPTIONAL
 	// only for the nullable columns, zstd everywhere.
 	s := duckRead(t, path, fmt.Sprintf(`SELECT name, logical_type, converted_type, repetition_type
-		FROM parquet_schema('%s') WHERE name <> 'ChangeRow' ORDER BY name`, path))
+		FROM parquet_schema('%s') WHERE name <> 'changeRow' ORDER BY name`, path))
 	for _, row := range s.Rows {
 		name := row["name"].(string)
 		wantRep := "REQUIRED"
@@ -164,7 +164,7 @@ func TestChangeRowParquetGo(t *testing.T) {
 	rows := changeFixture()
 	writeAll(t, path, Parquet, rows)
 
-	got, err := parquet.ReadFile[ChangeRow](path)
+	got, err := parquet.ReadFile[changeRow](path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +265,8 @@ func TestChangeRowTextExact(t *testing.T) {
 }
 
 // findingFixture exercises every escaping rule of the text formats.
-func findingFixture() []FindingRow {
-	return []FindingRow{
+func findingFixture() []findingRow {
+	return []findingRow{
 		{Check: "change_chain", Severity: "error", ARK: nil, Detail: "line1\nline2\t\"q\" é\u2028"},
 		{Check: "check_character", Severity: "warning", ARK: sp("ark:99999/x9q"), Detail: " lead"},
 		{Check: "pg_marker", Severity: "info", ARK: sp(""), Detail: `\.`},
@@ -328,7 +328,7 @@ func TestRowTypesParquetDuckDB(t *testing.T) {
 	created := time.Date(2020, 1, 2, 3, 4, 5, 6000, time.UTC)
 
 	arks := filepath.Join(dir, "arks.parquet")
-	writeAll(t, arks, Parquet, []ARKRow{
+	writeAll(t, arks, Parquet, []arkRow{
 		{ARK: "ark:99999/x9aaa1", NAAN: "99999", Shoulder: "/x9", Target: sp(""), Who: sp("(:unkn)"), What: sp("A title"),
 			When: sp("2020"), Commitment: sp("Permanent: Stable Content"), Status: "public", CreatedAt: &created, UpdatedAt: &created},
 		{ARK: "ark:99999/x9bbb2", NAAN: "99999", Shoulder: "/x9", Status: "unavailable", TombstoneReason: sp("withdrawn")},
@@ -367,10 +367,10 @@ func TestRowTypesParquetDuckDB(t *testing.T) {
 	}
 
 	diffs := filepath.Join(dir, "diffs.parquet")
-	writeAll(t, diffs, Parquet, []DiffRow{
-		{Kind: DiffTargetDiffers, ARK: "ark:99999/x9aaa1", Field: sp("target"), ExportValue: sp("https://old.example/"), LedgerValue: sp(""), Source: sp("ark_ark.csv:17")},
-		{Kind: DiffOnlyInLedger, ARK: "ark:99999/x9bbb2"},
-		{Kind: DiffOnlyInExport, ARK: "ark:99999/x9ccc3", Field: sp("target"), ExportValue: sp("https://c.example/"), Source: sp("ark_ark.csv:18"), Note: sp("reserved in the export")},
+	writeAll(t, diffs, Parquet, []diffRow{
+		{Kind: "target_differs", ARK: "ark:99999/x9aaa1", Field: sp("target"), ExportValue: sp("https://old.example/"), LedgerValue: sp(""), Source: sp("ark_ark.csv:17")},
+		{Kind: "only_in_ledger", ARK: "ark:99999/x9bbb2"},
+		{Kind: "only_in_export", ARK: "ark:99999/x9ccc3", Field: sp("target"), ExportValue: sp("https://c.example/"), Source: sp("ark_ark.csv:18"), Note: sp("reserved in the export")},
 	})
 	r = duckRead(t, diffs, `SELECT kind, field, ledger_value, ledger_value IS NULL AS ln, source, note FROM t`)
 	if got := r.types(); !reflect.DeepEqual(got, map[string]string{"kind": "VARCHAR", "ark": "VARCHAR", "field": "VARCHAR",
@@ -391,7 +391,7 @@ func TestEmptyReport(t *testing.T) {
 	for _, f := range []Format{Parquet, CSV, JSONL} {
 		t.Run(f.String(), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "empty"+f.Extension())
-			writeAll[ChangeRow](t, path, f, nil)
+			writeAll[changeRow](t, path, f, nil)
 			got, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -420,7 +420,7 @@ func TestAtomicRename(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "changes"+f.Extension())
-			w, err := Create[ChangeRow](path, f)
+			w, err := Create[changeRow](path, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -470,7 +470,7 @@ func TestAbort(t *testing.T) {
 	if err := os.WriteFile(path, []byte("old report"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Create[ChangeRow](path, Parquet)
+	w, err := Create[changeRow](path, Parquet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +511,7 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 	for _, f := range []Format{Parquet, CSV, JSONL} {
 		for _, tc := range []struct {
 			name   string
-			rows   []ChangeRow
+			rows   []changeRow
 			row    int64
 			column string
 		}{{"utf8", bad, 5, "before_url"}, {"zero_time", zero, 6, "at"}} {
@@ -521,7 +521,7 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 				if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				w, err := Create[ChangeRow](path, f)
+				w, err := Create[changeRow](path, f)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -574,14 +574,14 @@ func TestJSONLNaN(t *testing.T) {
 func nanFloat() float64 { z := 0.0; return z / z }
 
 func TestWriteSeq(t *testing.T) {
-	seqOf := func(n int, failAt int, failErr error) iter.Seq2[FindingRow, error] {
-		return func(yield func(FindingRow, error) bool) {
+	seqOf := func(n int, failAt int, failErr error) iter.Seq2[findingRow, error] {
+		return func(yield func(findingRow, error) bool) {
 			for i := range n {
 				if i == failAt {
-					yield(FindingRow{}, failErr)
+					yield(findingRow{}, failErr)
 					return
 				}
-				if !yield(FindingRow{Check: "c" + strconv.Itoa(i), Severity: "info", Detail: "d"}, nil) {
+				if !yield(findingRow{Check: "c" + strconv.Itoa(i), Severity: "info", Detail: "d"}, nil) {
 					return
 				}
 			}
@@ -590,7 +590,7 @@ func TestWriteSeq(t *testing.T) {
 	dir := t.TempDir()
 
 	path := filepath.Join(dir, "ok.csv")
-	w, err := Create[FindingRow](path, CSV)
+	w, err := Create[findingRow](path, CSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,7 +607,7 @@ func TestWriteSeq(t *testing.T) {
 	}
 
 	boom := errors.New("cursor broke")
-	w, err = Create[FindingRow](filepath.Join(dir, "broken.parquet"), Parquet)
+	w, err = Create[findingRow](filepath.Join(dir, "broken.parquet"), Parquet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,7 +621,7 @@ func TestWriteSeq(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	w, err = Create[FindingRow](filepath.Join(dir, "cancelled.jsonl"), JSONL)
+	w, err = Create[findingRow](filepath.Join(dir, "cancelled.jsonl"), JSONL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,13 +638,13 @@ func TestWriteSeq(t *testing.T) {
 
 func TestCreateErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Create[ChangeRow](filepath.Join(dir, "x.parquet"), Format(0)); !errors.Is(err, ErrUnknownFormat) {
+	if _, err := Create[changeRow](filepath.Join(dir, "x.parquet"), Format(0)); !errors.Is(err, ErrUnknownFormat) {
 		t.Errorf("Create with Format(0) = %v, want ErrUnknownFormat", err)
 	}
-	if _, err := Create[ChangeRow](filepath.Join(dir, "missing", "x.parquet"), Parquet); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Create[changeRow](filepath.Join(dir, "missing", "x.parquet"), Parquet); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Create in a missing directory = %v, want fs.ErrNotExist", err)
 	}
-	if _, err := Create[ChangeRow](dir, Parquet); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := Create[changeRow](dir, Parquet); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("Create on a directory = %v", err)
 	}
 
@@ -757,14 +757,14 @@ func TestOtherColumnKinds(t *testing.T) {
 func TestMillionChangeRows(t *testing.T) {
 	const total = 1_000_000
 	path := filepath.Join(t.TempDir(), "million.parquet")
-	w, err := Create[ChangeRow](path, Parquet)
+	w, err := Create[changeRow](path, Parquet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Abort()
 
 	base := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
-	batch := make([]ChangeRow, 1000)
+	batch := make([]changeRow, 1000)
 	var peak uint64
 	var ms runtime.MemStats
 	for done := 0; done < total; done += len(batch) {
@@ -775,7 +775,7 @@ func TestMillionChangeRows(t *testing.T) {
 			if n%10 != 0 { // every tenth change has no previous target
 				before = sp("https://old.example.org/objects/" + name)
 			}
-			batch[i] = ChangeRow{
+			batch[i] = changeRow{
 				ARK: "ark:99999/" + name, NAAN: "99999", Shoulder: "/x9",
 				At:     tp(base.Add(time.Duration(n) * 1001 * time.Microsecond)),
 				Action: "update", BeforeURL: before,

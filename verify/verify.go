@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/arkhe-ledger/arkhe/ledger"
-	"github.com/arkhe-ledger/arkhe/report"
 )
 
 // Severity grades a check: an error breaks a promise of the ledger; a warning is a
@@ -104,7 +103,7 @@ type Config struct {
 	Workers int
 	// Findings, if set, receives every finding (not only the examples), from one goroutine at
 	// a time, in no particular order. An error from it stops the audit.
-	Findings func(report.FindingRow) error
+	Findings func(FindingRow) error
 	// Progress, if set, is called now and then with the number of ARKs checked so far, from
 	// any goroutine.
 	Progress func(arks int64)
@@ -198,11 +197,11 @@ type recorder struct {
 	counts   map[string]int64
 	examples map[string][]string
 	notes    map[string]string
-	sink     func(report.FindingRow) error
+	sink     func(FindingRow) error
 	err      error // the first sink error
 }
 
-func newRecorder(keep int, sink func(report.FindingRow) error) *recorder {
+func newRecorder(keep int, sink func(FindingRow) error) *recorder {
 	return &recorder{keep: keep, counts: map[string]int64{}, examples: map[string][]string{},
 		notes: map[string]string{}, sink: sink}
 }
@@ -229,7 +228,7 @@ func (r *recorder) add(check, subject, arkStr, detail string) {
 		}
 	}
 	if r.sink != nil && r.err == nil {
-		row := report.FindingRow{Check: check, Severity: string(severityOf(check)), Detail: detail}
+		row := FindingRow{Check: check, Severity: string(severityOf(check)), Detail: detail}
 		if arkStr != "" {
 			a := arkStr
 			row.ARK = &a

@@ -14,7 +14,6 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
-	"github.com/arkhe-ledger/arkhe/report"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
 
@@ -101,11 +100,11 @@ func (tl *testLedger) importARK(replica bool, naan, name, shoulderNAAN, shoulder
 }
 
 // audit runs verify and returns the result and every finding the sink received.
-func (tl *testLedger) audit(cfg verify.Config) (*verify.Result, []report.FindingRow) {
+func (tl *testLedger) audit(cfg verify.Config) (*verify.Result, []verify.FindingRow) {
 	tl.t.Helper()
 	var mu sync.Mutex
-	var rows []report.FindingRow
-	cfg.Findings = func(r report.FindingRow) error {
+	var rows []verify.FindingRow
+	cfg.Findings = func(r verify.FindingRow) error {
 		mu.Lock()
 		defer mu.Unlock()
 		rows = append(rows, r)
@@ -148,7 +147,7 @@ func (tl *testLedger) baseline() {
 }
 
 // only asserts that check, and no other, has n findings, with example (if not "") among them.
-func only(t *testing.T, res *verify.Result, rows []report.FindingRow, check string, n int64, example string) {
+func only(t *testing.T, res *verify.Result, rows []verify.FindingRow, check string, n int64, example string) {
 	t.Helper()
 	for _, c := range res.Checks {
 		want := int64(0)

@@ -115,8 +115,8 @@ func printReconcileSummary(w io.Writer, exports []string, apply bool, s importer
 	for _, t := range s.Truncated {
 		fmt.Fprintf(w, "  truncated        %s (every complete record was compared)\n", t.Error())
 	}
-	for _, k := range []string{report.DiffOnlyInExport, report.DiffOnlyInLedger, report.DiffTargetDiffers,
-		report.DiffStatusDiffers, report.DiffMetadataDiffers, report.DiffSpellingOnly} {
+	for _, k := range []string{importer.DiffOnlyInExport, importer.DiffOnlyInLedger, importer.DiffTargetDiffers,
+		importer.DiffStatusDiffers, importer.DiffMetadataDiffers, importer.DiffSpellingOnly} {
 		fmt.Fprintf(w, "  %-16s %s\n", k, thousands(s.Kinds[k]))
 	}
 	fmt.Fprintf(w, "  only_in_ledger covers the %s the exports touch\n", plural(int64(s.Covered), "shoulder", "shoulders"))
@@ -126,7 +126,7 @@ func printReconcileSummary(w io.Writer, exports []string, apply bool, s importer
 	if apply {
 		fmt.Fprintf(w, "  applied          %s repointed, %s status/metadata changes (one ARK_CHANGE row each); %s held back\n",
 			thousands(s.Repointed), thousands(s.Changed), thousands(s.NotApplied))
-	} else if s.Kinds[report.DiffTargetDiffers]+s.Kinds[report.DiffStatusDiffers]+s.Kinds[report.DiffMetadataDiffers] > 0 {
+	} else if s.Kinds[importer.DiffTargetDiffers]+s.Kinds[importer.DiffStatusDiffers]+s.Kinds[importer.DiffMetadataDiffers] > 0 {
 		fmt.Fprintf(w, "  nothing applied: arkhe reconcile --apply accepts the exports' targets, statuses and metadata\n")
 	}
 	fmt.Fprintf(w, "  report           %s (%s)\n", s.Report, plural(s.Rows, "row", "rows"))

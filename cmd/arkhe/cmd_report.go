@@ -9,7 +9,6 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/report"
-	"github.com/arkhe-ledger/arkhe/verify"
 )
 
 func reportCommand(e *env) *cli.Command {
@@ -32,7 +31,7 @@ func reportCommand(e *env) *cli.Command {
 				Usage: "ARK_CHANGE rows: where ARKs pointed, when, by whom (columns: ark naan shoulder at action before_url after_url by)",
 				Flags: flags("changes"),
 				Action: func(c *cli.Context) error {
-					return runReport(c, e, "changes", "ARK_CHANGE rows", verify.ChangeRows)
+					return runReport(c, e, "changes", "ARK_CHANGE rows", ledger.ChangeRows)
 				},
 			},
 			{
@@ -40,7 +39,7 @@ func reportCommand(e *env) *cli.Command {
 				Usage: "the ARKs (columns: ark naan shoulder target who what when commitment status tombstone_reason created_at updated_at)",
 				Flags: flags("ARKs created"),
 				Action: func(c *cli.Context) error {
-					return runReport(c, e, "arks", "ARKs", verify.ARKRows)
+					return runReport(c, e, "arks", "ARKs", ledger.ARKRows)
 				},
 			},
 		},
@@ -49,12 +48,12 @@ func reportCommand(e *env) *cli.Command {
 
 // runReport writes one report: rows from the ledger through report.Writer, atomically.
 func runReport[T any](c *cli.Context, e *env, name, what string,
-	rows func(context.Context, *ledger.Ledger, verify.ReportFilter) iter.Seq2[T, error]) error {
+	rows func(context.Context, *ledger.Ledger, ledger.ReportFilter) iter.Seq2[T, error]) error {
 	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 	if c.NArg() > 0 {
 		return cannot(fmt.Errorf("report %s: unexpected argument %q", name, c.Args().First()))
 	}
-	var f verify.ReportFilter
+	var f ledger.ReportFilter
 	var err error
 	if f.Since, err = parseTime(c.String("since")); err != nil {
 		return cannot(fmt.Errorf("--since: %w", err))

@@ -61,7 +61,7 @@ func verifyCommand(e *env) *cli.Command {
 			if len(paths) == 0 {
 				paths = defaultFindings()
 			}
-			var writers []*report.Writer[report.FindingRow]
+			var writers []*report.Writer[verify.FindingRow]
 			defer func() {
 				for _, w := range writers {
 					w.Abort()
@@ -72,13 +72,13 @@ func verifyCommand(e *env) *cli.Command {
 				if err != nil {
 					return cannot(err)
 				}
-				w, err := report.Create[report.FindingRow](p, f)
+				w, err := report.Create[verify.FindingRow](p, f)
 				if err != nil {
 					return cannot(err)
 				}
 				writers = append(writers, w)
 			}
-			cfg.Findings = func(r report.FindingRow) error {
+			cfg.Findings = func(r verify.FindingRow) error {
 				for _, w := range writers {
 					if err := w.Write(r); err != nil {
 						return err

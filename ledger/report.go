@@ -1,4 +1,4 @@
-package verify
+package ledger
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arkhe-ledger/arkhe/ark"
-	"github.com/arkhe-ledger/arkhe/ledger"
-	"github.com/arkhe-ledger/arkhe/report"
 )
 
 // ReportFilter selects the rows of ChangeRows and ARKRows (`arkhe report changes|arks`). The
@@ -59,13 +57,13 @@ const changeQuery = `select 'ark:' || c.ark, coalesce(a.naan, split_part(c.ark, 
 	  and ($4::text = '' or s.shoulder = $4)
 	order by c.id`
 
-// ChangeRows streams the ARK_CHANGE rows selected by f as report rows (see report.ChangeRow
+// ChangeRows streams the ARK_CHANGE rows selected by f as report rows (see ChangeRow
 // for the columns), in the order they were recorded, from one snapshot, in bounded memory: the
 // rows come off the connection as the iteration consumes them. An error ends the sequence
 // (yielded once, with a zero row); stopping early releases the connection.
-func ChangeRows(ctx context.Context, l *ledger.Ledger, f ReportFilter) iter.Seq2[report.ChangeRow, error] {
-	return streamRows(ctx, l, "ARK_CHANGE", changeQuery, f, func(r pgx.Rows) (report.ChangeRow, error) {
-		var c report.ChangeRow
+func ChangeRows(ctx context.Context, l *Ledger, f ReportFilter) iter.Seq2[ChangeRow, error] {
+	return streamRows(ctx, l, "ARK_CHANGE", changeQuery, f, func(r pgx.Rows) (ChangeRow, error) {
+		var c ChangeRow
 		err := r.Scan(&c.ARK, &c.NAAN, &c.Shoulder, &c.At, &c.Action, &c.BeforeURL, &c.AfterURL, &c.By)
 		return c, err
 	})
@@ -80,11 +78,11 @@ const arkQuery = `select 'ark:' || a.ark, a.naan, coalesce(s.shoulder, ''), a.ur
 	  and ($3::text = '' or a.naan = $3)
 	  and ($4::text = '' or s.shoulder = $4)`
 
-// ARKRows streams the ARKs selected by f as report rows (see report.ARKRow for the columns),
+// ARKRows streams the ARKs selected by f as report rows (see ARKRow for the columns),
 // in the ledger's physical order, like ChangeRows.
-func ARKRows(ctx context.Context, l *ledger.Ledger, f ReportFilter) iter.Seq2[report.ARKRow, error] {
-	return streamRows(ctx, l, "ARK", arkQuery, f, func(r pgx.Rows) (report.ARKRow, error) {
-		var a report.ARKRow
+func ARKRows(ctx context.Context, l *Ledger, f ReportFilter) iter.Seq2[ARKRow, error] {
+	return streamRows(ctx, l, "ARK", arkQuery, f, func(r pgx.Rows) (ARKRow, error) {
+		var a ARKRow
 		err := r.Scan(&a.ARK, &a.NAAN, &a.Shoulder, &a.Target, &a.Who, &a.What, &a.When,
 			&a.Commitment, &a.Status, &a.TombstoneReason, &a.CreatedAt, &a.UpdatedAt)
 		return a, err
@@ -92,7 +90,7 @@ func ARKRows(ctx context.Context, l *ledger.Ledger, f ReportFilter) iter.Seq2[re
 }
 
 // streamRows runs query with f's parameters and yields each row through scan.
-func streamRows[T any](ctx context.Context, l *ledger.Ledger, what, query string, f ReportFilter,
+func streamRows[T any](ctx context.Context, l *Ledger, what, query string, f ReportFilter,
 	scan func(pgx.Rows) (T, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T

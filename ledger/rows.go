@@ -1,4 +1,4 @@
-package report
+package ledger
 
 import "time"
 
@@ -74,69 +74,4 @@ type ARKRow struct {
 	TombstoneReason *string    `parquet:"tombstone_reason"`
 	CreatedAt       *time.Time `parquet:"created_at,timestamp(microsecond:utc)"`
 	UpdatedAt       *time.Time `parquet:"updated_at,timestamp(microsecond:utc)"`
-}
-
-// FindingRow is one finding of the nightly audit (`arkhe verify`, issue 5).
-// Columns, in order:
-//
-//   - check (string, never NULL): the check's stable name, the same in every
-//     run so schedulers and dashboards can key on it.
-//   - severity (string, never NULL): how bad the finding is, as the verify
-//     package grades it (e.g. "error", "warning").
-//   - ark (string, NULL allowed): the canonical "ark:NAAN/name" the finding is
-//     about; NULL for findings about the ledger as a whole (a missing
-//     trigger, a digest mismatch). Never "".
-//   - detail (string, never NULL): a human-readable explanation; "" only when
-//     the check name says it all.
-type FindingRow struct {
-	Check    string  `parquet:"check,dict"`
-	Severity string  `parquet:"severity,dict"`
-	ARK      *string `parquet:"ark"`
-	Detail   string  `parquet:"detail"`
-}
-
-// Kinds of [DiffRow], one per way an export and the ledger can disagree.
-const (
-	// DiffOnlyInExport: the ARK is in the export but not in the ledger.
-	DiffOnlyInExport = "only_in_export"
-	// DiffOnlyInLedger: the ARK is in the ledger but not in the export.
-	DiffOnlyInLedger = "only_in_ledger"
-	// DiffTargetDiffers: both hold the ARK with different targets.
-	DiffTargetDiffers = "target_differs"
-	// DiffMetadataDiffers: an ERC or commitment field differs (field names it).
-	DiffMetadataDiffers = "metadata_differs"
-	// DiffStatusDiffers: the status or tombstone state differs.
-	DiffStatusDiffers = "status_differs"
-	// DiffSpellingOnly: the two spellings differ but normalize to the same ARK
-	// (ark-rules.md §2), so they are the same identifier.
-	DiffSpellingOnly = "spelling_only"
-)
-
-// DiffRow is one difference found by reconciling a legacy export against the
-// ledger (arkhe reconcile). Columns, in order:
-//
-//   - kind (string, never NULL): one of [DiffOnlyInExport], [DiffOnlyInLedger],
-//     [DiffTargetDiffers], [DiffMetadataDiffers], [DiffStatusDiffers],
-//     [DiffSpellingOnly].
-//   - ark (string, never NULL): the canonical "ark:NAAN/name".
-//   - field (string, NULL allowed): the field that differs ("target", "who",
-//     "status", ...); "target" on an only_in_export row (the export's target);
-//     NULL for only_in_ledger and spelling_only rows.
-//   - export_value, ledger_value (string, NULL allowed): the two values as
-//     found; NULL where that side has no value (or no row), "" where it holds
-//     the empty string. For spelling_only, export_value is the export's
-//     spelling and ledger_value the canonical one.
-//   - source (string, NULL allowed): where the export row came from, as
-//     "file:line"; NULL for only_in_ledger rows.
-//   - note (string, NULL allowed): why the row is there when that is known,
-//     e.g. on an only_in_export row "reserved in the export (arkhe import
-//     leaves it out without --include-reserved)".
-type DiffRow struct {
-	Kind        string  `parquet:"kind,dict"`
-	ARK         string  `parquet:"ark"`
-	Field       *string `parquet:"field,dict"`
-	ExportValue *string `parquet:"export_value"`
-	LedgerValue *string `parquet:"ledger_value"`
-	Source      *string `parquet:"source"`
-	Note        *string `parquet:"note"`
 }
