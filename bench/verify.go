@@ -1,0 +1,272 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/localpg"
+	"github.com/arkhe-ledger/arkhe/verify"
+)
+
+// verifyFloor is the floor the audit is measured against: a plain COPY of every ARK's key and
+// target.
+const verifyFloor = `copy (select ark, url from ark) to stdout`
+
+// VerifyTarget is the ratio the full audit must stay within: at most 5x the floor's time.
+const VerifyTarget = 5.0
+
+// VerifySettings returns the names of the server settings RunVerify reads and reports, in
+// print order (a fresh slice).
+func VerifySettings() []string {
+	return []string{"server_version", "shared_buffers", "work_mem", "effective_cache_size",
+		"max_parallel_workers_per_gather", "jit", "fsync", "synchronous_commit"}
+}
+
+// VerifyConfig configures RunVerify (`arkhe bench verify`).
+type VerifyConfig struct {
+	// Rows is the number of ARKs in the filled ledger; Repeat the timed runs of each of the
+	// floor and the audit; Seed the seed of the filled ledger. Rows and Repeat are positive.
+	Rows, Repeat int
+	Seed         int64
+	// Dir keeps the cluster and its filled ledger between runs; "" uses a temporary directory,
+	// removed at the end.
+	Dir string
+	// ServerURL is the superuser URL of an existing server to use instead of a local cluster.
+	ServerURL string
+	// Log receives progress lines; it must not be nil (io.Discard for none).
+	Log io.Writer
+	// CPUProfile is the file for a Go CPU profile of the timed audits; "" for none.
+	CPUProfile string
+}
+
+// VerifyResult is what RunVerify measured.
+type VerifyResult struct {
+	// Rows and Changes are the ARKs and ARK_CHANGE rows of the ledger audited.
+	Rows, Changes int64
+	// Server says where it ran ("a local cluster in DIR" or "the server of --database-url");
+	// Settings holds the VerifySettings as the server reported them.
+	Server   string
+	Settings map[string]string
+	// Floors and Audits are the timed runs of the floor COPY and of the full audit, in order;
+	// Since is one audit with --since right after them (nothing changed).
+	Floors, Audits []time.Duration
+	Since          time.Duration
+	// Reused reports that the filled ledger came from an earlier run; Kept names the database
+	// kept for the next run ("" when it was removed).
+	Reused bool
+	Kept   string
+}
+
+// Median returns the median of ds, which must not be empty (the upper one of an even count).
+func Median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// Ratio is the median audit time over the median floor time.
+func (r *VerifyResult) Ratio() float64 {
+	return float64(Median(r.Audits)) / float64(Median(r.Floors))
+}
+
+// RunVerify times a full audit (verify.Run) against the floor, a plain COPY of every ARK's key
+// and target, on the same ledger: it starts a throw-away cluster with the embedded default's
+// settings in cfg.Dir (or uses cfg.ServerURL), fills database bench_verify_ROWS_SEED_SCHEMA with
+// cfg.Rows ARKs over four shoulders, their receipts and one ARK_CHANGE per ten ARKs
+// (fixtures.FillLedger) unless it exists, then alternates the floor and the audit cfg.Repeat
+// times after one warm-up COPY. The filled ledger must audit clean.
+func RunVerify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
+	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "bench verify: "+format+"\n", args...) }
+	res := &VerifyResult{}
+	adminURL := cfg.ServerURL
+	if adminURL == "" {
+		dir := cfg.Dir
+		if dir == "" {
+			d, err := os.MkdirTemp("", "arkhe-bench-verify-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(d)
+			dir = d
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(dir, 0o755); err != nil { // the postgres account must reach it when run as root
+			return nil, err
+		}
+		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: cfg.Log})
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
+		adminURL = c.URL("postgres")
+		res.Server = "a local cluster in " + c.DataDir()
+	} else {
+		res.Server = "the server of --database-url"
+	}
+	admin, err := pgxpool.New(ctx, adminURL)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	defer admin.Close()
+	db := fmt.Sprintf("bench_verify_%d_%d_%s", cfg.Rows, cfg.Seed, ledger.SchemaHash())
+	dbURL, err := verifyDatabaseURL(adminURL, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, db).Scan(&res.Reused); err != nil {
+		return nil, err
+	}
+	if !res.Reused {
+		if err := fillVerifyLedger(ctx, admin, db, dbURL, cfg, logf); err != nil {
+			_, _ = admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+pgx.Identifier{db}.Sanitize()+" with (force)")
+			return nil, err
+		}
+	} else {
+		logf("reusing the filled ledger %s", db)
+	}
+	l, err := ledger.Open(ctx, dbURL, 4)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	if err := l.Pool.QueryRow(ctx, `select (select count(*) from ark), (select count(*) from ark_change)`).Scan(&res.Rows, &res.Changes); err != nil {
+		return nil, err
+	}
+	res.Settings = map[string]string{}
+	for _, k := range VerifySettings() {
+		var v string
+		if err := l.Pool.QueryRow(ctx, `select current_setting($1)`, k).Scan(&v); err != nil {
+			return nil, err
+		}
+		res.Settings[k] = v
+	}
+	floor := func() (time.Duration, error) {
+		conn, err := l.Pool.Acquire(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Release()
+		start := time.Now()
+		if _, err := conn.Conn().PgConn().CopyTo(ctx, io.Discard, verifyFloor); err != nil {
+			return 0, fmt.Errorf("floor: %w", err)
+		}
+		return time.Since(start), nil
+	}
+	audit := func(since bool) (time.Duration, error) {
+		start := time.Now()
+		r, err := verify.Run(ctx, l, verify.Config{Since: since, ClientID: "arkhe-bench"})
+		if err != nil {
+			return 0, err
+		}
+		d := time.Since(start)
+		if !r.Clean() {
+			return 0, fmt.Errorf("the filled ledger has %d findings; it should be clean", r.Findings())
+		}
+		return d, nil
+	}
+	logf("warming up: one floor COPY")
+	if _, err := floor(); err != nil {
+		return nil, err
+	}
+	if cfg.CPUProfile != "" {
+		profile, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer profile.Close()
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for i := 0; i < cfg.Repeat; i++ {
+		f, err := floor()
+		if err != nil {
+			return nil, err
+		}
+		a, err := audit(false)
+		if err != nil {
+			return nil, err
+		}
+		logf("run %d: floor %.3f s, verify %.3f s", i+1, f.Seconds(), a.Seconds())
+		res.Floors = append(res.Floors, f)
+		res.Audits = append(res.Audits, a)
+	}
+	if res.Since, err = audit(true); err != nil {
+		return nil, err
+	}
+	if cfg.ServerURL != "" || cfg.Dir != "" {
+		res.Kept = db
+	}
+	return res, nil
+}
+
+// fillVerifyLedger creates database db, migrates it and fills it (fixtures.FillLedger, unchecked
+// COPY), then VACUUM ANALYZE and CHECKPOINT so the timed runs read a settled table.
+func fillVerifyLedger(ctx context.Context, admin *pgxpool.Pool, db, dbURL string, cfg VerifyConfig, logf func(string, ...any)) error {
+	if _, err := admin.Exec(ctx, "create database "+pgx.Identifier{db}.Sanitize()); err != nil {
+		return err
+	}
+	l, err := ledger.Open(ctx, dbURL, 2)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if _, err := l.Init(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	last := time.Now()
+	err = fixtures.FillLedger(ctx, l.Pool, cfg.Rows, cfg.Seed, fixtures.FillOptions{
+		Shoulders: []string{"/x9", "/b5", "/fk4", "/mm7"}, ChangeEvery: 10, Unchecked: true,
+		Progress: func(done int) {
+			if time.Since(last) > 5*time.Second || done == cfg.Rows {
+				last = time.Now()
+				logf("filled %d of %d ARKs", done, cfg.Rows)
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	logf("filled %d ARKs in %.1f s; vacuum analyze", cfg.Rows, time.Since(start).Seconds())
+	if _, err := l.Pool.Exec(ctx, "vacuum analyze"); err != nil {
+		return err
+	}
+	if _, err := l.Pool.Exec(ctx, "checkpoint"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// verifyDatabaseURL returns the connection string u with its database replaced by db
+// (URL or keyword/value form).
+func verifyDatabaseURL(u, db string) (string, error) {
+	if strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
+		p, err := url.Parse(u)
+		if err != nil {
+			return "", fmt.Errorf("database URL: %w", err)
+		}
+		p.Path = "/" + db
+		q := p.Query()
+		if q.Has("dbname") {
+			q.Set("dbname", db)
+			p.RawQuery = q.Encode()
+		}
+		return p.String(), nil
+	}
+	return u + " dbname='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(db) + "'", nil
+}
