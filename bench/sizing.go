@@ -39,7 +39,7 @@ type SizingConfig struct {
 	DatabaseURL string
 	// TempDir holds the throw-away cluster; "" is /tmp (the socket path must stay short).
 	TempDir string
-	// Layouts are the layout names to build, in order; empty builds all (sizing.Layouts).
+	// Layouts are the layout names to build, in order; empty builds all (Layouts).
 	Layouts []string
 	// Workers and Batch are the concurrent loaders and the rows per transaction of each, as
 	// arkhe mint's sink workers (0: pipeline.DefaultWorkers and pipeline.DefaultBatchSize).
@@ -78,9 +78,9 @@ func (c *SizingConfig) Validate() error {
 		c.Log = io.Discard
 	}
 	for _, n := range c.Layouts {
-		if _, ok := sizing.LayoutByName(n); !ok {
+		if _, ok := LayoutByName(n); !ok {
 			var names []string
-			for _, l := range sizing.Layouts() {
+			for _, l := range Layouts() {
 				names = append(names, l.Name)
 			}
 			return fmt.Errorf("bench sizing: no layout %q (layouts: %s)", n, strings.Join(names, ", "))
@@ -92,23 +92,23 @@ func (c *SizingConfig) Validate() error {
 // SizingReport is the outcome of RunSizing: each layout built from the same rows, measured as
 // loaded and after REINDEX, with the levers and verdicts derived from them.
 type SizingReport struct {
-	Source   string                `json:"source"`
-	ARKs     int                   `json:"arks"`
-	Fields   sizing.Fields         `json:"fields"`
-	Server   string                `json:"server_version"`
-	Settings map[string]string     `json:"settings"`
-	Results  []*sizing.BuildResult `json:"results"`
+	Source   string            `json:"source"`
+	ARKs     int               `json:"arks"`
+	Fields   sizing.Fields     `json:"fields"`
+	Server   string            `json:"server_version"`
+	Settings map[string]string `json:"settings"`
+	Results  []*BuildResult    `json:"results"`
 	// Model is the structural model's cost for the rows' field lengths, ModelDiffPct how far
 	// its prediction of arkhe's ark (receipts on the row) + ark_change is from the measurement (%).
-	Model        sizing.Costs   `json:"model"`
-	ModelDiffPct float64        `json:"model_diff_pct"`
-	Levers       []sizing.Lever `json:"levers"`
-	Verdict      string         `json:"verdict"`
-	Target       string         `json:"target"`
+	Model        sizing.Costs `json:"model"`
+	ModelDiffPct float64      `json:"model_diff_pct"`
+	Levers       []Lever      `json:"levers"`
+	Verdict      string       `json:"verdict"`
+	Target       string       `json:"target"`
 }
 
 // Result returns the result of the layout called name, or nil.
-func (r *SizingReport) Result(name string) *sizing.BuildResult {
+func (r *SizingReport) Result(name string) *BuildResult {
 	for _, x := range r.Results {
 		if x.Layout.Name == name {
 			return x
@@ -125,11 +125,11 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	var rows *sizing.RowSet
+	var rows *RowSet
 	if cfg.Input != "" {
-		rows, err = sizing.ReadTate(ctx, cfg.Input, cfg.Rows, cfg.NAAN, cfg.Shoulder, cfg.Seed)
+		rows, err = ReadTate(ctx, cfg.Input, cfg.Rows, cfg.NAAN, cfg.Shoulder, cfg.Seed)
 	} else {
-		rows, err = sizing.GenerateRows(cfg.NAAN, cfg.Shoulder, cfg.Rows, cfg.Seed)
+		rows, err = GenerateRows(cfg.NAAN, cfg.Shoulder, cfg.Rows, cfg.Seed)
 	}
 	if err != nil {
 		return nil, err
@@ -167,11 +167,11 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 		return nil, err
 	}
 	rep.Server = rep.Settings["server_version"]
-	layouts := sizing.Layouts()
+	layouts := Layouts()
 	if len(cfg.Layouts) > 0 {
 		layouts = layouts[:0]
 		for _, n := range cfg.Layouts {
-			l, _ := sizing.LayoutByName(n)
+			l, _ := LayoutByName(n)
 			layouts = append(layouts, l)
 		}
 	}
@@ -191,7 +191,7 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 		predicted := float64(pred.ARKBytes + pred.ReceiptBytes + pred.ChangeBytes)
 		rep.ModelDiffPct = (predicted - measured) / measured * 100
 	}
-	rep.Levers = sizing.Levers(rep.Results)
+	rep.Levers = Levers(rep.Results)
 	rep.Verdict = verdict(rep)
 	rep.Target = target(rep)
 	return rep, nil
@@ -199,7 +199,7 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 
 // buildIn creates database arkhe_sizing_<layout>_<8 random hex digits>, builds the layout in
 // it and drops it.
-func buildIn(ctx context.Context, admin *pgx.Conn, adminURL string, l sizing.Layout, rows *sizing.RowSet, cfg SizingConfig) (*sizing.BuildResult, error) {
+func buildIn(ctx context.Context, admin *pgx.Conn, adminURL string, l Layout, rows *RowSet, cfg SizingConfig) (*BuildResult, error) {
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, fmt.Errorf("layout %s: %w", l.Name, err)
@@ -221,11 +221,11 @@ func buildIn(ctx context.Context, admin *pgx.Conn, adminURL string, l sizing.Lay
 		return nil, fmt.Errorf("layout %s: %w", l.Name, err)
 	}
 	defer pool.Close()
-	o := sizing.BuildOptions{Batch: cfg.Batch, Workers: cfg.Workers}
+	o := BuildOptions{Batch: cfg.Batch, Workers: cfg.Workers}
 	if cfg.Progress != nil {
 		o.Progress = func(done int) { cfg.Progress(l.Name, done, len(rows.Rows)) }
 	}
-	return sizing.Build(ctx, pool, l, rows, o)
+	return Build(ctx, pool, l, rows, o)
 }
 
 // verdict compares the natural and surrogate layouts (ADR-0031): octets per ARK of the whole

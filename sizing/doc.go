@@ -1,6 +1,6 @@
 // Package sizing says what each ARK costs on disk (issue 6): a structural model of arkhe's rows,
-// the measurement of a live ledger, projections to a billion ARKs, namespace arithmetic, and the
-// bench layouts behind `arkhe bench sizing` that measure the physical-key decision of ADR-0031.
+// the measurement of a live ledger, projections to a billion ARKs and namespace arithmetic. The
+// layouts `arkhe bench sizing` builds and measures with it, and their rows, are in package bench.
 //
 // # The model
 //

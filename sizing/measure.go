@@ -767,3 +767,20 @@ func Compare(m *Measurement) Comparison {
 	cmp.Verdict = v.String()
 	return cmp
 }
+
+// MeasureTables measures every table of the current schema like Measure (heap, maps, TOAST,
+// each index, total, exact row counts), without the ledger-specific parts, so it works on any
+// schema (the bench layouts).
+func MeasureTables(ctx context.Context, q Querier) ([]TableSize, error) {
+	tables, err := measureTables(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	for i := range tables {
+		t := &tables[i]
+		if err := q.QueryRow(ctx, "select count(*) from "+pgx.Identifier{t.Name}.Sanitize()).Scan(&t.Rows); err != nil {
+			return nil, fmt.Errorf("measure: count rows of %s: %w", t.Name, err)
+		}
+	}
+	return tables, nil
+}

@@ -15,7 +15,7 @@ import (
 
 func benchSizingCommand(e *env) *cli.Command {
 	var layoutNames []string
-	for _, l := range sizing.Layouts() {
+	for _, l := range bench.Layouts() {
 		layoutNames = append(layoutNames, l.Name)
 	}
 	return &cli.Command{
@@ -128,7 +128,7 @@ func printBenchSizing(w io.Writer, rep *bench.SizingReport) {
 		fmt.Fprintf(tw, "%s\t", r.Layout.Name)
 	}
 	fmt.Fprintln(tw)
-	row := func(label string, v func(r *sizing.BuildResult) string) {
+	row := func(label string, v func(r *bench.BuildResult) string) {
 		fmt.Fprintf(tw, "%s\t", label)
 		for _, r := range rep.Results {
 			fmt.Fprintf(tw, "%s\t", v(r))
@@ -140,7 +140,7 @@ func printBenchSizing(w io.Writer, rep *bench.SizingReport) {
 		if k.part != "heap" && k.part != "TOAST" {
 			label = "  index " + k.part
 		}
-		row(label, func(r *sizing.BuildResult) string {
+		row(label, func(r *bench.BuildResult) string {
 			v, ok := vals[k][r.Layout.Name]
 			if !ok {
 				return "-"
@@ -148,19 +148,19 @@ func printBenchSizing(w io.Writer, rep *bench.SizingReport) {
 			return fmt.Sprintf("%.1f", v)
 		})
 	}
-	row("other tables", func(r *sizing.BuildResult) string { _, _, _, o := r.PerARK(r.Loaded); return fmt.Sprintf("%.1f", o) })
-	row("ark + receipt (all-in)", func(r *sizing.BuildResult) string { return fmt.Sprintf("%.1f", r.AllIn(r.Loaded)) })
-	row("ledger (+ changes, other)", func(r *sizing.BuildResult) string { return fmt.Sprintf("%.1f", r.Ledger(r.Loaded)) })
-	row("all-in after REINDEX", func(r *sizing.BuildResult) string { return fmt.Sprintf("%.1f", r.AllIn(r.Rebuilt)) })
-	row("ledger after REINDEX", func(r *sizing.BuildResult) string { return fmt.Sprintf("%.1f", r.Ledger(r.Rebuilt)) })
-	row("load, ARKs/s (with receipts)", func(r *sizing.BuildResult) string { return szInt(int64(r.ARKsPerSecond())) })
-	row("ARK_CHANGE rows/s", func(r *sizing.BuildResult) string {
+	row("other tables", func(r *bench.BuildResult) string { _, _, _, o := r.PerARK(r.Loaded); return fmt.Sprintf("%.1f", o) })
+	row("ark + receipt (all-in)", func(r *bench.BuildResult) string { return fmt.Sprintf("%.1f", r.AllIn(r.Loaded)) })
+	row("ledger (+ changes, other)", func(r *bench.BuildResult) string { return fmt.Sprintf("%.1f", r.Ledger(r.Loaded)) })
+	row("all-in after REINDEX", func(r *bench.BuildResult) string { return fmt.Sprintf("%.1f", r.AllIn(r.Rebuilt)) })
+	row("ledger after REINDEX", func(r *bench.BuildResult) string { return fmt.Sprintf("%.1f", r.Ledger(r.Rebuilt)) })
+	row("load, ARKs/s (with receipts)", func(r *bench.BuildResult) string { return szInt(int64(r.ARKsPerSecond())) })
+	row("ARK_CHANGE rows/s", func(r *bench.BuildResult) string {
 		if r.ChangeLoad <= 0 {
 			return "-"
 		}
 		return szInt(int64(float64(r.Changes) / r.ChangeLoad.Seconds()))
 	})
-	row("WAL per ARK", func(r *sizing.BuildResult) string { return fmt.Sprintf("%.0f", float64(r.WALBytes)/float64(r.ARKs)) })
+	row("WAL per ARK", func(r *bench.BuildResult) string { return fmt.Sprintf("%.0f", float64(r.WALBytes)/float64(r.ARKs)) })
 	tw.Flush()
 
 	fmt.Fprintln(w, "\nlevers (bytes per ARK, whole ledger; ark + receipt in brackets)")

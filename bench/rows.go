@@ -1,4 +1,4 @@
-package sizing
+package bench
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/sizing"
 )
 
 // Row is one ARK of a bench row set with its receipt: an assigned name, the target, the ERC
@@ -44,8 +45,8 @@ type RowSet struct {
 func (s *RowSet) Key(i int) string { return s.NAAN + "/" + s.Rows[i].Name }
 
 // Fields returns the set's average field lengths and shares (the model's input).
-func (s *RowSet) Fields() Fields {
-	f := Fields{NAAN: float64(len(s.NAAN))}
+func (s *RowSet) Fields() sizing.Fields {
+	f := sizing.Fields{NAAN: float64(len(s.NAAN))}
 	if len(s.Rows) == 0 {
 		return f
 	}

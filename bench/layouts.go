@@ -1,4 +1,4 @@
-package sizing
+package bench
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/sizing"
 )
 
 // Layout is one physical schema `arkhe bench sizing` builds a ledger in: arkhe's own (the
@@ -84,8 +85,8 @@ func LayoutByName(name string) (Layout, bool) {
 
 // The bench's registration: NAAN, shoulder and client every layout's rows belong to.
 const (
-	benchManager = "sizing bench"
-	benchClient  = "tate-collections-minter"
+	layoutManager = "sizing bench"
+	layoutClient  = "tate-collections-minter"
 )
 
 // ddl returns the bench-only schema of a shape (not for migrations): the payload columns of
@@ -202,8 +203,8 @@ type BuildResult struct {
 	WALBytes int64 `json:"wal_bytes"`
 	// Loaded are the tables as loaded (indexes filled by random-order inserts, as minting fills
 	// them), Rebuilt the same after REINDEX.
-	Loaded  []TableSize `json:"loaded"`
-	Rebuilt []TableSize `json:"rebuilt"`
+	Loaded  []sizing.TableSize `json:"loaded"`
+	Rebuilt []sizing.TableSize `json:"rebuilt"`
 }
 
 // ARKsPerSecond returns the load throughput: ARKs (with their receipts) per second.
@@ -217,7 +218,7 @@ func (r *BuildResult) ARKsPerSecond() float64 {
 // PerARK returns the octets per ARK of each growing table in tables (as loaded or rebuilt):
 // ark (with the receipt columns when they are on the row, as in arkhe's schema), mint_receipt
 // (layouts with a receipt table), ark_change, the rest.
-func (r *BuildResult) PerARK(tables []TableSize) (arkB, receiptB, changeB, restB float64) {
+func (r *BuildResult) PerARK(tables []sizing.TableSize) (arkB, receiptB, changeB, restB float64) {
 	n := float64(r.ARKs)
 	if n == 0 {
 		return 0, 0, 0, 0
@@ -225,11 +226,11 @@ func (r *BuildResult) PerARK(tables []TableSize) (arkB, receiptB, changeB, restB
 	for _, t := range tables {
 		v := float64(t.Total) / n
 		switch t.Name {
-		case TableARK:
+		case sizing.TableARK:
 			arkB = v
-		case TableReceipt:
+		case sizing.TableReceipt:
 			receiptB = v
-		case TableChange:
+		case sizing.TableChange:
 			changeB = v
 		default:
 			restB += v
@@ -240,20 +241,20 @@ func (r *BuildResult) PerARK(tables []TableSize) (arkB, receiptB, changeB, restB
 
 // AllIn returns ark + receipt octets per ARK (heap, TOAST, indexes): the figure of issue 6's
 // target.
-func (r *BuildResult) AllIn(tables []TableSize) float64 {
+func (r *BuildResult) AllIn(tables []sizing.TableSize) float64 {
 	a, rc, _, _ := r.PerARK(tables)
 	return a + rc
 }
 
 // Growing returns the octets per ARK of the growing tables: ark, receipts and ark_change, the
 // tables that do not grow with the ARKs left out.
-func (r *BuildResult) Growing(tables []TableSize) float64 {
+func (r *BuildResult) Growing(tables []sizing.TableSize) float64 {
 	a, rc, c, _ := r.PerARK(tables)
 	return a + rc + c
 }
 
 // Ledger returns every table's octets per ARK, changes included.
-func (r *BuildResult) Ledger(tables []TableSize) float64 {
+func (r *BuildResult) Ledger(tables []sizing.TableSize) float64 {
 	a, rc, c, rest := r.PerARK(tables)
 	return a + rc + c + rest
 }
@@ -323,13 +324,13 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 			for lo := 0; lo < len(idx); lo += o.Batch {
 				batch := idx[lo:min(lo+o.Batch, len(idx))]
 				if err := pgx.BeginFunc(gctx, wc, func(tx pgx.Tx) error {
-					if _, err := tx.CopyFrom(gctx, pgx.Identifier{TableARK}, arkCols, rowSource(batch, arkRow)); err != nil {
+					if _, err := tx.CopyFrom(gctx, pgx.Identifier{sizing.TableARK}, arkCols, rowSource(batch, arkRow)); err != nil {
 						return fmt.Errorf("copy ark: %w", err)
 					}
 					if s.receiptOnRow {
 						return nil
 					}
-					return copyRefs(gctx, tx, s, TableReceipt, recCols, rowSource(batch, recRow), clientKey)
+					return copyRefs(gctx, tx, s, sizing.TableReceipt, recCols, rowSource(batch, recRow), clientKey)
 				}); err != nil {
 					return fmt.Errorf("load a batch of %d rows: %w", len(batch), err)
 				}
@@ -356,7 +357,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 		}
 		start = time.Now()
 		if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			return copyRefs(ctx, tx, s, TableChange, chCols, rowSource(idx, chRow), clientKey)
+			return copyRefs(ctx, tx, s, sizing.TableChange, chCols, rowSource(idx, chRow), clientKey)
 		}); err != nil {
 			return fail("load ark_change", err)
 		}
@@ -368,7 +369,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 		return fail("read WAL position", err)
 	}
 	res.WALBytes = wal
-	if res.Loaded, err = MeasureTables(ctx, conn); err != nil {
+	if res.Loaded, err = sizing.MeasureTables(ctx, conn); err != nil {
 		return fail("measure", err)
 	}
 	for _, t := range res.Loaded {
@@ -376,7 +377,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 			return fail("reindex "+t.Name, err)
 		}
 	}
-	if res.Rebuilt, err = MeasureTables(ctx, conn); err != nil {
+	if res.Rebuilt, err = sizing.MeasureTables(ctx, conn); err != nil {
 		return fail("measure after reindex", err)
 	}
 	return res, nil
@@ -425,16 +426,16 @@ func register(ctx context.Context, conn *pgx.Conn, s shape, rows *RowSet, client
 		return err
 	}
 	if s.migrations {
-		if _, err := conn.Exec(ctx, `insert into manager (naan, name) values ($1, $2)`, rows.NAAN, benchManager); err != nil {
+		if _, err := conn.Exec(ctx, `insert into manager (naan, name) values ($1, $2)`, rows.NAAN, layoutManager); err != nil {
 			return err
 		}
 		if err := conn.QueryRow(ctx, `insert into shoulder (naan, shoulder, manager_id)
 			values ($1::text, $2::text, (select id from manager where naan = $1::text and name = $3::text)) returning id`,
-			rows.NAAN, rows.Shoulder, benchManager).Scan(shoulderKey); err != nil {
+			rows.NAAN, rows.Shoulder, layoutManager).Scan(shoulderKey); err != nil {
 			return err
 		}
 		return conn.QueryRow(ctx, `insert into client (client_id, naan, subject_type, authority, allowed_scopes)
-			values ($1, $2, 'machine', 'system', '{ark:mint}') returning id`, benchClient, rows.NAAN).Scan(clientKey)
+			values ($1, $2, 'machine', 'system', '{ark:mint}') returning id`, layoutClient, rows.NAAN).Scan(clientKey)
 	}
 	if s.shoulderRef == refBigint {
 		if err := conn.QueryRow(ctx, `insert into shoulder (naan, shoulder) values ($1, $2) returning id`,
@@ -444,7 +445,7 @@ func register(ctx context.Context, conn *pgx.Conn, s shape, rows *RowSet, client
 	} else if _, err := conn.Exec(ctx, `insert into shoulder (naan, shoulder) values ($1, $2)`, rows.NAAN, rows.Shoulder); err != nil {
 		return err
 	}
-	return conn.QueryRow(ctx, `insert into client (client_id, naan) values ($1, $2) returning id`, benchClient, rows.NAAN).Scan(clientKey)
+	return conn.QueryRow(ctx, `insert into client (client_id, naan) values ($1, $2) returning id`, layoutClient, rows.NAAN).Scan(clientKey)
 }
 
 // rowSource streams the rows idx of a row function to COPY without materializing the batch.
@@ -471,7 +472,7 @@ func (s shape) clientValue(key int64) any {
 	if s.clientRef == refBigint {
 		return key
 	}
-	return benchClient
+	return layoutClient
 }
 
 // arkColumns returns the COPY columns of ark and the values of row i, as mint writes them.
@@ -547,23 +548,6 @@ func (s shape) changeColumns(rows *RowSet, clientKey int64) ([]string, func(i in
 	}
 }
 
-// MeasureTables measures every table of the current schema like Measure (heap, maps, TOAST,
-// each index, total, exact row counts), without the ledger-specific parts, so it works on any
-// schema (the bench layouts).
-func MeasureTables(ctx context.Context, q Querier) ([]TableSize, error) {
-	tables, err := measureTables(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	for i := range tables {
-		t := &tables[i]
-		if err := q.QueryRow(ctx, "select count(*) from "+pgx.Identifier{t.Name}.Sanitize()).Scan(&t.Rows); err != nil {
-			return nil, fmt.Errorf("measure: count rows of %s: %w", t.Name, err)
-		}
-	}
-	return tables, nil
-}
-
 // Lever is one schema choice of issue 6's targets, measured: octets per ARK before and after it,
 // on the same rows.
 type Lever struct {
@@ -599,7 +583,7 @@ func Levers(results []*BuildResult) []Lever {
 		return nil
 	}
 	var out []Lever
-	add := func(name string, from *BuildResult, fromT []TableSize, fromName string, to *BuildResult, toT []TableSize, toName string) {
+	add := func(name string, from *BuildResult, fromT []sizing.TableSize, fromName string, to *BuildResult, toT []sizing.TableSize, toName string) {
 		l := Lever{Name: name, From: fromName, To: toName,
 			AllInBefore: from.AllIn(fromT), AllInAfter: to.AllIn(toT),
 			LedgerBefore: from.Growing(fromT), LedgerAfter: to.Growing(toT)}

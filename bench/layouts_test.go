@@ -1,4 +1,4 @@
-package sizing_test
+package bench_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arkhe-ledger/arkhe/bench"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/sizing"
 )
@@ -48,15 +49,15 @@ func emptyDatabase(t *testing.T, name string) *pgxpool.Pool {
 }
 
 func TestBuildLayouts(t *testing.T) {
-	rows, err := sizing.GenerateRows("99999", "/x9", 4000, 3)
+	rows, err := bench.GenerateRows("99999", "/x9", 4000, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := map[string]*sizing.BuildResult{}
-	var all []*sizing.BuildResult
-	for _, l := range sizing.Layouts() {
+	res := map[string]*bench.BuildResult{}
+	var all []*bench.BuildResult
+	for _, l := range bench.Layouts() {
 		conn := emptyDatabase(t, l.Name)
-		r, err := sizing.Build(context.Background(), conn, l, rows, sizing.BuildOptions{Batch: 1000})
+		r, err := bench.Build(context.Background(), conn, l, rows, bench.BuildOptions{Batch: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func TestBuildLayouts(t *testing.T) {
 	if a.AllIn(a.Rebuilt) >= a.AllIn(a.Loaded) {
 		t.Errorf("REINDEX did not shrink arkhe: %.1f → %.1f", a.AllIn(a.Loaded), a.AllIn(a.Rebuilt))
 	}
-	levers := sizing.Levers(all)
+	levers := bench.Levers(all)
 	if len(levers) != 7 {
 		t.Fatalf("%d levers: %+v", len(levers), levers)
 	}
@@ -132,12 +133,12 @@ func TestBuildLayouts(t *testing.T) {
 // TestModelPredictsBuiltLedger builds arkhe's schema with 20,000 Tate-like ARKs (receipts, one
 // change per ten) and checks the structural model within 10 % of the measurement, table by table.
 func TestModelPredictsBuiltLedger(t *testing.T) {
-	rows, err := sizing.GenerateRows("99999", "/x9", 20_000, 11)
+	rows, err := bench.GenerateRows("99999", "/x9", 20_000, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, _ := sizing.LayoutByName("arkhe")
-	r, err := sizing.Build(context.Background(), emptyDatabase(t, "model"), l, rows, sizing.BuildOptions{})
+	l, _ := bench.LayoutByName("arkhe")
+	r, err := bench.Build(context.Background(), emptyDatabase(t, "model"), l, rows, bench.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

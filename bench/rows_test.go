@@ -1,4 +1,4 @@
-package sizing_test
+package bench_test
 
 import (
 	"compress/gzip"
@@ -9,15 +9,15 @@ import (
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/ark"
-	"github.com/arkhe-ledger/arkhe/sizing"
+	"github.com/arkhe-ledger/arkhe/bench"
 )
 
 func TestGenerateRows(t *testing.T) {
-	a, err := sizing.GenerateRows("99999", "/x9", 5000, 7)
+	a, err := bench.GenerateRows("99999", "/x9", 5000, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := sizing.GenerateRows("99999", "x9", 5000, 7)
+	b, err := bench.GenerateRows("99999", "x9", 5000, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestGenerateRows(t *testing.T) {
 			t.Fatalf("row %d key %s: %v (check character must verify)", i, key, err)
 		}
 	}
-	c, _ := sizing.GenerateRows("99999", "/x9", 10, 8)
+	c, _ := bench.GenerateRows("99999", "/x9", 10, 8)
 	if c.Rows[0].Name == a.Rows[0].Name {
 		t.Errorf("another seed drew the same first name %s", c.Rows[0].Name)
 	}
@@ -82,7 +82,7 @@ func TestReadTate(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("Tate data not present (shared/ must sit beside the repository): %v", err)
 	}
-	set, err := sizing.ReadTate(context.Background(), path, 2000, "99999", "/x9", 1)
+	set, err := bench.ReadTate(context.Background(), path, 2000, "99999", "/x9", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +110,13 @@ func TestReadTateErrorsNameTheLine(t *testing.T) {
 	gz.Write([]byte(`{"acno":"A1","title":"t","url":"http://x/1"}` + "\n" + `{"acno":"A2","title":` + "\n"))
 	gz.Close()
 	f.Close()
-	_, err = sizing.ReadTate(context.Background(), path, 0, "99999", "/x9", 1)
+	_, err = bench.ReadTate(context.Background(), path, 0, "99999", "/x9", 1)
 	if err == nil || !strings.Contains(err.Error(), path+" line 2") {
 		t.Errorf("error %v, want one naming %s line 2", err, path)
 	}
 	noID := filepath.Join(dir, "noid.jsonl")
 	os.WriteFile(noID, []byte(`{"title":"t"}`+"\n"), 0o644)
-	_, err = sizing.ReadTate(context.Background(), noID, 0, "99999", "/x9", 1)
+	_, err = bench.ReadTate(context.Background(), noID, 0, "99999", "/x9", 1)
 	if err == nil || !strings.Contains(err.Error(), "line 1: field acno") {
 		t.Errorf("error %v, want one naming line 1 and field acno", err)
 	}
