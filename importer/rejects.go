@@ -113,13 +113,6 @@ func (w *rejectFile) rewind(m rejectMark) error {
 	return w.file.Rewind(m.file)
 }
 
-// count returns the lines written (or counted, with no path).
-func (w *rejectFile) count() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.n
-}
-
 // close renames the file into place and returns its path, or "" when nothing was written (a
 // stale reject file of ours at the path is then removed, so it never passes for this run's).
 func (w *rejectFile) close() (string, error) {

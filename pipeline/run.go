@@ -120,9 +120,6 @@ type Batch struct {
 	Rows       []Row
 	Draws      int64
 	Collisions int64
-
-	left   int         // rows not yet emitted by the collector
-	freeTo chan *Batch // where the collector returns the batch for reuse
 }
 
 // Progress is a snapshot of a run, passed to RunConfig.Progress. Done counts rows settled and

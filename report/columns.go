@@ -131,7 +131,10 @@ func timestampLayout(args string) (string, error) {
 		return layoutMillis, nil
 	}
 	inner, ok := strings.CutPrefix(args, "(")
-	if inner, ok = strings.CutSuffix(inner, ")"); !ok {
+	if ok {
+		inner, ok = strings.CutSuffix(inner, ")")
+	}
+	if !ok {
 		return "", fmt.Errorf("malformed timestamp tag arguments %q", args)
 	}
 	unit, adjust, _ := strings.Cut(inner, ":")

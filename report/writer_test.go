@@ -672,7 +672,7 @@ func TestCreateErrors(t *testing.T) {
 	}
 	type noColumns struct {
 		A string `parquet:"-"`
-		b string
+		_ string
 	}
 	type badUnit struct {
 		A time.Time `parquet:"a,timestamp(fortnight)"`

@@ -117,10 +117,6 @@ type Column struct {
 
 func int8Col(name string) Column { return Column{Name: name, Len: 8, Align: 8, Present: 1} }
 
-func boolCol(name string, present float64) Column {
-	return Column{Name: name, Len: 1, Align: 1, Present: present}
-}
-
 // textCol is a varlena column (text, varchar, bytea, jsonb: typalign i) holding avg octets when
 // present; present 0 gives an always-null column.
 func textCol(name string, avg, present float64) Column {

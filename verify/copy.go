@@ -202,15 +202,3 @@ func (r *tupleReader) boolField() bool {
 	v := r.field()
 	return len(v) == 1 && v[0] != 0
 }
-
-// int16Field returns the next field as a big-endian int2; 0 for NULL.
-func (r *tupleReader) int16Field() (int16, error) {
-	v := r.field()
-	if v == nil {
-		return 0, nil
-	}
-	if len(v) != 2 {
-		return 0, fmt.Errorf("%w: 2-octet field of %d octets", errCopyFormat, len(v))
-	}
-	return int16(binary.BigEndian.Uint16(v)), nil
-}

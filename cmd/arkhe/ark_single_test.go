@@ -71,11 +71,11 @@ func TestARKShowRepointTombstone(t *testing.T) {
 		t.Errorf("unknown ARK: %s", errOut)
 	}
 
-	code, out, errOut := arkhe(t, url, "", "ark", "show", "ark:/99999/X9-BC12")
+	code, _, errOut := arkhe(t, url, "", "ark", "show", "ark:/99999/X9-BC12")
 	if code != 2 { // NAAN is case-folded, the name is not: X9BC12 is another ARK
 		t.Errorf("show of another spelling: exit %d %s", code, errOut)
 	}
-	code, out, errOut = arkhe(t, url, "", "ark", "show", "ark:/99999/x9-bc12")
+	code, out, errOut := arkhe(t, url, "", "ark", "show", "ark:/99999/x9-bc12")
 	if code != 0 {
 		t.Fatalf("show: %d %s", code, errOut)
 	}
