@@ -10,7 +10,11 @@ PG_BINDIR    := $(shell ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | 
 TATE         := $(SHARED)/data/tategallery-collection/artworks.jsonl.gz
 TATE_MAPPING := request_id=acno,what=title,who=all_artists,when=dateText,url=url
 
-.PHONY: all build run test test-short deps pg-server duckdb vet fuzz bench bench-large clean
+# staticcheck 2026.2.2, the first release built for Go 1.26; installed into $(TOOLS)/bin by `make vet`.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK  := $(TOOLS)/bin/staticcheck
+
+.PHONY: all build run test test-short deps pg-server duckdb staticcheck vet fuzz bench bench-large clean
 
 all: build
 
@@ -38,9 +42,20 @@ duckdb:
 
 deps: pg-server duckdb
 
-vet:
+# staticcheck at STATICCHECK_VERSION, installed when missing or at another version.
+staticcheck:
+	@$(STATICCHECK) -version 2>/dev/null | grep -qF '($(STATICCHECK_VERSION:v%=%))' || \
+		{ echo "installing staticcheck $(STATICCHECK_VERSION) into $(TOOLS)/bin"; \
+		  GOBIN=$(TOOLS)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); }
+
+# The gates that keep the house in order: formatting, go vet, imports pointing the way
+# docs/layout.md allows, a tidy go.mod, and staticcheck.
+vet: staticcheck
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
+	$(GO) run ./internal/importgate
+	@$(GO) mod tidy -diff || (echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1)
+	$(STATICCHECK) ./...
 
 # The main job on real input, on the embedded default: mint one ARK per Tate artwork (69,202).
 # A second run replays them all and mints nothing.
