@@ -364,7 +364,7 @@ var arkColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", 
 	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
 	"updated_at", "created_by", "import_run_id"}
 
-// copySQL receives a batch's new ARKs (importCopyEncoder).
+// copySQL receives a batch's new ARKs (copyEncoder).
 var copySQL = "copy ark (" + strings.Join(arkColumns, ", ") + ") from stdin (format binary)"
 
 // SourcePath is how import_run.source_file names an input: its absolute path, so that provenance

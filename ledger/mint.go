@@ -127,7 +127,7 @@ type MintConfig struct {
 	// daily quota every batch is looked up, since replays must not count.
 	ReceiptCheck Check
 	// PgxCopyFrom sends the rows with pgx.CopyFrom and a CopyFromSource instead of the sink's own
-	// binary COPY encoder (mint_copy.go); for comparison in benchmarks.
+	// binary COPY encoder (copy.go); for comparison in benchmarks.
 	PgxCopyFrom bool
 	// Hooks are test hooks; the zero value does nothing.
 	Hooks MintHooks
