@@ -47,8 +47,8 @@ func benchVerifyCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "ARKs in the ledger"},
 			&cli.IntFlag{Name: "repeat", Value: 3, Usage: "timed runs of each"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the filled ledger"},
-			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and its filled ledger here (default: a temporary directory, removed)"},
-			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed audits to this file"},
+			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and its filled ledger here", DefaultText: "a temporary directory, removed"},
+			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the timed audits to this file"},
 		},
 		Action: func(c *cli.Context) error {
 			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
@@ -61,7 +61,7 @@ func benchVerifyCommand(e *env) *cli.Command {
 			}
 			res, err := runBenchVerify(c.Context, benchVerifyConfig{rows: c.Int("rows"), repeat: c.Int("repeat"),
 				seed: c.Int64("seed"), dir: c.String("bench-dir"), serverURL: c.String("database-url"), log: logw,
-				cpuprofile: c.String("cpuprofile")})
+				cpuprofile: c.String("cpu-profile")})
 			if err != nil {
 				return cannot(err)
 			}

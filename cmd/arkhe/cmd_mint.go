@@ -25,19 +25,19 @@ func mintCommand(e *env) *cli.Command {
 			"rows go to the reject file, and the same command mints them once that is fixed or the next UTC day. " +
 			"Writes a mint map (request_id, ark, status minted|replayed) and a reject file (file, line, record, " +
 			"request_id, field, reason) into the current directory, named after the first manifest with its " +
-			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv), unless --out / " +
+			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv), unless -o/--out and " +
 			"--rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "client", Required: true, Usage: "registered client to mint as (its reach applies)"},
-			&cli.StringFlag{Name: "shoulder", Usage: "shoulder to mint in, /x9 or NAAN/x9 (default: the client's pinned shoulder, else its manager's default)"},
+			&cli.StringFlag{Name: "shoulder", Usage: "shoulder to mint in, /x9 or NAAN/x9", DefaultText: "the client's pinned shoulder, else its manager's default"},
 			&cli.StringFlag{Name: "map", Usage: "field mapping, e.g. 'request_id=acno,what=title,who=all_artists,when=dateText,url=url' (FIELD=SOURCE, comma-separated; SOURCE may be a JSON path)"},
-			&cli.StringFlag{Name: "out", Usage: "mint map path: .csv, .jsonl or .parquet (default ./<first manifest's file name>.mintmap.csv)"},
-			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first manifest's file name>.rejects.csv)"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "mint map path: .csv, .jsonl or .parquet", DefaultText: "./<first manifest's file name>.mintmap.csv"},
+			&cli.StringFlag{Name: "rejects", Usage: "reject file path", DefaultText: "./<first manifest's file name>.rejects.csv"},
 			&cli.IntFlag{Name: "batch", Value: pipeline.DefaultBatchSize, Usage: "rows per transaction"},
 			&cli.IntFlag{Name: "workers", Value: pipeline.DefaultWorkers, Usage: "parallel COPY workers (one connection each)"},
 			&cli.IntFlag{Name: "max-url", Value: pipeline.DefaultMaxURL, Usage: "longest target URL in octets"},
 			&cli.IntFlag{Name: "max-erc", Value: pipeline.DefaultMaxERC, Usage: "longest ERC value (who, what, when) in octets"},
-			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable; default http and https)"},
+			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable)", DefaultText: "http and https"},
 			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "look drawn names up before COPY: auto, always, never"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "look request IDs up before COPY: auto, always, never"},
 		},
