@@ -66,6 +66,7 @@ func newApp(e *env) *cli.App {
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"ARKHE_DATA_DIR"},
 				Usage: "where the embedded cluster lives", DefaultText: "$XDG_DATA_HOME/arkhe, ~/.local/share/arkhe, or /var/lib/arkhe as root"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or periodic log lines"},
+			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version, commit, Go version and the PostgreSQL server binaries found, then exit (offline)"},
 		},
 		Commands: []*cli.Command{
 			initCommand(e),
@@ -82,6 +83,17 @@ func newApp(e *env) *cli.App {
 			sizingCommand(e),
 			benchCommand(e),
 			dbCommand(e),
+			versionCommand(e),
+		},
+		Before: func(c *cli.Context) error {
+			if !c.Bool("version") {
+				return nil
+			}
+			// --version wins over any command, as in GNU programs: print, exit 0, run nothing
+			if err := printVersion(c, e); err != nil {
+				return err
+			}
+			return &exitError{code: exitDone}
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
