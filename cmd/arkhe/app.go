@@ -68,6 +68,7 @@ func newApp(e *env) *cli.App {
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or periodic log lines"},
 			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version, commit, Go version and the PostgreSQL server binaries found, then exit (offline)"},
 		},
+		EnableBashCompletion: true, // `arkhe completion` prints the scripts that use it
 		Commands: []*cli.Command{
 			initCommand(e),
 			naanCommand(e),
@@ -84,6 +85,7 @@ func newApp(e *env) *cli.App {
 			benchCommand(e),
 			dbCommand(e),
 			versionCommand(e),
+			completionCommand(e),
 		},
 		Before: func(c *cli.Context) error {
 			if !c.Bool("version") {
@@ -179,7 +181,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	app := newApp(e)
-	err := app.RunContext(ctx, hoistFlags(app, args))
+	err := app.RunContext(ctx, hoistArgs(app, args))
 	if err == nil {
 		return exitDone
 	}

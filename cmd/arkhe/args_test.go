@@ -24,5 +24,11 @@ func TestHoistFlags(t *testing.T) {
 		if !reflect.DeepEqual(got, strings.Fields(c.want)) {
 			t.Errorf("hoistFlags(%q) = %q, want %q", c.in, strings.Join(got, " "), c.want)
 		}
+		// a completion request keeps --generate-bash-completion last, where urfave/cli looks
+		got = hoistArgs(app, append(strings.Fields(c.in), completionFlag))
+		c.want += " " + completionFlag
+		if !reflect.DeepEqual(got, strings.Fields(c.want)) {
+			t.Errorf("hoistFlags(%q) = %q, want %q", c.in, strings.Join(got, " "), c.want)
+		}
 	}
 }
