@@ -26,7 +26,9 @@ func mintCommand(e *env) *cli.Command {
 			"Writes a mint map (request_id, ark, status minted|replayed) and a reject file (file, line, record, " +
 			"request_id, field, reason) into the current directory, named after the first manifest with its " +
 			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv), unless -o/--out and " +
-			"--rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run.",
+			"--rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run: bad arguments, the ledger out of " +
+			"reach, or a refused mint, one that can neither mint (client, scope, reach, a shoulder that is not active, " +
+			"the daily quota used up) nor replay a single row.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "client", Required: true, Usage: "registered client to mint as (its reach applies)"},
 			&cli.StringFlag{Name: "shoulder", Usage: "shoulder to mint in, /x9 or NAAN/x9", DefaultText: "the client's pinned shoulder, else its manager's default"},
@@ -110,6 +112,9 @@ func mintAction(c *cli.Context, e *env) error {
 	if errors.As(err, &reach) && rep.Summary.Read == 0 {
 		return cannot(err) // refused before reading: nothing written
 	}
+	if err == nil {
+		err = mintRefusal(rep) // read, but refused: nothing minted or replayed
+	}
 	printMintSummary(e.stdout, inputs, rep, err) // the error itself goes to stderr, once
 	if err != nil {
 		if c.Context.Err() != nil {
@@ -119,6 +124,25 @@ func mintAction(c *cli.Context, e *env) error {
 	}
 	if rep.Summary.Rejected > 0 {
 		return withFindings("")
+	}
+	return nil
+}
+
+// mintRefusal returns why a run that minted and replayed nothing was refused, or nil. A
+// refused mint exits 2 (could not run) whether it is refused before reading (the client
+// has no receipts, so no row could replay) or after (every row needed a new mint): the
+// target takes no new mints (unknown shoulder, out of reach, not active: reserved,
+// delegated or retired), or the manager's daily quota was used up before the run.
+func mintRefusal(rep loader.MintReport) error {
+	s, t := rep.Summary, rep.Target
+	switch {
+	case s.Minted > 0 || s.Replayed > 0:
+		return nil
+	case t.NoNewMints != nil:
+		return t.NoNewMints
+	case t.QuotaPerDay > 0 && t.QuotaUsed >= t.QuotaPerDay:
+		return &loader.ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the manager's daily quota is used up",
+			Err: &loader.QuotaError{Manager: t.Manager, Quota: t.QuotaPerDay}}
 	}
 	return nil
 }
@@ -138,7 +162,10 @@ func manifestName(path string) string {
 func printMintSummary(w io.Writer, inputs []string, rep loader.MintReport, runErr error) {
 	s, t := rep.Summary, rep.Target
 	status := "done"
+	var refused *loader.ReachError
 	switch {
+	case errors.As(runErr, &refused) && s.Minted == 0 && s.Replayed == 0:
+		status = "refused: nothing minted or replayed (the reason is on stderr)"
 	case runErr != nil:
 		status = "stopped (the error is on stderr)"
 	case s.Rejected > 0:
