@@ -60,6 +60,7 @@ vet: staticcheck
 # The main job on real input, on the embedded default: mint one ARK per Tate artwork (69,202).
 # A second run replays them all and mints nothing.
 run: pg-server build
+	$(BIN) --version
 	$(BIN) init --test-registration
 	$(BIN) mint --client test-minter --map '$(TATE_MAPPING)' --out tate-mintmap.csv --rejects tate-rejects.csv $(TATE)
 

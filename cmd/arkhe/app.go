@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -63,9 +65,11 @@ func newApp(e *env) *cli.App {
 			&cli.StringFlag{Name: "database-url", EnvVars: []string{"ARKHE_DATABASE_URL"},
 				Usage: "PostgreSQL URL of the ledger; without it (and without PGHOST/PGDATABASE/PGSERVICE) arkhe uses its embedded local cluster in --data-dir"},
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"ARKHE_DATA_DIR"},
-				Usage: "where the embedded cluster lives (default $XDG_DATA_HOME/arkhe, ~/.local/share/arkhe, or /var/lib/arkhe as root)"},
+				Usage: "where the embedded cluster lives", DefaultText: "$XDG_DATA_HOME/arkhe, ~/.local/share/arkhe, or /var/lib/arkhe as root"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or periodic log lines"},
+			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version, commit, Go version and the PostgreSQL server binaries found, then exit (offline)"},
 		},
+		EnableBashCompletion: true, // `arkhe completion` prints the scripts that use it
 		Commands: []*cli.Command{
 			initCommand(e),
 			naanCommand(e),
@@ -81,10 +85,95 @@ func newApp(e *env) *cli.App {
 			sizingCommand(e),
 			benchCommand(e),
 			dbCommand(e),
+			versionCommand(e),
+			completionCommand(e),
+		},
+		Before: func(c *cli.Context) error {
+			if !c.Bool("version") {
+				return nil
+			}
+			// --version wins over any command, as in GNU programs: print, exit 0, run nothing
+			if err := printVersion(c, e); err != nil {
+				return err
+			}
+			return &exitError{code: exitDone}
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return &exitError{code: exitCannot, err: fmt.Errorf("unknown command %q; try 'arkhe --help'", c.Args().First())}
+			}
+			return cli.ShowAppHelp(c)
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run decides the exit code
 	}
+	applyConventions(app)
 	return app
+}
+
+// applyConventions gives every command the same help and usage-error behaviour: a switch
+// (bool flag) prints no "(default: false)", since a default belongs in the help once, set
+// as the flag's value or DefaultText and never repeated in its Usage; a usage error (unknown
+// flag, missing value) is one line on stderr naming the command and pointing at its --help,
+// exit 2, instead of the whole help on stdout.
+func applyConventions(app *cli.App) {
+	noBoolDefault(app.Flags)
+	app.OnUsageError = usageError("arkhe")
+	var walk func(path string, cmds []*cli.Command)
+	walk = func(path string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			name := path + " " + cmd.Name
+			noBoolDefault(cmd.Flags)
+			cmd.OnUsageError = usageError(name)
+			walk(name, cmd.Subcommands)
+		}
+	}
+	walk("arkhe", app.Commands)
+}
+
+func noBoolDefault(flags []cli.Flag) {
+	for _, f := range flags {
+		if b, ok := f.(*cli.BoolFlag); ok {
+			b.DisableDefaultText = true
+		}
+	}
+}
+
+// renamedFlag returns the spelling that replaced flag in the command called name ("arkhe
+// import", "--format" gives "--input-format"), so that the usage error can say so: one
+// spelling per flag, -o/--out for every output file, --format only for an output format.
+func renamedFlag(name, flag string) (string, bool) {
+	switch name + " " + flag {
+	case "arkhe report changes --output", "arkhe report arks --output", "arkhe verify --findings":
+		return "--out", true
+	case "arkhe import --format", "arkhe reconcile --export-format":
+		return "--input-format", true
+	case "arkhe ark check --zone":
+		return "--check-zone", true
+	case "arkhe bench mint --cpuprofile", "arkhe bench verify --cpuprofile":
+		return "--cpu-profile", true
+	}
+	return "", false
+}
+
+// usageError returns the OnUsageError of the command called name ("arkhe mint").
+func usageError(name string) cli.OnUsageErrorFunc {
+	return func(c *cli.Context, err error, _ bool) error {
+		msg := err.Error()
+		if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+			flag = "--" + strings.TrimLeft(flag, "-")
+			if to, ok := renamedFlag(name, flag); ok {
+				msg = fmt.Sprintf("unknown flag %s: it is now %s", flag, to)
+			} else {
+				msg = "unknown flag " + flag
+			}
+		}
+		// the flag package names every flag with one dash; arkhe's help spells long ones with two
+		msg = regexp.MustCompile(`(argument: |for flag )-(\w[\w-]+)`).ReplaceAllString(msg, "$1--$2")
+		if cmd, ok := strings.CutPrefix(name, "arkhe "); ok {
+			msg = cmd + ": " + msg // run prefixes "arkhe: "
+		}
+		return &exitError{code: exitCannot, err: fmt.Errorf("%s; try '%s --help'", msg, name)}
+	}
 }
 
 // run executes the arkhe CLI with args and returns the process exit status. Tests call it with
@@ -93,7 +182,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	app := newApp(e)
-	err := app.RunContext(ctx, hoistFlags(app, args))
+	err := app.RunContext(ctx, hoistArgs(app, args))
 	if err == nil {
 		return exitDone
 	}

@@ -6,6 +6,19 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// completionFlag is the last argument with which a shell's completion script asks for
+// candidates instead of running the command (urfave/cli's bash completion protocol).
+const completionFlag = "--generate-bash-completion"
+
+// hoistArgs is hoistFlags, except that a trailing completionFlag stays last: urfave/cli
+// recognizes a completion request only there, and a request must never run the command.
+func hoistArgs(app *cli.App, args []string) []string {
+	if n := len(args); n > 1 && args[n-1] == completionFlag {
+		return append(hoistFlags(app, args[:n-1]), completionFlag)
+	}
+	return hoistFlags(app, args)
+}
+
 // hoistFlags rewrites args so that the flags of the command being run stand before its
 // positional arguments. urfave/cli v2 stops reading flags at the first positional argument, but
 // `arkhe mint --client c MANIFEST... --out map.csv` (issue 3's own usage) puts them after. A

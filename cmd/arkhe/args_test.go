@@ -13,14 +13,20 @@ func TestHoistFlags(t *testing.T) {
 		{"arkhe naan add 99999 --name test", "arkhe naan add --name test 99999"},
 		{"arkhe --quiet naan add 99999 --not-authoritative --redirect x", "arkhe --quiet naan add --not-authoritative --redirect x 99999"},
 		{"arkhe --database-url u shoulder retire /x9 --naan 99999", "arkhe --database-url u shoulder retire --naan 99999 /x9"},
-		{"arkhe ark check ark:/1/x --zone none", "arkhe ark check --zone none ark:/1/x"},
-		{"arkhe ark check -- --zone", "arkhe ark check -- --zone"},
+		{"arkhe ark check ark:/1/x --check-zone none", "arkhe ark check --check-zone none ark:/1/x"},
+		{"arkhe ark check -- --check-zone", "arkhe ark check -- --check-zone"},
 		{"arkhe naan", "arkhe naan"},
-		{"arkhe ark check ark:/1/x -q --zone none", "arkhe -q ark check --zone none ark:/1/x"},
+		{"arkhe ark check ark:/1/x -q --check-zone none", "arkhe -q ark check --check-zone none ark:/1/x"},
 		{"arkhe naan list --data-dir /d", "arkhe --data-dir /d naan list"},
 	}
 	for _, c := range cases {
 		got := hoistFlags(app, strings.Fields(c.in))
+		if !reflect.DeepEqual(got, strings.Fields(c.want)) {
+			t.Errorf("hoistFlags(%q) = %q, want %q", c.in, strings.Join(got, " "), c.want)
+		}
+		// a completion request keeps --generate-bash-completion last, where urfave/cli looks
+		got = hoistArgs(app, append(strings.Fields(c.in), completionFlag))
+		c.want += " " + completionFlag
 		if !reflect.DeepEqual(got, strings.Fields(c.want)) {
 			t.Errorf("hoistFlags(%q) = %q, want %q", c.in, strings.Join(got, " "), c.want)
 		}

@@ -23,11 +23,11 @@ func arkCommand(e *env) *cli.Command {
 				Usage:     "normalize ARKs and verify their NCDA check character; exit 1 if any fails",
 				ArgsUsage: "[ARK...]  (or --file F, or one ARK a line on stdin; a TAB-separated line uses its first field)",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "zone", Value: string(ark.ZoneNAANName), Usage: "check zone: naan_name (the check character covers NAAN and name) | name_only (name only) | none"},
+					&cli.StringFlag{Name: "check-zone", Value: string(ark.ZoneNAANName), Usage: "check zone: naan_name (the check character covers NAAN and name) | name_only (name only) | none"},
 					&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read ARKs from this file, one a line (- for stdin)"},
 				},
 				Action: func(c *cli.Context) error {
-					zone, err := ark.ParseZone(c.String("zone"))
+					zone, err := ark.ParseZone(c.String("check-zone"))
 					if err != nil {
 						return &exitError{code: exitCannot, err: err}
 					}

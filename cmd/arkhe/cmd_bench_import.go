@@ -21,7 +21,7 @@ func benchImportCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "ark.ark records in the generated dump"},
 			&cli.IntFlag{Name: "batch", Value: importer.DefaultBatch, Usage: "records the importer classifies and inserts at a time"},
-			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and the generated dump here (default: a temporary directory)"},
+			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and the generated dump here", DefaultText: "a temporary directory"},
 			&cli.Int64Flag{Name: "seed", Value: 2, Usage: "seed of the generated dump"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure the pair this many times, each into two fresh ledgers, and report the median ratio"},
 			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the (first) import phase to this file"},

@@ -28,14 +28,14 @@ func benchMintCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "preload", Usage: "ARKs already in the ledger"},
 			&cli.IntFlag{Name: "batch", Value: pipeline.DefaultBatchSize, Usage: "rows per transaction, arkhe and floor alike"},
 			&cli.IntFlag{Name: "workers", Value: pipeline.DefaultWorkers, Usage: "arkhe's COPY workers"},
-			&cli.IntFlag{Name: "floor-workers", Usage: "connections the floor COPYs on (default: --workers, the same parallelism)"},
+			&cli.IntFlag{Name: "floor-workers", Usage: "connections the floor COPYs on", DefaultText: "--workers, the same parallelism"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure this many times into fresh clones and report the medians"},
-			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster, preloaded template and manifest here (default: a temporary directory; <data dir>/bench with --preload)"},
+			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster, preloaded template and manifest here", DefaultText: "a temporary directory; <data dir>/bench with --preload"},
 			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "mint sink name lookups before COPY: auto, always, never"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "mint sink receipt lookups before COPY: auto, always, never"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the manifest and preload"},
 			&cli.StringFlag{Name: "copy", Value: "binary", Usage: "how arkhe sends rows: binary (its own COPY encoder) or pgx (pgx.CopyFrom with a CopyFromSource)"},
-			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the mint phase to this file"},
+			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the mint phase to this file"},
 		},
 		Action: func(c *cli.Context) error {
 			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
@@ -63,7 +63,7 @@ func benchMintCommand(e *env) *cli.Command {
 			cfg := bench.MintConfig{Rows: c.Int("rows"), Preload: c.Int("preload"), BatchSize: c.Int("batch"),
 				Workers: c.Int("workers"), FloorWorkers: c.Int("floor-workers"), Repeat: c.Int("repeat"), DatabaseURL: c.String("database-url"),
 				Dir: dir, NameCheck: nameCheck, ReceiptCheck: receiptCheck, Seed: c.Uint64("seed"),
-				CPUProfile: c.String("cpuprofile"), PgxCopyFrom: c.String("copy") == "pgx"}
+				CPUProfile: c.String("cpu-profile"), PgxCopyFrom: c.String("copy") == "pgx"}
 			if cp := c.String("copy"); cp != "binary" && cp != "pgx" {
 				return cannot(fmt.Errorf("bench mint: --copy %q: want binary or pgx", cp))
 			}

@@ -31,8 +31,8 @@ func benchSizingCommand(e *env) *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the generated rows and drawn names"},
 			&cli.StringFlag{Name: "input", Usage: "take the rows from a Tate artworks JSON Lines file (.gz allowed) instead of generating them"},
 			&cli.StringSliceFlag{Name: "layout", Usage: "build only these layouts (repeatable): " + strings.Join(layoutNames, ", ")},
-			&cli.IntFlag{Name: "workers", Usage: "concurrent loaders, as mint's sink workers (default 2, as arkhe mint)"},
-			&cli.IntFlag{Name: "batch", Usage: "rows per transaction of each loader (default 100,000, as arkhe mint)"},
+			&cli.IntFlag{Name: "workers", Usage: "concurrent loaders, as mint's sink workers", DefaultText: "2, as arkhe mint"},
+			&cli.IntFlag{Name: "batch", Usage: "rows per transaction of each loader", DefaultText: "100000, as arkhe mint"},
 			&cli.BoolFlag{Name: "json", Usage: "print the full results as JSON"},
 		},
 		Action: func(c *cli.Context) error {

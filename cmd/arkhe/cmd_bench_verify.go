@@ -27,8 +27,8 @@ func benchVerifyCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "ARKs in the ledger"},
 			&cli.IntFlag{Name: "repeat", Value: 3, Usage: "timed runs of each"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the filled ledger"},
-			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and its filled ledger here (default: a temporary directory, removed)"},
-			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the timed audits to this file"},
+			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and its filled ledger here", DefaultText: "a temporary directory, removed"},
+			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the timed audits to this file"},
 		},
 		Action: func(c *cli.Context) error {
 			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
@@ -41,7 +41,7 @@ func benchVerifyCommand(e *env) *cli.Command {
 			}
 			res, err := bench.RunVerify(c.Context, bench.VerifyConfig{Rows: c.Int("rows"), Repeat: c.Int("repeat"),
 				Seed: c.Int64("seed"), Dir: c.String("bench-dir"), ServerURL: c.String("database-url"), Log: logw,
-				CPUProfile: c.String("cpuprofile")})
+				CPUProfile: c.String("cpu-profile")})
 			if err != nil {
 				return cannot(err)
 			}

@@ -25,7 +25,7 @@ func importCommand(e *env) *cli.Command {
 		Name:      "import",
 		Usage:     "import legacy exports (arklet, N2T, EZID, NAAN registry, shoulder lists) into the ledger, insert-only",
 		ArgsUsage: "FILE...",
-		Description: "Reads each export (format detected, or --format), normalizes every ARK and imports it without " +
+		Description: "Reads each export (format detected, or --input-format), normalizes every ARK and imports it without " +
 			"re-minting, renaming or overwriting anything: a new ARK is inserted under its shoulder (an unregistered " +
 			"legacy shoulder is created reserved), one already in the ledger with the same values is unchanged, one with " +
 			"a different value is reported and left alone (arkhe reconcile --apply accepts it). NAAN and shoulder records " +
@@ -34,11 +34,11 @@ func importCommand(e *env) *cli.Command {
 			"./<first file>.rejects.csv unless --rejects says otherwise. Formats: " + strings.Join(formats, ", ") +
 			". Exit 0 done, 1 done with rejects, conflicts, differences or a truncated file, 2 could not run.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Usage: "export format of every FILE (default: detected per file)"},
+			&cli.StringFlag{Name: "input-format", Usage: "export format of every FILE", DefaultText: "detected per file"},
 			&cli.BoolFlag{Name: "include-reserved", Usage: "import EZID reserved ARKs too (skipped and counted otherwise)"},
 			&cli.BoolFlag{Name: "include-test", Usage: "import ARKs of the test NAAN 99999 too (skipped and counted otherwise)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "do everything, report, and roll back: the ledger is not changed"},
-			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first file>.rejects.csv)"},
+			&cli.StringFlag{Name: "rejects", Usage: "reject file path", DefaultText: "./<first file>.rejects.csv"},
 			&cli.StringFlag{Name: "client", Usage: "registered client to import as (needs the ark:import scope; recorded with the run)"},
 			&cli.StringFlag{Name: "check-zone", Value: "none", Usage: "check zone of the shoulders the import creates: naan_name (the check character covers NAAN and name), name_only or none"},
 			&cli.IntFlag{Name: "batch", Value: importer.DefaultBatch, Usage: "records classified and inserted at a time"},
@@ -54,10 +54,10 @@ func importAction(c *cli.Context, e *env) error {
 	cfg := importer.Config{Inputs: inputs, IncludeReserved: c.Bool("include-reserved"),
 		IncludeTest: c.Bool("include-test"), DryRun: c.Bool("dry-run"), ClientID: c.String("client"),
 		BatchSize: c.Int("batch")}
-	if f := c.String("format"); f != "" {
+	if f := c.String("input-format"); f != "" {
 		format, err := legacy.ParseFormat(f)
 		if err != nil {
-			return cannot(fmt.Errorf("import: --format: %w", err))
+			return cannot(fmt.Errorf("import: --input-format: %w", err))
 		}
 		cfg.Format = format
 	}

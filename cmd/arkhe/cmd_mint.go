@@ -25,19 +25,21 @@ func mintCommand(e *env) *cli.Command {
 			"rows go to the reject file, and the same command mints them once that is fixed or the next UTC day. " +
 			"Writes a mint map (request_id, ark, status minted|replayed) and a reject file (file, line, record, " +
 			"request_id, field, reason) into the current directory, named after the first manifest with its " +
-			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv), unless --out / " +
-			"--rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run.",
+			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv), unless -o/--out and " +
+			"--rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run: bad arguments, the ledger out of " +
+			"reach, or a refused mint, one that can neither mint (client, scope, reach, a shoulder that is not active, " +
+			"the daily quota used up) nor replay a single row.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "client", Required: true, Usage: "registered client to mint as (its reach applies)"},
-			&cli.StringFlag{Name: "shoulder", Usage: "shoulder to mint in, /x9 or NAAN/x9 (default: the client's pinned shoulder, else its manager's default)"},
+			&cli.StringFlag{Name: "shoulder", Usage: "shoulder to mint in, /x9 or NAAN/x9", DefaultText: "the client's pinned shoulder, else its manager's default"},
 			&cli.StringFlag{Name: "map", Usage: "field mapping, e.g. 'request_id=acno,what=title,who=all_artists,when=dateText,url=url' (FIELD=SOURCE, comma-separated; SOURCE may be a JSON path)"},
-			&cli.StringFlag{Name: "out", Usage: "mint map path: .csv, .jsonl or .parquet (default ./<first manifest's file name>.mintmap.csv)"},
-			&cli.StringFlag{Name: "rejects", Usage: "reject file path (default ./<first manifest's file name>.rejects.csv)"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "mint map path: .csv, .jsonl or .parquet", DefaultText: "./<first manifest's file name>.mintmap.csv"},
+			&cli.StringFlag{Name: "rejects", Usage: "reject file path", DefaultText: "./<first manifest's file name>.rejects.csv"},
 			&cli.IntFlag{Name: "batch", Value: pipeline.DefaultBatchSize, Usage: "rows per transaction"},
 			&cli.IntFlag{Name: "workers", Value: pipeline.DefaultWorkers, Usage: "parallel COPY workers (one connection each)"},
 			&cli.IntFlag{Name: "max-url", Value: pipeline.DefaultMaxURL, Usage: "longest target URL in octets"},
 			&cli.IntFlag{Name: "max-erc", Value: pipeline.DefaultMaxERC, Usage: "longest ERC value (who, what, when) in octets"},
-			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable; default http and https)"},
+			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable)", DefaultText: "http and https"},
 			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "look drawn names up before COPY: auto, always, never"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "look request IDs up before COPY: auto, always, never"},
 		},
@@ -110,6 +112,9 @@ func mintAction(c *cli.Context, e *env) error {
 	if errors.As(err, &reach) && rep.Summary.Read == 0 {
 		return cannot(err) // refused before reading: nothing written
 	}
+	if err == nil {
+		err = mintRefusal(rep) // read, but refused: nothing minted or replayed
+	}
 	printMintSummary(e.stdout, inputs, rep, err) // the error itself goes to stderr, once
 	if err != nil {
 		if c.Context.Err() != nil {
@@ -119,6 +124,25 @@ func mintAction(c *cli.Context, e *env) error {
 	}
 	if rep.Summary.Rejected > 0 {
 		return withFindings("")
+	}
+	return nil
+}
+
+// mintRefusal returns why a run that minted and replayed nothing was refused, or nil. A
+// refused mint exits 2 (could not run) whether it is refused before reading (the client
+// has no receipts, so no row could replay) or after (every row needed a new mint): the
+// target takes no new mints (unknown shoulder, out of reach, not active: reserved,
+// delegated or retired), or the manager's daily quota was used up before the run.
+func mintRefusal(rep ledger.MintReport) error {
+	s, t := rep.Summary, rep.Target
+	switch {
+	case s.Minted > 0 || s.Replayed > 0:
+		return nil
+	case t.NoNewMints != nil:
+		return t.NoNewMints
+	case t.QuotaPerDay > 0 && t.QuotaUsed >= t.QuotaPerDay:
+		return &ledger.ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the manager's daily quota is used up",
+			Err: &ledger.QuotaError{Manager: t.Manager, Quota: t.QuotaPerDay}}
 	}
 	return nil
 }
@@ -138,7 +162,10 @@ func manifestName(path string) string {
 func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runErr error) {
 	s, t := rep.Summary, rep.Target
 	status := "done"
+	var refused *ledger.ReachError
 	switch {
+	case errors.As(runErr, &refused) && s.Minted == 0 && s.Replayed == 0:
+		status = "refused: nothing minted or replayed (the reason is on stderr)"
 	case runErr != nil:
 		status = "stopped (the error is on stderr)"
 	case s.Rejected > 0:

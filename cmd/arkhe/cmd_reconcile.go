@@ -17,7 +17,7 @@ func reconcileCommand(e *env) *cli.Command {
 		Name:      "reconcile",
 		Usage:     "compare legacy exports with the ledger and report every difference; --apply accepts the exports' values",
 		ArgsUsage: "EXPORT...",
-		Description: "Reads the exports (arklet, N2T, EZID; format detected or --export-format), normalizes each ARK as arkhe import " +
+		Description: "Reads the exports (arklet, N2T, EZID; format detected or --input-format), normalizes each ARK as arkhe import " +
 			"does and compares it with the ledger by key. The difference report (Parquet by default, ./<first export>.diff.parquet " +
 			"unless -o says otherwise) has one row per difference: only_in_export, only_in_ledger (limited to the shoulders the " +
 			"exports cover), target_differs, status_differs, metadata_differs, spelling_only. As with arkhe import, an export's " +
@@ -27,9 +27,9 @@ func reconcileCommand(e *env) *cli.Command {
 			"ARK, nothing else touched; a second --apply finds nothing to do. Exit 0 no differences, 1 differences (or unreadable " +
 			"records), 2 could not run.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "difference report path (.parquet, .csv or .jsonl)"},
-			&cli.StringFlag{Name: "format", Usage: "report format: parquet, csv or jsonl (default: from -o, else parquet)"},
-			&cli.StringFlag{Name: "export-format", Usage: "format of every EXPORT (default: detected per file)"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "difference report path (.parquet, .csv or .jsonl)", DefaultText: "./<first export>.diff.parquet"},
+			&cli.StringFlag{Name: "format", Usage: "report format: parquet, csv or jsonl", DefaultText: "from -o's extension, else parquet"},
+			&cli.StringFlag{Name: "input-format", Usage: "export format of every EXPORT", DefaultText: "detected per file"},
 			&cli.BoolFlag{Name: "apply", Usage: "accept the exports' targets, statuses and metadata (one ARK_CHANGE row per changed ARK)"},
 			&cli.StringFlag{Name: "client", Usage: "registered client the apply acts as (recorded in ARK_CHANGE)"},
 			&cli.BoolFlag{Name: "include-reserved", Usage: "report export ARKs that are reserved too (skipped and counted otherwise, as arkhe import does)"},
@@ -63,9 +63,9 @@ func reconcileAction(c *cli.Context, e *env) error {
 	}
 	cfg := importer.ReconcileConfig{Exports: exports, Out: out, OutFormat: format, Apply: c.Bool("apply"), ClientID: c.String("client"),
 		IncludeReserved: c.Bool("include-reserved"), IncludeTest: c.Bool("include-test")}
-	if f := c.String("export-format"); f != "" {
+	if f := c.String("input-format"); f != "" {
 		if cfg.Format, err = legacy.ParseFormat(f); err != nil {
-			return cannot(fmt.Errorf("reconcile: --export-format: %w", err))
+			return cannot(fmt.Errorf("reconcile: --input-format: %w", err))
 		}
 	}
 	if err := cfg.Validate(); err != nil {

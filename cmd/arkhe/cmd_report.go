@@ -18,8 +18,8 @@ func reportCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: what + " before this time"},
 			&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345): report only this one"},
 			&cli.StringFlag{Name: "shoulder", Usage: "only this shoulder (/x9)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "output file (default in the current directory, named after the report and format)"},
-			&cli.StringFlag{Name: "format", Usage: "parquet, csv or jsonl (default: from the output's extension, else parquet)"},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "output file: .parquet, .csv or .jsonl", DefaultText: "./<report>.<format>, e.g. ./changes.parquet"},
+			&cli.StringFlag{Name: "format", Usage: "report format: parquet, csv or jsonl", DefaultText: "from -o's extension, else parquet"},
 		}
 	}
 	return &cli.Command{
@@ -65,7 +65,7 @@ func runReport[T any](c *cli.Context, e *env, name, what string,
 	if err := f.Validate(); err != nil {
 		return cannot(err)
 	}
-	path, flag := c.String("output"), c.String("format")
+	path, flag := c.String("out"), c.String("format")
 	if path == "" {
 		format := report.Parquet
 		if flag != "" {

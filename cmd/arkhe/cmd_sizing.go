@@ -30,7 +30,7 @@ func sizingCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "model", Usage: "plan without a database from --arks, --receipts, --changes and the --avg-* field lengths"},
 			&cli.Int64Flag{Name: "arks", Value: 1_000_000, Usage: "with --model: ARKs in the plan"},
-			&cli.Int64Flag{Name: "receipts", Value: -1, Usage: "with --model: receipts in the plan (default: one per ARK)"},
+			&cli.Int64Flag{Name: "receipts", Value: -1, Usage: "with --model: receipts in the plan", DefaultText: "one per ARK"},
 			&cli.Int64Flag{Name: "changes", Usage: "with --model: ARK_CHANGE rows in the plan (repointings, tombstones)"},
 			&cli.Float64Flag{Name: "avg-url", Value: d.URL, Usage: "with --model: average octets of a target URL (0: none)"},
 			&cli.Float64Flag{Name: "avg-title", Value: d.What, Usage: "with --model: average octets of ERC what (0: none)"},
@@ -40,7 +40,7 @@ func sizingCommand(e *env) *cli.Command {
 			&cli.Float64Flag{Name: "avg-name", Value: d.Name, Usage: "with --model: octets of an assigned name (shoulder + blade + check character)"},
 			&cli.Float64Flag{Name: "avg-request-id", Value: d.RequestID, Usage: "with --model: average octets of a receipt's request ID"},
 			&cli.Float64Flag{Name: "collision-warn", Value: sizing.DefaultCollisionWarning, Usage: "collision rate (collisions / draws) from which a shoulder is flagged"},
-			&cli.BoolFlag{Name: "all", Usage: "list every NAAN in the namespace section (default: only NAANs holding ARKs or active shoulders)"},
+			&cli.BoolFlag{Name: "all", Usage: "list every NAAN in the namespace section, not only those holding ARKs or active shoulders"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 			&cli.BoolFlag{Name: "table", Usage: "print only a plot-friendly TSV projection table (1-2-5 steps from 100 thousand to 1 billion ARKs)"},
 		},

@@ -15,8 +15,8 @@ import (
 	"github.com/arkhe-ledger/arkhe/verify"
 )
 
-// defaultFindings returns the findings files `arkhe verify` writes when --findings is not
-// given (README decision 15: outputs default to the current directory).
+// defaultFindings returns the findings files `arkhe verify` writes when -o/--out is not
+// given: outputs default to the current directory.
 func defaultFindings() []string { return []string{"findings.jsonl", "findings.parquet"} }
 
 func verifyCommand(e *env) *cli.Command {
@@ -30,14 +30,14 @@ func verifyCommand(e *env) *cli.Command {
 		Description: "Checks every ARK (syntax, normalized form, widths, check character, NAAN, shoulder, longest-prefix\n" +
 			"shoulder, minted after retirement), clients, receipts, ARK_CHANGE chains, the digest of what the last\n" +
 			"clean audit recorded (nothing deleted or altered behind the ledger's back) and the ledger's triggers.\n" +
-			"Prints one line per check, writes every finding to the --findings files (JSON Lines and/or Parquet,\n" +
-			"by extension), and records an audit event; a run without errors records the new baseline.\n" +
+			"Prints one line per check, writes every finding to the -o/--out files (JSON Lines, Parquet and/or\n" +
+			"CSV, by extension), and records an audit event; a run without errors records the new baseline.\n" +
 			"Checks: " + strings.Join(names, ", ") + ".",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "since", Usage: "check only the ARKs new or changed since the last clean audit (digest, receipts and schema still cover everything)"},
 			&cli.IntFlag{Name: "examples", Value: verify.DefaultExamples, Usage: "example subjects kept per check"},
-			&cli.StringSliceFlag{Name: "findings", Usage: "findings file, .jsonl, .parquet or .csv (repeatable; default " + strings.Join(defaultFindings(), " and ") + ")"},
-			&cli.IntFlag{Name: "workers", Usage: "goroutines checking ARKs (default: one per CPU)"},
+			&cli.StringSliceFlag{Name: "out", Aliases: []string{"o"}, Usage: "findings file, .jsonl, .parquet or .csv (repeatable)", DefaultText: strings.Join(defaultFindings(), " and ")},
+			&cli.IntFlag{Name: "workers", Usage: "goroutines checking ARKs", DefaultText: "one per CPU"},
 			&cli.StringFlag{Name: "client", Usage: "client_id recorded in the audit event"},
 			&cli.BoolFlag{Name: "accept-digest", Usage: "after investigating ledger.digest findings: record the ledger as it is now as the next audit's baseline (the findings are still reported)"},
 		},
@@ -57,7 +57,7 @@ func verifyCommand(e *env) *cli.Command {
 			if err := cfg.Validate(); err != nil {
 				return cannot(err)
 			}
-			paths := c.StringSlice("findings")
+			paths := c.StringSlice("out")
 			if len(paths) == 0 {
 				paths = defaultFindings()
 			}

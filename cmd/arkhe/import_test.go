@@ -159,7 +159,7 @@ func TestImportCommandArkletAndReconcile(t *testing.T) {
 	if err := conn.QueryRow(context.Background(), `select count(*) from ark_change where by_text like 'arkhe reconcile --apply sha256:% changed.anvl'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d ARK_CHANGE rows after two applies, want 1 (%v)", n, err)
 	}
-	if code, out, _ = arkhe(t, url, "", "import", "--format", "nope", "x"); code != 2 {
+	if code, out, _ = arkhe(t, url, "", "import", "--input-format", "nope", "x"); code != 2 {
 		t.Errorf("bad format: exit %d\n%s", code, out)
 	}
 	if code, out, _ = arkhe(t, url, "", "reconcile"); code != 2 {

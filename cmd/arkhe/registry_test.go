@@ -133,7 +133,7 @@ func TestARKCheck(t *testing.T) {
 		t.Errorf("output:\n%s\nwant prefix:\n%s", out, want)
 	}
 	// stdin, zone name_only
-	code, out, _ = arkhe(t, "", "ark:/12148/bpt6k65358454\n", "ark", "check", "--zone", "name_only")
+	code, out, _ = arkhe(t, "", "ark:/12148/bpt6k65358454\n", "ark", "check", "--check-zone", "name_only")
 	if code != 0 || out != "ark:12148/bpt6k65358454\tok\n" {
 		t.Errorf("name_only: %d %q", code, out)
 	}
@@ -146,7 +146,7 @@ func TestARKCheck(t *testing.T) {
 	if !strings.Contains(out, "ark:38305/f12j68s8\tok") || !strings.Contains(out, "doi:10.13022/M36Q0G\tFAIL") {
 		t.Errorf("linkchecker output lacks expected lines:\n%s", out)
 	}
-	code, _, errOut = arkhe(t, "", "", "ark", "check", "--zone", "somewhere", "ark:/13030/xf93gt2q")
+	code, _, errOut = arkhe(t, "", "", "ark", "check", "--check-zone", "somewhere", "ark:/13030/xf93gt2q")
 	if code != 2 {
 		t.Errorf("bad zone: exit %d %s", code, errOut)
 	}

@@ -93,7 +93,7 @@ func TestVerifyCommand(t *testing.T) {
 	dir := t.TempDir()
 	jsonl, parquet := filepath.Join(dir, "f.jsonl"), filepath.Join(dir, "f.parquet")
 
-	code, out, errOut := arkhe(t, url, "", "verify", "--findings", jsonl, "--findings", parquet)
+	code, out, errOut := arkhe(t, url, "", "verify", "--out", jsonl, "--out", parquet)
 	if code != 0 || !strings.Contains(out, "clean: no findings") || !strings.Contains(out, "ledger.digest") {
 		t.Fatalf("clean ledger: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -113,7 +113,7 @@ func TestVerifyCommand(t *testing.T) {
 	bad := name[:len(name)-1] + map[bool]string{true: "0", false: "1"}[name[len(name)-1] != '0']
 	verifyExec(t, pool, `insert into ark (ark, naan, shoulder_id, assigned_name, url, import_run_id)
 		select '99999/' || $1::text, '99999', id, $1, 'https://example.org/bad', $2 from shoulder where shoulder = '/x9'`, bad, run)
-	code, out, errOut = arkhe(t, url, "", "verify", "--findings", jsonl, "--findings", parquet)
+	code, out, errOut = arkhe(t, url, "", "verify", "--out", jsonl, "--out", parquet)
 	if code != 1 {
 		t.Fatalf("broken ledger: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
@@ -146,7 +146,7 @@ func TestVerifyCommand(t *testing.T) {
 	verifyNoInternalKey(t, "findings.jsonl", b)
 
 	// Could not run: exit 2, and no findings file replaced.
-	code, _, errOut = arkhe(t, "postgres://nobody@/none?host=/nonexistent-socket-dir", "", "verify", "--findings", jsonl)
+	code, _, errOut = arkhe(t, "postgres://nobody@/none?host=/nonexistent-socket-dir", "", "verify", "--out", jsonl)
 	if code != 2 {
 		t.Errorf("unreachable ledger: exit %d, want 2 (%s)", code, errOut)
 	}
