@@ -14,7 +14,7 @@ TATE_MAPPING := request_id=acno,what=title,who=all_artists,when=dateText,url=url
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK  := $(TOOLS)/bin/staticcheck
 
-.PHONY: all build run test test-short deps pg-server duckdb staticcheck vet fuzz bench bench-large clean
+.PHONY: all build run test test-short deps pg-server citus duckdb staticcheck vet fuzz bench bench-large clean
 
 all: build
 
@@ -29,6 +29,36 @@ pg-server:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; \
 	fi
 
+# Citus, PostgreSQL's distributed-table extension, built from the vendored source (Debian has no package
+# of it) into the installed server's lib and share dirs, the way the server itself is installed: apt for
+# the build packages, then configure, make, make install (via sudo for an ordinary user). A no-op when
+# citus.so is already in the server's lib dir. Built without LLVM bitcode (no clang run), without libcurl
+# (Citus's anonymous statistics) and lz4 (a columnar compression, unused here); zstd stays: Debian's
+# server headers declare it, so Citus's columnar code includes <zstd.h> whatever configure says.
+CITUS_VERSION := 13.2.2
+CITUS_SRC     := $(SHARED)/vendor/citus/citus-$(CITUS_VERSION).tar.xz
+CITUS_PATCH   := $(SHARED)/vendor/citus/citus-$(CITUS_VERSION)-pg15-createdb.patch
+CITUS_BUILD   := $(TOOLS)/citus-build
+citus: pg-server
+	@bindir=$$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1); \
+	if [ -n "$$bindir" ]; then major=$$(basename "$$(dirname "$$bindir")"); \
+		libdir=/usr/lib/postgresql/$$major/lib; extdir=/usr/share/postgresql/$$major/extension; \
+	else libdir=$$(pg_config --pkglibdir); extdir=$$(pg_config --sharedir)/extension; fi; \
+	if [ ! -f "$$libdir/citus.so" ] || [ ! -f "$$extdir/citus.control" ]; then \
+		if [ -z "$$bindir" ]; then echo "citus.so is not in $$libdir and this is no Debian PostgreSQL layout: install Citus $(CITUS_VERSION) by hand" >&2; exit 1; fi; \
+		test -f "$(CITUS_SRC)" || { echo "Citus source $(CITUS_SRC) not found (set SHARED to the shared folder)" >&2; exit 1; }; \
+		echo "building Citus $(CITUS_VERSION) for PostgreSQL $$major in $(CITUS_BUILD) (a few minutes)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 postgresql-server-dev-$$major libzstd-dev libkrb5-dev >/dev/null || exit 1; \
+		rm -rf "$(CITUS_BUILD)" && mkdir -p "$(CITUS_BUILD)" && \
+		tar -xJf "$(CITUS_SRC)" -C "$(CITUS_BUILD)" --strip-components=1 && \
+		cd "$(CITUS_BUILD)" && patch -p1 -s < "$(CITUS_PATCH)" && \
+		{ ./configure PG_CONFIG="$$bindir/pg_config" --without-libcurl --without-lz4 > build.log 2>&1 && \
+		  MAKEFLAGS= make -j2 with_llvm=no >> build.log 2>&1 && \
+		  MAKEFLAGS= $$SUDO make install with_llvm=no >> build.log 2>&1; } || { tail -n 30 build.log >&2; exit 1; }; \
+		test -f "$$libdir/citus.so" || { echo "citus.so not installed into $$libdir" >&2; exit 1; }; \
+	fi
+
 # DuckDB for Node: the independent Parquet reader the tests use.
 duckdb:
 	@if [ ! -d "$(TOOLS)/node_modules/@duckdb/node-api" ]; then \
@@ -40,7 +70,7 @@ duckdb:
 		mkdir -p $(TOOLS) && npm install --silent --no-audit --no-fund --prefix $(TOOLS) $(DUCKDB_NODE) >/dev/null; \
 	fi
 
-deps: pg-server duckdb
+deps: pg-server citus duckdb
 
 # staticcheck at STATICCHECK_VERSION, installed when missing or at another version.
 staticcheck:
