@@ -79,7 +79,7 @@ staticcheck:
 		  GOBIN=$(TOOLS)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); }
 
 # The gates that keep the house in order: formatting, go vet, imports pointing the way
-# docs/layout.md allows, a tidy go.mod, and staticcheck.
+# docs/packages.md allows, a tidy go.mod, and staticcheck.
 vet: staticcheck
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
@@ -107,7 +107,7 @@ fuzz:
 	$(GO) test ./legacy -run '^$$' -fuzz FuzzArrayFramer -fuzztime 30s
 	$(GO) test ./legacy -run '^$$' -fuzz FuzzReaders -fuzztime 30s
 
-# Macro benchmarks at 1 million rows (README decision 16); each prints the server settings it ran with.
+# Macro benchmarks at 1 million rows; each prints the server settings it ran with.
 bench: pg-server build
 	$(GO) test ./ark ./pipeline ./fixtures ./bench -run '^$$' -bench . -benchmem
 	$(BIN) bench mint --rows 1000000

@@ -1,5 +1,5 @@
 // Command importgate checks that every package of the module imports only what the
-// allowed-imports table of docs/layout.md lets it import, its tests included. It prints each
+// allowed-imports table of docs/packages.md lets it import, its tests included. It prints each
 // offending arrow ("verify -> importer") and exits 1; a package without a row, or a row without
 // a package, is an error too. Run it from the module root: go run ./internal/importgate.
 package main
@@ -17,7 +17,7 @@ import (
 )
 
 // tableFile is the document that holds the table, relative to the module root.
-const tableFile = "docs/layout.md"
+const tableFile = "docs/packages.md"
 
 // rule is one row of the table: what a package, and what its tests, may import of ours.
 type rule struct {

@@ -27,11 +27,11 @@ func TestCheck(t *testing.T) {
 		{path: "new", code: []string{"a"}},
 	})
 	want := []string{
-		"b -> c: not in its row of docs/layout.md",
-		"b -> d (in its tests): not in its row of docs/layout.md",
-		"c -> d: not in its row of docs/layout.md",
-		"gone: docs/layout.md has a row for it, but there is no such package",
-		"new: no row in docs/layout.md",
+		"b -> c: not in its row of docs/packages.md",
+		"b -> d (in its tests): not in its row of docs/packages.md",
+		"c -> d: not in its row of docs/packages.md",
+		"gone: docs/packages.md has a row for it, but there is no such package",
+		"new: no row in docs/packages.md",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("check =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
