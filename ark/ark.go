@@ -7,7 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// Octet limits of README decision 1 (draft-kunze-ark §2.3 and §3.1).
+// Octet limits of the NAAN, the assigned name and the ledger key (draft-kunze-ark §2.3
+// and §3.1).
 const (
 	// MaxNAAN is the longest NAAN arkhe accepts, in octets: receivers must
 	// accept at least 16 (draft-kunze-ark §2.3); arkhe stores varchar(16).
@@ -16,7 +17,7 @@ const (
 	// + qualifier, normalized) in octets (draft-kunze-ark §3.1; varchar(255)).
 	MaxName = 255
 	// MaxKey is the longest ledger key "NAAN/Name" in octets
-	// (README decision 1; varchar(272) = 16 + 1 + 255).
+	// (varchar(272) = 16 + 1 + 255).
 	MaxKey = MaxNAAN + 1 + MaxName
 )
 
@@ -32,10 +33,10 @@ const (
 
 // ErrNotARK is matched (errors.Is) by the *SyntaxError Parse returns when the
 // input carries no "ark:" label at all, e.g. "doi:10.1234/x5" or an empty
-// string (ark-rules.md §2 table, last row).
+// string (draft-kunze-ark §3.2 table, last row).
 var ErrNotARK = errors.New("not an ARK")
 
-// SyntaxError reports input that is not a valid ARK under ark-rules.md §1–§2.
+// SyntaxError reports input that is not a valid ARK under draft-kunze-ark §2, §3.2.
 // Parse and its relatives return it as *SyntaxError; use errors.As to branch.
 type SyntaxError struct {
 	// Input is the string given to Parse, verbatim.
@@ -63,7 +64,7 @@ func (e *SyntaxError) Error() string {
 func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // LimitError reports a NAAN, assigned name or ledger key longer than its
-// octet limit (README decision 1). Values are refused with it, never
+// octet limit. Values are refused with it, never
 // truncated. Parse returns it as *LimitError; use errors.As to branch.
 type LimitError struct {
 	// What names the limit: LimitNAAN, LimitName or LimitKey.
@@ -77,7 +78,7 @@ type LimitError struct {
 // Error returns e.g. "assigned name is 300 octets; the limit is 255
 // (draft-kunze-ark §3.1)".
 func (e *LimitError) Error() string {
-	src := "README decision 1"
+	src := "NAAN, \"/\" and assigned name; draft-kunze-ark §2.3, §3.1"
 	switch e.What {
 	case LimitNAAN:
 		src = "draft-kunze-ark §2.3"
@@ -91,11 +92,11 @@ func (e *LimitError) Error() string {
 type Options struct {
 	// Import removes the hyphen-likes U+2010–U+2015 from NAAN and Name, as
 	// it removes "-"; without it they are rejected (mint input).
-	// ark-rules.md §2 step 6, Decision.
+	// draft-kunze-ark §3.2 removes "-"; the hyphen-likes are arkhe's rule.
 	Import bool
 }
 
-// ARK is a parsed, normalized ARK (ark-rules.md §1). The zero value is not a
+// ARK is a parsed, normalized ARK (draft-kunze-ark §2). The zero value is not a
 // valid ARK.
 //
 // Invariants for an ARK returned by Parse: NAAN is 1–16 lowercase
@@ -106,45 +107,45 @@ type ARK struct {
 	// removed. It is a string: "099999" is not "99999".
 	NAAN string
 	// Name is the whole assigned name after "NAAN/": shoulder, blade, check
-	// character and any qualifier, normalized (README decision 1).
+	// character and any qualifier, normalized.
 	Name string
 	// Shoulder is the primordinal (first-digit) shoulder in bare form,
 	// e.g. "x9", matching ^[bcdfghjkmnpqrstvwxz]+[0-9]; "" when the base
-	// name does not start with one (ark-rules.md §1). See the package
+	// name does not start with one (draft-kunze-ark §2). See the package
 	// documentation for the stored form "/x9".
 	Shoulder string
 	// Blade is the rest of the base name after Shoulder, including the check
 	// character when the shoulder has one (whether it has one is a property
-	// of the shoulder, not of the string; ark-rules.md §3).
+	// of the shoulder, not of the string; NCDA).
 	Blade string
 	// Qualifier is the part of Name from its first "/" or "." on ("" when
 	// none). Never minted, never covered by the check character.
 	Qualifier string
 	// Inflection is the query string removed from the input, from its first
 	// "?" on: "?", "??", "?info" or any other query; "" when none
-	// (ark-rules.md §2 step 2). It is not part of the identity.
+	// (draft-kunze-ark §3.2). It is not part of the identity.
 	Inflection string
 	// Original is the input given to Parse, verbatim.
 	Original string
 }
 
 // String returns the printed form "ark:NAAN/Name" with the modern label
-// (ark-rules.md §1 Decision; README decision 1).
+// (arkhe prints every ARK with the modern label).
 func (a ARK) String() string { return "ark:" + a.NAAN + "/" + a.Name }
 
 // Key returns the ledger key "NAAN/Name" (the ark.ark column, at most 272
-// octets; README decision 1).
+// octets).
 func (a ARK) Key() string { return a.NAAN + "/" + a.Name }
 
 // BaseName returns Name without its qualifier: shoulder + blade (+ check
-// character), the part the check character covers (ark-rules.md §1).
+// character), the part the check character covers (draft-kunze-ark §2).
 func (a ARK) BaseName() string { return strings.TrimSuffix(a.Name, a.Qualifier) }
 
 // OriginalDiffers reports whether Original is spelled differently from the
 // normalized ARK beyond the label form ("ark:" / "ark:/", any case), the NMA
 // and the inflection; that is, whether hyphens, NAAN case, %-escape case or
 // structural "/" and "." were changed. The ledger keeps the original spelling
-// only when this is true (README decision 5).
+// only when this is true.
 func (a ARK) OriginalDiffers() bool {
 	rest, _, ok := cutLabel(a.Original)
 	if !ok {
@@ -161,7 +162,7 @@ func (a ARK) OriginalDiffers() bool {
 func Parse(s string) (ARK, error) { return ParseWith(s, Options{}) }
 
 // Normalize returns the normalized printed form "ark:NAAN/Name" of s, without
-// any inflection, under the default options (ark-rules.md §2). Errors are
+// any inflection, under the default options (draft-kunze-ark §3.2). Errors are
 // those of Parse.
 func Normalize(s string) (string, error) {
 	a, err := Parse(s)
@@ -189,12 +190,12 @@ func ParseKey(key string) (ARK, error) {
 	a.Original = key
 	if a.Key() != key {
 		return ARK{}, &SyntaxError{Input: key, Offset: -1,
-			Reason: fmt.Sprintf("ledger key is not normalized (normalized: %q; ark-rules.md §2)", a.Key())}
+			Reason: fmt.Sprintf("ledger key is not normalized (normalized: %q; draft-kunze-ark §3.2)", a.Key())}
 	}
 	return a, nil
 }
 
-// ParseWith parses s and normalizes it by ark-rules.md §2 steps 1–8, in order:
+// ParseWith parses s and normalizes it by draft-kunze-ark §3.2 steps 1–8, in order:
 //
 //  1. everything before the first "/ark:" (the NMA: scheme, host, path) is
 //     removed; the label is matched case-insensitively;
@@ -213,7 +214,7 @@ func ParseKey(key string) (ARK, error) {
 // The NAAN must then be 1–16 betanumerics; the Name must be non-empty and use
 // only ASCII letters, digits, "= ~ * + @ _ $ % . /" (anything else must be
 // %-encoded as %HH). The Name is split into Shoulder, Blade and Qualifier
-// (ark-rules.md §1).
+// (draft-kunze-ark §2).
 //
 // Errors: *SyntaxError (wrapping ErrNotARK when there is no "ark:" label) or
 // *LimitError (NAAN over 16, Name over 255, key over 272 octets). ParseWith
@@ -255,7 +256,7 @@ func ParseWith(s string, o Options) (ARK, error) {
 
 // PrimordinalShoulder returns the first-digit (primordinal) shoulder at the
 // start of name in bare form: the run of betanumeric letters plus the first
-// digit after them, matching ^[bcdfghjkmnpqrstvwxz]+[0-9] (ark-rules.md §1).
+// digit after them, matching ^[bcdfghjkmnpqrstvwxz]+[0-9] (draft-kunze-ark §2).
 // It returns "" when name does not start with such a shoulder.
 func PrimordinalShoulder(name string) string {
 	i := 0
@@ -269,7 +270,7 @@ func PrimordinalShoulder(name string) string {
 }
 
 // cutLabel finds the label: at the start of s, or after the first "/ark:"
-// (case-insensitive; everything before it is the NMA, ark-rules.md §2 step 1).
+// (case-insensitive; everything before it is the NMA, draft-kunze-ark §3.2).
 // It returns what follows "ark:" or "ark:/" and its offset in s.
 func cutLabel(s string) (rest string, off int, ok bool) {
 	at := -1
@@ -330,7 +331,7 @@ func normNAAN(s, raw string, off int, o Options) (string, error) {
 		i++
 	}
 	if len(out) == 0 {
-		return "", &SyntaxError{Input: s, Offset: off, Reason: "NAAN is empty after removing hyphens (ark-rules.md §2 step 6)"}
+		return "", &SyntaxError{Input: s, Offset: off, Reason: "NAAN is empty after removing hyphens (draft-kunze-ark §3.2)"}
 	}
 	if len(out) > MaxNAAN {
 		return "", &LimitError{What: LimitNAAN, Octets: len(out), Max: MaxNAAN}
@@ -353,7 +354,7 @@ func normName(s, raw string, off int, o Options) (string, error) {
 			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
 				end := min(i+3, len(raw))
 				return "", &SyntaxError{Input: s, Offset: off + i,
-					Reason: fmt.Sprintf("malformed %%-escape %q at offset %d: %% must be followed by two hex digits (ark-rules.md §2 Decision)", raw[i:end], off+i)}
+					Reason: fmt.Sprintf("malformed %%-escape %q at offset %d: %% must be followed by two hex digits (draft-kunze-ark §3.2)", raw[i:end], off+i)}
 			}
 			out = append(out, '%', upperHex(raw[i+1]), upperHex(raw[i+2]))
 			i += 3
@@ -374,7 +375,7 @@ func normName(s, raw string, off int, o Options) (string, error) {
 			i += 3
 		default:
 			return "", &SyntaxError{Input: s, Offset: off + i,
-				Reason: fmt.Sprintf("character %s at offset %d must be %%-encoded as %%HH (ark-rules.md §2 repertoire)", quoteAt(raw, i), off+i)}
+				Reason: fmt.Sprintf("character %s at offset %d must be %%-encoded as %%HH (draft-kunze-ark §2 character repertoire)", quoteAt(raw, i), off+i)}
 		}
 	}
 	if n := len(out); n > 0 && isStructural(out[n-1]) {
@@ -389,7 +390,7 @@ func normName(s, raw string, off int, o Options) (string, error) {
 	if dot := indexByte(out, '.'); dot >= 0 {
 		if sl := indexByte(out[dot:], '/'); sl >= 0 {
 			return "", &SyntaxError{Input: s, Offset: -1,
-				Reason: fmt.Sprintf("variant before component: %q has \".\" before \"/\" (ark-rules.md §2 step 8, Decision)", string(out))}
+				Reason: fmt.Sprintf("variant before component: %q has \".\" before \"/\" (draft-kunze-ark §3.2)", string(out))}
 		}
 	}
 	if string(out) == raw {
@@ -401,7 +402,7 @@ func normName(s, raw string, off int, o Options) (string, error) {
 func hyphenLikeError(s, raw string, i, off int) error {
 	r, _ := utf8.DecodeRuneInString(raw[i:])
 	return &SyntaxError{Input: s, Offset: off + i,
-		Reason: fmt.Sprintf("hyphen-like %U at offset %d is removed only on import; on mint input it is rejected (ark-rules.md §2 step 6, Decision)", r, off+i)}
+		Reason: fmt.Sprintf("hyphen-like %U at offset %d is removed only on import; on mint input it is rejected (draft-kunze-ark §3.2)", r, off+i)}
 }
 
 // quoteAt quotes the character at raw[i] for an error message: the whole
@@ -445,7 +446,7 @@ func upperHex(c byte) byte {
 }
 
 // isNameChar reports the non-reserved repertoire of a Name: ASCII letters,
-// digits and "= ~ * + @ _ $" (draft-kunze-ark §2; ark-rules.md §2).
+// digits and "= ~ * + @ _ $" (draft-kunze-ark §2, §3.2).
 func isNameChar(c byte) bool {
 	switch {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', isDigit(c):

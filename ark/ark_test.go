@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestNormalizeTable is the normalization table of ark-rules.md §2, row by
+// TestNormalizeTable is the normalization table of draft-kunze-ark §3.2, row by
 // row, plus the parts each row splits into.
 func TestNormalizeTable(t *testing.T) {
 	tests := []struct {
@@ -46,7 +46,8 @@ func TestNormalizeTable(t *testing.T) {
 			t.Errorf("Normalize(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
-	// Case is kept: X5WF6789 is not x5wf6789 (§2 step 4, step 9).
+	// Case is kept: X5WF6789 is not x5wf6789 (draft-kunze-ark §3.2: only the NAAN is lowercased;
+	// names compare octet by octet).
 	up, _ := Normalize("ark:12345/X5WF6789")
 	low, _ := Normalize("ark:12345/x5wf6789")
 	if up == low {
@@ -54,7 +55,7 @@ func TestNormalizeTable(t *testing.T) {
 	}
 }
 
-// TestRejectTable is the rejected rows of the ark-rules.md §2 table, with the
+// TestRejectTable is the rejected rows of the draft-kunze-ark §3.2 table, with the
 // reason each must give.
 func TestRejectTable(t *testing.T) {
 	tests := []struct {
@@ -98,13 +99,13 @@ func TestRejectTable(t *testing.T) {
 	if errors.Is(err, ErrNotARK) {
 		t.Errorf("Parse(ark:12a45/x5) error %v matches ErrNotARK; it has an ARK label", err)
 	}
-	want := `invalid ARK "ark:12345/x5#frag": character "#" (U+0023) at offset 12 must be %-encoded as %HH (ark-rules.md §2 repertoire)`
+	want := `invalid ARK "ark:12345/x5#frag": character "#" (U+0023) at offset 12 must be %-encoded as %HH (draft-kunze-ark §2 character repertoire)`
 	if _, err := Parse("ark:12345/x5#frag"); err == nil || err.Error() != want {
 		t.Errorf("error text = %v, want %s", err, want)
 	}
 }
 
-// TestParseMore covers the steps of ark-rules.md §2 beyond the table.
+// TestParseMore covers the steps of draft-kunze-ark §3.2 beyond the table.
 func TestParseMore(t *testing.T) {
 	tests := []struct{ in, want, inflection string }{
 		{"ark:12345/x5?", "ark:12345/x5", "?"},
@@ -168,7 +169,7 @@ func TestParseMore(t *testing.T) {
 }
 
 // TestImportHyphenLikes: U+2010–U+2015 are removed on import, rejected
-// otherwise (ark-rules.md §2 step 6 Decision); U+2016 is not a hyphen-like.
+// otherwise (draft-kunze-ark §3.2); U+2016 is not a hyphen-like.
 func TestImportHyphenLikes(t *testing.T) {
 	for r := '\u2010'; r <= '\u2015'; r++ {
 		in := "ark:123" + string(r) + "45/x5" + string(r) + "4xz" + string(r) + "321"
@@ -190,7 +191,7 @@ func TestImportHyphenLikes(t *testing.T) {
 }
 
 // TestLimits: NAAN 16, assigned name 255, in normalized form, errors naming
-// the limit (README decision 1).
+// the limit.
 func TestLimits(t *testing.T) {
 	naan16 := "1234567890bcdfgh"
 	if a, err := Parse("ark:" + naan16 + "/x5"); err != nil || a.NAAN != naan16 {
@@ -228,7 +229,7 @@ func TestLimits(t *testing.T) {
 		t.Errorf("256 octets with a trailing slash, 255 normalized: %d, %v", len(a.Name), err)
 	}
 	k := &LimitError{What: LimitKey, Octets: 280, Max: MaxKey}
-	if k.Error() != "ledger key is 280 octets; the limit is 272 (README decision 1)" {
+	if k.Error() != "ledger key is 280 octets; the limit is 272 (NAAN, \"/\" and assigned name; draft-kunze-ark §2.3, §3.1)" {
 		t.Errorf("key limit text: %v", k)
 	}
 }

@@ -34,7 +34,7 @@ func sharedDir(t testing.TB) string {
 
 // TestSpings: the 1,000,000 ARKs the N2T Perl minter made under 77913/r7
 // all verify with zone naan_name; the three junk lines at the end are not
-// ARKs (ark-rules.md §3).
+// ARKs (NCDA).
 func TestSpings(t *testing.T) {
 	path := filepath.Join(sharedDir(t), "data", "ezid", "perl_77913_r7_1000000_spings.csv.xz")
 	f, err := os.Open(path)

@@ -5,12 +5,14 @@
 //
 // The package is pure: it does no I/O (apart from reading crypto/rand when
 // drawing blades and shoulders) and keeps no mutable package-level state.
-// The rules are those of /shared/design/ark-rules.md (draft-kunze-ark, the
-// NOID manual) as settled by the design README decisions 1, 2 and 8.
+// The rules are those of the ARK specification (draft-kunze-ark) and the
+// NOID manual's check-character algorithm (NCDA), with arkhe's choices where
+// they leave one: widths and printed form, first-digit shoulders, check zones
+// (docs/design.md).
 //
 // # Forms of the same ARK
 //
-//   - printed form, String: "ark:NAAN/Name" (modern label; README decision 1)
+//   - printed form, String: "ark:NAAN/Name" (modern label)
 //   - ledger key, Key: "NAAN/Name" without label, at most 272 octets
 //   - assigned name, ARK.Name: shoulder + blade (+ check character) + qualifier,
 //     at most 255 octets
@@ -23,8 +25,7 @@
 //     MintName, AppendName and NewMinter use it (MintName, AppendName and
 //     NewMinter also accept the stored form and strip its one leading slash,
 //     because a normalized Name never starts with "/").
-//   - stored form "/x9": how the ledger's shoulder table records it (README
-//     decision 2). IsMintableShoulder and RandomShoulder use it.
+//   - stored form "/x9": how the ledger's shoulder table records it. IsMintableShoulder and RandomShoulder use it.
 //
 // StoredShoulder and BareShoulder convert between the two.
 package ark

@@ -78,7 +78,7 @@ func FuzzNormalize(f *testing.F) {
 // FuzzCheckChar: for a minted ARK whose zone stays within the NCDA guarantee
 // (at most 27 octets), Verify accepts it and detects every single-character
 // substitution within the alphabet and every adjacent transposition of
-// different characters in the shoulder and blade (ark-rules.md §3).
+// different characters in the shoulder and blade (NCDA).
 func FuzzCheckChar(f *testing.F) {
 	f.Add([]byte("13030"), []byte("xf9"), []byte("3gt2"))
 	f.Add([]byte("77913"), []byte("r7"), []byte("0xq9bcdf"))

@@ -9,12 +9,11 @@ import (
 )
 
 // DefaultBladeLength is the number of random betanumerics arkhe draws per
-// blade, before the check character: 29^8 ≈ 5.0 × 10^11 names per shoulder
-// (ark-rules.md §1).
+// blade, before the check character: 29^8 ≈ 5.0 × 10^11 names per shoulder.
 const DefaultBladeLength = 8
 
 // betaLetters are the 19 betanumeric letters, the characters of a shoulder
-// before its final digit (ark-rules.md §1).
+// before its final digit (draft-kunze-ark §2).
 const betaLetters = "bcdfghjkmnpqrstvwxz"
 
 // BladeSource draws random blades. Implementations need not be safe for
@@ -67,7 +66,7 @@ func (d *drawer) draw(dst []byte) error {
 
 // RandomBlades is the BladeSource arkhe mints with: uniform betanumerics from
 // crypto/rand, read in 8 KiB chunks and turned into characters by rejection
-// sampling (octets ≥ 232 discarded; ark-rules.md §1). It is NOT safe for
+// sampling (octets ≥ 232 discarded; draft-kunze-ark §2). It is NOT safe for
 // concurrent use: give each worker its own (NewRandomBlades is cheap).
 type RandomBlades struct{ d drawer }
 
@@ -107,7 +106,7 @@ func (b *SeededBlades) Blade(dst []byte) error { return b.d.draw(dst) }
 
 // ScriptedBlades is a BladeSource that returns given blades in order and
 // then starts over, so tests can force collisions (the same blade twice) and
-// exercise the redraw path (ark-rules.md §1). It is NOT safe for concurrent
+// exercise the redraw path (draft-kunze-ark §2). It is NOT safe for concurrent
 // use.
 type ScriptedBlades struct {
 	script []string
@@ -145,7 +144,7 @@ func (s *ScriptedBlades) Draws() int { return s.draws }
 
 // MintName returns the assigned name shoulder + blade + check character, the
 // check character computed by NCDA over "naan/" + shoulder + blade (zone
-// naan_name; ark-rules.md §3). shoulder is in bare form ("x9"); a stored form
+// naan_name; NCDA). shoulder is in bare form ("x9"); a stored form
 // ("/x9") has its one leading slash stripped. MintName does not validate its
 // inputs (NewMinter does); it allocates only the returned string.
 func MintName(naan, shoulder string, blade []byte) string {
@@ -177,7 +176,7 @@ func mintCheck(naan, shoulder string, blade []byte) byte {
 
 // Minter draws assigned names for one NAAN and shoulder: shoulder + blade of
 // a fixed length + check character over "NAAN/shoulder+blade" (zone
-// naan_name; ark-rules.md §1, §3). It caches the NCDA sum of "NAAN/shoulder",
+// naan_name; draft-kunze-ark §2; NCDA). It caches the NCDA sum of "NAAN/shoulder",
 // so a name costs one blade draw and one allocation. It is NOT safe for
 // concurrent use: one per worker.
 type Minter struct {
@@ -205,7 +204,7 @@ func NewMinter(naan, shoulder string, bladeLength int, src BladeSource) (*Minter
 	}
 	bare := BareShoulder(shoulder)
 	if !IsMintableShoulder(StoredShoulder(bare)) {
-		return nil, fmt.Errorf("minter: shoulder %q does not match ^/[bcdfghjkmnpqrstvwxz]+[0-9]$ (README decision 2)", shoulder)
+		return nil, fmt.Errorf("minter: shoulder %q does not match ^/[bcdfghjkmnpqrstvwxz]+[0-9]$", shoulder)
 	}
 	if bladeLength < 1 {
 		return nil, fmt.Errorf("minter: blade length %d: must be at least 1", bladeLength)
@@ -234,7 +233,7 @@ func (m *Minter) BladeLength() int { return len(m.blade) }
 
 // ZoneLength returns the length in octets of the check zone of the names m
 // mints, without the check character; at most NCDAGuaranteeOctets keeps the
-// full NCDA guarantee (ark-rules.md §3).
+// full NCDA guarantee.
 func (m *Minter) ZoneLength() int { return m.pos + len(m.blade) }
 
 // Next draws a blade and returns the assigned name (shoulder + blade + check
@@ -279,7 +278,7 @@ func (m *Minter) draw() (byte, error) {
 
 // IsMintableShoulder reports whether s is a shoulder arkhe may create and
 // mint under: the stored form with its slash, matching
-// ^/[bcdfghjkmnpqrstvwxz]+[0-9]$ (README decision 2; e.g. "/x9", "/fk4").
+// ^/[bcdfghjkmnpqrstvwxz]+[0-9]$ (e.g. "/x9", "/fk4").
 // The bare form "x9" is not accepted; convert it with StoredShoulder.
 func IsMintableShoulder(s string) bool {
 	n := len(s)
@@ -295,8 +294,7 @@ func IsMintableShoulder(s string) bool {
 }
 
 // StoredShoulder returns the stored form of a shoulder, with one leading
-// slash: "x9" → "/x9"; a value that already starts with "/" is returned as is
-// (README decision 2).
+// slash: "x9" → "/x9"; a value that already starts with "/" is returned as is.
 func StoredShoulder(s string) string {
 	if strings.HasPrefix(s, "/") {
 		return s
@@ -306,12 +304,12 @@ func StoredShoulder(s string) string {
 
 // BareShoulder returns a shoulder as it appears inside a Name, without its
 // one leading slash: "/x9" → "x9", "x9" → "x9", and the NAAN-wide legacy
-// shoulder "/" → "" (README decision 2).
+// shoulder "/" → "".
 func BareShoulder(s string) string { return strings.TrimPrefix(s, "/") }
 
 // ShoulderSpace returns how many primordinal shoulders of length characters
 // (bare form, letters plus the final digit) a NAAN has: 19^(length−1) × 10,
-// e.g. 190 for 2, 3,610 for 3, 68,590 for 4 (ark-rules.md §1); 0 for length
+// e.g. 190 for 2, 3,610 for 3, 68,590 for 4 (draft-kunze-ark §2); 0 for length
 // below 2. Exact while the result is below 2^53 (length up to 12).
 func ShoulderSpace(length int) float64 {
 	if length < 2 {
@@ -326,7 +324,7 @@ func ShoulderSpace(length int) float64 {
 
 // BladeSpace returns how many blades of length random betanumerics exist,
 // 29^length (the check character adds none); 5.0 × 10^11 for the default 8
-// (ark-rules.md §1). 0 for a negative length.
+// (draft-kunze-ark §2). 0 for a negative length.
 func BladeSpace(length int) float64 {
 	if length < 0 {
 		return 0
@@ -341,7 +339,7 @@ func BladeSpace(length int) float64 {
 // RandomShoulder returns a uniformly drawn mintable shoulder of length
 // characters (2 to MaxName−1) in stored form, e.g. "/q7" for length 2: the
 // letters from the 19 betanumeric letters, the last character a digit, drawn
-// from crypto/rand by rejection sampling (README decision 2). The caller
+// from crypto/rand by rejection sampling. The caller
 // must still check the ledger for an existing shoulder of that name.
 func RandomShoulder(length int) (string, error) {
 	return randomShoulderFrom(rand.Reader, length)

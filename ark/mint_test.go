@@ -100,7 +100,7 @@ func TestMinterLengthAndVerify(t *testing.T) {
 }
 
 func TestMintNameVectors(t *testing.T) {
-	// Check characters from the ark-rules.md §3 vectors.
+	// Check characters from the NCDA vectors.
 	for _, tt := range []struct{ naan, shoulder, blade, want string }{
 		{"13030", "xf9", "3gt2", "xf93gt2q"},
 		{"13030", "/xf9", "3gt2", "xf93gt2q"}, // stored form: slash stripped

@@ -4,19 +4,19 @@ import "fmt"
 
 // Alphabet is the betanumeric alphabet in NCDA ordinal order: the digits and
 // the lowercase consonants without "l", 29 characters, ordinals 0..28
-// (ark-rules.md §1, §3; NOID manual).
+// (draft-kunze-ark §2; NCDA; NOID manual).
 const Alphabet = "0123456789bcdfghjkmnpqrstvwxz"
 
 // NCDAGuaranteeOctets is the longest check zone (without its check character)
 // for which NCDA is guaranteed to detect every single-character substitution
-// and adjacent transposition within the alphabet (ark-rules.md §3). With a
+// and adjacent transposition within the alphabet (NCDA). With a
 // 5-digit NAAN, "/" and a 2–4 character shoulder, blades up to 17 characters
 // stay inside it. Longer zones still get a check character, with a weaker
 // guarantee.
 const NCDAGuaranteeOctets = 27
 
 // ordinal maps an octet to its NCDA weight: its position in Alphabet, or 0
-// for any octet outside it (which still takes a position; ark-rules.md §3).
+// for any octet outside it (which still takes a position; NCDA).
 // Immutable after initialization.
 var ordinal = func() (t [256]uint8) {
 	for i := 0; i < len(Alphabet); i++ {
@@ -34,13 +34,13 @@ var betanumeric = func() (t [256]bool) {
 }()
 
 // IsBetanumeric reports whether c is one of the 29 characters of Alphabet
-// (ark-rules.md §1).
+// (draft-kunze-ark §2).
 func IsBetanumeric(c byte) bool { return betanumeric[c] }
 
 // CheckChar returns the NOID check character (NCDA) of the literal string
 // zone, which must not include the check character itself:
 // Alphabet[Σ position(1-based) × ordinal(zone[i]) mod 29], where an octet
-// outside Alphabet weighs 0 but takes a position (ark-rules.md §3). The input
+// outside Alphabet weighs 0 but takes a position (NCDA). The input
 // is not normalized: "13030/xf93-gt2" and "13030/xf93gt2" differ. CheckChar("")
 // is '0'.
 func CheckChar(zone string) byte {
@@ -64,10 +64,10 @@ func ncdaSum[T string | []byte](sum uint64, pos int, s T) uint64 {
 }
 
 // Zone says over which part of an ARK its check character is computed
-// (ark-rules.md §3 Decision; README decision 8). Each shoulder records one.
+// (NCDA). Each shoulder records one.
 type Zone string
 
-// The check zones of ark-rules.md §3.
+// The check zones: the string NCDA runs over, a property of the shoulder.
 const (
 	// ZoneNAANName: the check character covers "NAAN/" + base name. arkhe
 	// mints with it; it is the default.
@@ -77,7 +77,7 @@ const (
 	ZoneNameOnly Zone = "name_only"
 	// ZoneNone: the ARKs of the shoulder carry no check character.
 	ZoneNone Zone = "none"
-	// DefaultZone is the zone used when none is given (README decision 8).
+	// DefaultZone is the zone used when none is given.
 	DefaultZone = ZoneNAANName
 )
 
@@ -86,7 +86,7 @@ const (
 func ParseZone(s string) (Zone, error) {
 	z := Zone(s)
 	if !z.Valid() {
-		return "", fmt.Errorf("unknown check zone %q: want naan_name, name_only or none (ark-rules.md §3 Decision)", s)
+		return "", fmt.Errorf("unknown check zone %q: want naan_name, name_only or none (NCDA)", s)
 	}
 	return z, nil
 }
@@ -101,7 +101,7 @@ func (z Zone) String() string { return string(z) }
 
 // CheckZone returns the string whose last octet is a's check character and
 // whose other octets it covers: "NAAN/" + BaseName() for ZoneNAANName,
-// BaseName() for ZoneNameOnly (ark-rules.md §3). It returns "", false for
+// BaseName() for ZoneNameOnly (NCDA). It returns "", false for
 // ZoneNone and for an invalid zone.
 func (a ARK) CheckZone(z Zone) (string, bool) {
 	switch z {
@@ -114,7 +114,7 @@ func (a ARK) CheckZone(z Zone) (string, bool) {
 }
 
 // CheckError reports why an ARK's check character does not verify
-// (ark-rules.md §3). VerifyDetail returns it as *CheckError.
+// (NCDA). VerifyDetail returns it as *CheckError.
 type CheckError struct {
 	// Zone is the zone string checked, including the check character.
 	Zone string
@@ -142,7 +142,7 @@ func VerifyZone(zone string) bool {
 }
 
 // Verify reports whether a's check character verifies over zone z
-// (ark-rules.md §3); it is VerifyDetail(a, z) == nil. ZoneNone always
+// (NCDA); it is VerifyDetail(a, z) == nil. ZoneNone always
 // verifies; an invalid zone never does.
 //
 // Because NCDA weighs every octet outside Alphabet as 0 and so cannot tell
@@ -166,7 +166,7 @@ func VerifyDetail(a ARK, z Zone) error {
 		naan, sep = a.NAAN, "/"
 	case ZoneNameOnly:
 	default:
-		return &CheckError{Offset: -1, Reason: fmt.Sprintf("unknown check zone %q (ark-rules.md §3 Decision)", string(z))}
+		return &CheckError{Offset: -1, Reason: fmt.Sprintf("unknown check zone %q (NCDA)", string(z))}
 	}
 	base := a.BaseName()
 	off := len(naan) + len(sep) // offset of base in the zone
@@ -187,12 +187,12 @@ func VerifyDetail(a ARK, z Zone) error {
 	sum := ncdaSum(ncdaSum(0, 0, naan), off, base[:n-1]) // "/" weighs 0
 	if got, want := base[n-1], Alphabet[sum]; got != want {
 		return &CheckError{Zone: naan + sep + base, Offset: -1, Got: got, Want: want,
-			Reason: fmt.Sprintf("check character is %q, NCDA gives %q (ark-rules.md §3)", got, want)}
+			Reason: fmt.Sprintf("check character is %q, NCDA gives %q", got, want)}
 	}
 	return nil
 }
 
 func notBetanumeric(zone string, i int) error {
 	return &CheckError{Zone: zone, Offset: i,
-		Reason: fmt.Sprintf("character %q at offset %d is not betanumeric, so NCDA cannot verify it (ark-rules.md §3)", zone[i], i)}
+		Reason: fmt.Sprintf("character %q at offset %d is not betanumeric, so NCDA cannot verify it", zone[i], i)}
 }

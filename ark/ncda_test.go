@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestCheckCharVectors is the test-vector table of ark-rules.md §3: the
+// TestCheckCharVectors is the test-vector table of NCDA: the
 // literal zone string (not normalized) → check character.
 func TestCheckCharVectors(t *testing.T) {
 	tests := []struct {
@@ -81,7 +81,7 @@ func TestVerify(t *testing.T) {
 		{"ark:13960/fk3ws8hp67", ZoneNAANName, true},
 		{"ark:12345/x6np1wh8k", ZoneNAANName, true},
 		// NCDA says 'c' for 13030/XF93GT2, but uppercase is outside the
-		// alphabet: the character set check refuses it (ark-rules.md §3).
+		// alphabet: the character set check refuses it (NCDA).
 		{"ark:13030/XF93GT2c", ZoneNAANName, false},
 		{"ark:13030/x_1", ZoneNAANName, false},
 		{"ark:13030/xf93gt2q", Zone("bogus"), false},
@@ -110,7 +110,7 @@ func TestVerify(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Offset != 6 || ce.Zone != "13030/XF93GT2c" {
 		t.Errorf("VerifyDetail charset = %+v", err)
 	}
-	want := `check character does not verify in zone "13030/XF93GT2c": character 'X' at offset 6 is not betanumeric, so NCDA cannot verify it (ark-rules.md §3)`
+	want := `check character does not verify in zone "13030/XF93GT2c": character 'X' at offset 6 is not betanumeric, so NCDA cannot verify it`
 	if err.Error() != want {
 		t.Errorf("text = %s\nwant   %s", err, want)
 	}

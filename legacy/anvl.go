@@ -16,7 +16,7 @@ type anvlElem struct {
 }
 
 // anvlBlock is one ANVL record: an optional `:: id` line and its elements,
-// up to a blank line (legacy-formats.md §3.3).
+// up to a blank line.
 type anvlBlock struct {
 	id     string // the `::` line's text as given (never decoded)
 	hasID  bool
@@ -258,8 +258,7 @@ func isBlank(b []byte) bool {
 }
 
 // percentDecode decodes every `%hh` (either case); a `%` not followed by two
-// hex digits is an error (EZID impl/anvl.py `_decode`; legacy-formats.md §3.3,
-// §6.6). ANVL escapes are one layer: the decoded text is not decoded again.
+// hex digits is an error (EZID impl/anvl.py `_decode`). ANVL escapes are one layer: the decoded text is not decoded again.
 func percentDecode(s string) (string, error) {
 	i := strings.IndexByte(s, '%')
 	if i < 0 {
@@ -284,7 +283,7 @@ func percentDecode(s string) (string, error) {
 }
 
 // ezidANVLBlock maps an EZID download block (`:: id`, `_target`, `_status`,
-// `_created`, …; legacy-formats.md §3.4) onto a Record.
+// `_created`, …) onto a Record.
 func ezidANVLBlock(b *anvlBlock, loc Location) (Item, bool, error) {
 	if !b.hasID {
 		return Item{}, false, &RecordError{Field: "::", Reason: "record has no `:: identifier` line"}
@@ -303,7 +302,7 @@ func ezidANVLBlock(b *anvlBlock, loc Location) (Item, bool, error) {
 	return Item{Record: rec}, false, nil
 }
 
-// naanANVLBlock maps a registry block (legacy-formats.md §4.1). `naa:`
+// naanANVLBlock maps a registry block. `naa:`
 // blocks whose `what` is a NAAN become NAANRecords, those whose `what` is
 // `ark:/NAAN/shoulder` ShoulderRecords; the `erc:` file header is skipped.
 func naanANVLBlock(b *anvlBlock, loc Location) (Item, bool, error) {
@@ -417,7 +416,7 @@ func n2tShoulderBlock(b *anvlBlock, loc Location) (Item, bool, error) {
 	return Item{Shoulder: s}, false, nil
 }
 
-// splitWho splits `Native (=) Name (=) ACRONYM` (legacy-formats.md §4.1):
+// splitWho splits `Native (=) Name (=) ACRONYM`:
 // one part is a name, two are name and acronym, three or more end with name
 // and acronym and begin with the native name(s).
 func splitWho(v string) (native, name, acronym string) {

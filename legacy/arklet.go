@@ -7,9 +7,9 @@ import (
 )
 
 // Metadata keys under which arklet readers keep the columns that are not
-// Record fields (legacy-formats.md §1.1, §1.2). The importer uses them to
+// Record fields. The importer uses them to
 // check `ark == naan + shoulder + assigned_name` and flag NAANs that only
-// match after int() (§6.1).
+// match after int() (arklet stores the NAAN as an integer).
 const (
 	// MetaArkletNAAN: `naan` / `naan_id`, the integer NAAN key as decimal text.
 	MetaArkletNAAN = "arklet.naan"
@@ -19,9 +19,9 @@ const (
 	// ark.shoulder; see ShoulderRecord.SourceID).
 	MetaArkletShoulderID = "arklet.shoulder_id"
 	// MetaArkletAssignedName: `assigned_name`, blade + check character
-	// without the shoulder; "" for `mintarks` test rows (§1.3).
+	// without the shoulder; "" for `mintarks` test rows.
 	MetaArkletAssignedName = "arklet.assigned_name"
-	// MetaArkletMetadata: the free-text `metadata` (may be a Python repr, §1.5).
+	// MetaArkletMetadata: the free-text `metadata` (may be a Python repr).
 	MetaArkletMetadata = "arklet.metadata"
 	// MetaArkletCreatedRaw: the text of a created_at that had no zone (the
 	// time itself is read as UTC).
@@ -227,7 +227,7 @@ func arkletShoulder(o *djangoObject, loc Location) (Item, error) {
 }
 
 // arkletCSVReader reads `COPY ark_ark TO … CSV HEADER` (upstream or Frick
-// columns, any order; legacy-formats.md §1.6). Empty cells are NULL or empty strings
+// columns, any order). Empty cells are NULL or empty strings
 // (CSV cannot tell them apart; both mean "none" for every ark_ark column).
 type arkletCSVReader struct{ *keyedCSV }
 

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// upstreamDump is legacy-formats.md §1.6's synthetic dumpdata plus the
+// upstreamDump is a synthetic upstream-arklet dumpdata plus the
 // user and key records a careless export contains.
 const upstreamDump = `[
  {"model": "ark.naan", "pk": 12345, "fields": {"name": "Example Museum", "description": "test NAAN", "url": "https://ark.example.org"}},
@@ -42,12 +42,12 @@ func TestArkletJSONUpstream(t *testing.T) {
 		a.Metadata[MetaArkletNAAN] != "12345" || a.Metadata[MetaArkletShoulder] != "/x6" || a.Metadata[MetaArkletAssignedName] != "b4dp12wkm" {
 		t.Errorf("ark 1: %+v %v", a, a.Metadata)
 	}
-	// §6.10 empty target, §6.12 NULL time before 2024-11, §6.15 Python repr metadata.
+	// empty target, NULL time before 2024-11, Python repr metadata.
 	b := c.records[1]
 	if b.HasTarget || b.Target != "" || b.Created != nil || b.Updated != nil || b.Metadata[MetaArkletMetadata] != "{'title': 'Untitled'}" {
 		t.Errorf("ark 2: %+v", b)
 	}
-	// §1.3 mintarks row: empty assigned_name, no check character; kept as is.
+	// mintarks row: empty assigned_name, no check character; kept as is.
 	m := c.records[2]
 	if m.ID != "12345/x6kq82mzt0bw4rn7dx9c2b" || m.Metadata[MetaArkletAssignedName] != "" {
 		t.Errorf("mintarks row: %+v", m)
@@ -71,7 +71,7 @@ func TestArkletJSONUpstream(t *testing.T) {
 }
 
 // TestArkletJSONFrick: the Frick fork's shoulder FK, `rights` instead of
-// `commitment`, Dublin Core columns and no time stamps (§1.2).
+// `commitment`, Dublin Core columns and no time stamps.
 func TestArkletJSONFrick(t *testing.T) {
 	const dump = `[{"model": "ark.ark", "pk": "12345/x6ff272kf1m", "fields": {"naan": 12345, "shoulder": 1, "assigned_name": "ff272kf1m", "url": "https://collections.example.org/objects/77", "metadata": "", "rights": "NR OP", "title": "Study of a horse", "type": "image", "identifier": "FRL-0077", "format": "image/tiff", "relation": "", "source": ""}},
 {"model": "ark.ark", "pk": "12345/x6wm37ppm1v", "fields": {"naan": 12345, "shoulder": 1, "assigned_name": "wm37ppm1v", "url": "('https://google.com?q=1',)", "commitment": "C", "rights": "R", "title": ""}}]`
@@ -173,7 +173,7 @@ func TestArkletJSONTruncated(t *testing.T) {
 	}
 }
 
-// fricksCSV is legacy-formats.md §1.6's synthetic Frick COPY … CSV HEADER,
+// fricksCSV is a synthetic Frick COPY … CSV HEADER,
 // with a quoted newline in the last title.
 const frickCSV = `ark,shoulder_id,assigned_name,url,metadata,commitment,naan_id,format,identifier,relation,source,title,type
 12345/x6ff272kf1m,1,ff272kf1m,https://collections.example.org/objects/77,,,12345,image/tiff,FRL-0077,https://ark.example.org/ark:/12345/x6wm37ppm1v,,Study of a horse,image

@@ -12,7 +12,7 @@ import (
 )
 
 // djangoObject is one object of a Django dumpdata stream:
-// {"model": "ark.ark", "pk": …, "fields": {…}} (legacy-formats.md §1.6).
+// {"model": "ark.ark", "pk": …, "fields": {…}}.
 type djangoObject struct {
 	Model  string
 	PK     string // raw JSON text of pk
@@ -194,7 +194,7 @@ func (r *djangoReader) parseMap(raw string, loc Location) (Item, error) {
 		return clipRaw(raw)
 	}
 	if !utf8.ValidString(raw) {
-		// encoding/json would turn the bad bytes into U+FFFD silently (§6.7).
+		// encoding/json would turn the bad bytes into U+FFFD silently.
 		return Item{}, &RecordError{Loc: loc, Field: "object", Reason: "record is not valid UTF-8 (kept raw for the reject file)", Raw: rawText()}
 	}
 	it, err := r.mapper(o, loc)

@@ -11,7 +11,7 @@ import (
 // kv is one element name and value in source order.
 type kv struct{ k, v string }
 
-// EZID element names mapped onto Record fields (legacy-formats.md §3.1);
+// EZID element names mapped onto Record fields;
 // every other element goes to Record.Metadata under its own name.
 const (
 	ezidTarget  = "_target"
@@ -126,7 +126,7 @@ func ercText(s string) []n2tElem {
 }
 
 // ezidCSVReader reads an EZID CSV download: a header of the requested
-// column names (`_id` required), one identifier per row (legacy-formats.md §3.4).
+// column names (`_id` required), one identifier per row.
 type ezidCSVReader struct{ *keyedCSV }
 
 func newEZIDCSVReader(name string, br *bufio.Reader) (*ezidCSVReader, error) {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// ezidANVL is legacy-formats.md §3.4's synthetic ANVL download (4 records).
+// ezidANVL is a synthetic EZID ANVL batch download (4 records).
 const ezidANVL = `:: ark:/99999/fk4mmd171kf
 _created: 1577836800
 _export: yes
@@ -69,7 +69,7 @@ func TestEZIDANVLDoc(t *testing.T) {
 	if _, ok := a.Metadata["erc.who"]; ok {
 		t.Error("erc.who kept twice")
 	}
-	// §6.11 reserved keeps EZID's default self-reference, flagged.
+	// reserved keeps EZID's default self-reference, flagged.
 	if r.Status != StatusReserved || r.Target != "https://ezid.cdlib.org/id/ark:/99999/fk4x49f4k3g" || !r.TargetIsDefault || r.Source.Line != 14 {
 		t.Errorf("reserved: %+v", r)
 	}
@@ -140,7 +140,7 @@ func TestEZIDANVLTruncated(t *testing.T) {
 	}
 }
 
-// ezidCSV is §3.4's synthetic CSV download (convertTimestamps=yes).
+// ezidCSV is a synthetic EZID CSV batch download (convertTimestamps=yes).
 const ezidCSV = `_id,_status,_created,_target,erc.who
 ark:/99999/fk4mmd171kf,public,2020-01-01T00:00:00Z,https://repo.example.org/items/1,"Doe, Jane"
 ark:/99999/fk4x49f4k3g,reserved,2020-09-13T12:26:40Z,https://ezid.cdlib.org/id/ark:/99999/fk4x49f4k3g,

@@ -14,22 +14,22 @@ import (
 // command line flag takes (`--format n2t-dump`).
 type Format string
 
-// The formats this package reads (legacy-formats.md section in brackets).
+// The formats this package reads (docs/legacy.md describes each).
 const (
 	// ArkletJSON: `manage.py dumpdata ark` — a JSON array (or JSON Lines) of
 	// {"model","pk","fields"} objects, models ark.ark / ark.naan /
-	// ark.shoulder; ark.user / ark.key / ark.apikey are refused (§1.6).
+	// ark.shoulder; ark.user / ark.key / ark.apikey are refused (they hold secrets).
 	ArkletJSON Format = "arklet-json"
 	// ArkletCSV: `COPY ark_ark TO … CSV HEADER`, upstream or Frick columns,
-	// read by column name (§1.6).
+	// read by column name.
 	ArkletCSV Format = "arklet-csv"
 	// N2TDump: an egg binder printed by `db_dump -p` (or db_dump's default
-	// bytevalue form) (§2.1).
+	// bytevalue form).
 	N2TDump Format = "n2t-dump"
-	// EZIDANVL: an EZID batch download in ANVL, `:: id` blocks (§3.4).
+	// EZIDANVL: an EZID batch download in ANVL, `:: id` blocks.
 	EZIDANVL Format = "ezid-anvl"
 	// EZIDCSV: an EZID batch download in CSV with the requested columns
-	// as header; `_id` is required (§3.4).
+	// as header; `_id` is required.
 	EZIDCSV Format = "ezid-csv"
 	// EZIDDB: ezidapp.identifier objects in Django dump shape, JSON Lines
 	// or a JSON array (shared/data/ezid/db.identifier.jsonl).
@@ -37,13 +37,13 @@ const (
 	// EZIDDBShoulders: ezidapp.shoulder objects in Django dump shape
 	// (shared/data/ezid/db.shoulder.jsonl).
 	EZIDDBShoulders Format = "ezid-db-shoulders"
-	// NAANANVL: the legacy ANVL registry naan_registry.txt (§4.1).
+	// NAANANVL: the legacy ANVL registry naan_registry.txt.
 	NAANANVL Format = "naan-anvl"
-	// NAANJSON2023: naans_public.json, an object keyed by NAAN (§4.2).
+	// NAANJSON2023: naans_public.json, an object keyed by NAAN.
 	NAANJSON2023 Format = "naan-json-2023"
 	// NAANJSON2024: naan_records.json {"metadata","data":[…]} with
 	// PublicNAAN and PublicNAANShoulder records, a bare array of them, or one
-	// record (magic/*.json) (§4.2).
+	// record (magic/*.json).
 	NAANJSON2024 Format = "naan-json-2024"
 	// ShoulderListEZIDCSV: ezidapp_shoulder.csv, `prefix,name,minter_url`,
 	// no header.

@@ -14,7 +14,7 @@ import (
 // MaxLineBytes is the longest line (in octets, without its line end) the
 // line-oriented readers accept. A longer line is reported as a *RecordError
 // and skipped, so one runaway value never takes unbounded memory. N2T allows
-// values up to 4 GB (legacy-formats.md §6.8); real values are far smaller.
+// values up to 4 GB; real values are far smaller.
 const MaxLineBytes = 16 << 20
 
 // maxGroupBytes bounds the decoded bytes kept for one N2T identifier or one

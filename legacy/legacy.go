@@ -3,12 +3,12 @@
 // EZID (ANVL and CSV batch downloads, database dumps) and the NAAN registry
 // (ANVL, 2023 JSON, 2024 JSON with shoulder records, shoulder lists) — and
 // yields their records one at a time with the file, line and record number
-// each came from (legacy-formats.md §§1–4; issue 4).
+// each came from.
 //
 // Readers stream: memory is bounded by the largest single record, never by
 // the file. They keep every value exactly as the source spelled it — an ARK
 // string is not normalized by a reader; times keep their zone and an unknown
-// time stays nil (README decision 4).
+// time stays nil.
 // A bad record is reported as a *RecordError and reading continues; a file
 // that ends in the middle of a record yields every complete record and then
 // one *TruncatedError, then io.EOF.
@@ -44,7 +44,7 @@ func (l Location) String() string {
 }
 
 // Status is an identifier's publication status in the source system, in
-// EZID's vocabulary (legacy-formats.md §3.2; ark-rules.md §5). Systems with no
+// EZID's vocabulary (unavailable is a tombstone; the ARK stays). Systems with no
 // status (arklet, N2T binders without `_is`) yield StatusPublic.
 type Status string
 
@@ -60,29 +60,28 @@ const (
 )
 
 // Record is one identifier read from an export. Identity and target fields
-// are kept exactly as in the source; the importer normalizes (issue 4,
-// "Semantics").
+// are kept exactly as in the source; the importer normalizes.
 type Record struct {
 	// ID is the identifier exactly as spelled in the source:
 	// "ark:/13030/c8251g4t" (EZID, N2T), "12345/x6b4dp12wkm" (arklet stores no
-	// label; legacy-formats.md §9), "doi:10.5063/AA/CONNOLLY.132.4".
+	// label), "doi:10.5063/AA/CONNOLLY.132.4".
 	ID string
 	// Kind is the identifier scheme from IdentifierKind: "ark", "doi",
 	// "uuid", ...; the importer imports "ark" and counts the rest as skipped.
 	Kind string
 	// Target is the target URL as given, without an N2T leading redirect
 	// code; "" when the source has none. For EZID non-public records it is
-	// the real stored target, not the tombstone/default URL (§3.2).
+	// the real stored target, not the tombstone/default URL.
 	Target string
 	// HasTarget reports whether the source carries a non-empty target.
 	HasTarget bool
 	// TargetIsDefault reports that Target is EZID's default self-reference
 	// "http(s)://ezid.cdlib.org/id/<ID>", which EZID stores when no target
-	// was given (legacy-formats.md §3.1, §6.10); the importer may treat it as
+	// was given; the importer may treat it as
 	// "no target".
 	TargetIsDefault bool
 	// RedirectCode is the HTTP code N2T keeps in front of a `_t` value
-	// ("303 https://…"), or 0 (legacy-formats.md §2.1, §6.10).
+	// ("303 https://…"), or 0.
 	RedirectCode int
 	// Who, What, When are the ERC kernel elements; Commitment the arklet
 	// commitment (or Frick `rights`). nil means absent, never "" invented.
@@ -96,7 +95,7 @@ type Record struct {
 	Status       Status
 	StatusReason string
 	// Created and Updated are the times as given, in the zone given (Unix
-	// times in UTC); nil when the source has none (README decision 4).
+	// times in UTC); nil when the source has none.
 	Created, Updated *time.Time
 	// Owner is who holds the identifier in the source system, as given: an
 	// EZID username (downloads), an agent PID (N2T `_o`), the decimal user
@@ -107,9 +106,9 @@ type Record struct {
 }
 
 // NAANRecord is one Name Assigning Authority from the NAAN registry (ANVL,
-// 2023 and 2024 JSON; legacy-formats.md §4) or an arklet `ark.naan` row (§1.1).
+// 2023 and 2024 JSON) or an arklet `ark.naan` row.
 type NAANRecord struct {
-	// NAAN exactly as given, as a string: "12345", "b5060" (§6.1). For arklet
+	// NAAN exactly as given, as a string: "12345", "b5060". For arklet
 	// it is the decimal text of the integer key (leading zeros already lost).
 	NAAN string
 	// Name is the organisation's name; NameNative its native-language name
@@ -152,7 +151,7 @@ type ShoulderRecord struct {
 	NAAN string
 	// Shoulder exactly as in the source, after NAAN and its slash: "m4",
 	// "s6.caida", "" for a NAAN-wide shoulder; arklet keeps its leading
-	// slash ("/x6"). The importer matches without the slash (README decision 2).
+	// slash ("/x6"). The importer matches without the slash.
 	Shoulder string
 	// Name of the shoulder's owner or project ("?1?" occurs).
 	Name, Acronym string
@@ -187,7 +186,7 @@ type ShoulderRecord struct {
 
 // Refused is a record the reader will not yield: arklet `ark.user`,
 // `ark.key`, `ark.apikey` (they hold password hashes and API tokens, so
-// neither their key nor their fields are kept; legacy-formats.md §1.6) and
+// neither their key nor their fields are kept) and
 // any model that is not an ARK, NAAN or shoulder.
 type Refused struct {
 	// Model is the source model name, e.g. "ark.key".
@@ -248,7 +247,7 @@ type RecordError struct {
 	// Reason says what is wrong, naming the limit or the rule.
 	Reason string
 	// Raw holds the record's source text (at most 64 KiB), for the reject
-	// file; bytes are kept as read, including invalid UTF-8 (§6.7).
+	// file; bytes are kept as read, including invalid UTF-8.
 	Raw string
 	// Err is the underlying error, if any.
 	Err error
@@ -406,7 +405,7 @@ func ezidDefaultTarget(id, target string) bool {
 
 // splitRedirectCode splits an optional leading HTTP code from a target or
 // `where` value ("303 https://x" → 303, "https://x"): 3 digits in 300–399
-// followed by blanks (legacy-formats.md §2.1 `_t`, §4.1 `where`).
+// followed by blanks.
 func splitRedirectCode(v string) (int, string) {
 	if len(v) > 4 && v[0] == '3' && isDigit(v[1]) && isDigit(v[2]) && (v[3] == ' ' || v[3] == '\t') {
 		code := int(v[0]-'0')*100 + int(v[1]-'0')*10 + int(v[2]-'0')
@@ -418,7 +417,7 @@ func splitRedirectCode(v string) (int, string) {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // parseEZIDStatus reads EZID's external status: "public", "reserved",
-// "unavailable" or "unavailable | reason" (legacy-formats.md §3.1). An empty
+// "unavailable" or "unavailable | reason". An empty
 // value means public (EZID `_is` absent).
 func parseEZIDStatus(v string) (Status, string, error) {
 	s, reason, _ := strings.Cut(v, "|")

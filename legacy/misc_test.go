@@ -156,7 +156,7 @@ func TestContextAndOpen(t *testing.T) {
 }
 
 // TestLongValues: a 300-octet name passes through unchanged (the importer
-// refuses it naming the limit, §6.8); a line over MaxLineBytes is one
+// refuses it naming the limit); a line over MaxLineBytes is one
 // RecordError and reading continues.
 func TestLongValues(t *testing.T) {
 	name := "ark:/12345/x6" + strings.Repeat("b", 300)

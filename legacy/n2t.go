@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 )
 
-// N2T binder element names mapped onto Record fields (legacy-formats.md §2.1,
-// §3.1); every other element goes to Record.Metadata under its own name.
+// N2T binder element names mapped onto Record fields (N2T's own and
+// those EZID wrote into binders); every other element goes to Record.Metadata under its own name.
 const (
 	n2tTarget     = "_t"  // target, optional leading redirect code
 	n2tRealTarget = "_t1" // EZID legacy form: real target of a non-public id
@@ -308,7 +308,7 @@ func (r *n2tReader) pair(rawKey []byte, n int) {
 }
 
 // decode undoes db_dump's escaping: in print format `\\` is a backslash and
-// `\hh` a byte given in hex (legacy-formats.md §2.1, §6.6); in bytevalue
+// `\hh` a byte given in hex; in bytevalue
 // format the whole line is hex pairs.
 func (r *n2tReader) decode(b []byte) ([]byte, error) {
 	if r.hex {
@@ -367,8 +367,7 @@ func clip(s string, n int) string {
 	return s
 }
 
-// record maps a group's elements onto a Record (legacy-formats.md §9 N2T
-// column): `_t` (or `_t1`, the real target of a non-public EZID id), the
+// record maps a group's elements onto a Record: `_t` (or `_t1`, the real target of a non-public EZID id), the
 // creation time from `_,ec` / `_.ec` / `__mc` / `_c`, `_u`, `_o`, `_is`,
 // ERC who/what/when (or erc.who/…); everything else into Metadata.
 func (g *n2tGroup) record(file string) (*Record, error) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// n2tDump is legacy-formats.md §2.1's synthetic dump (4 identifiers).
+// n2tDump is a synthetic N2T binder dump (4 identifiers).
 const n2tDump = `VERSION=3
 format=print
 type=btree
@@ -49,7 +49,7 @@ func TestN2TDumpDoc(t *testing.T) {
 	if b.Created.Unix() != 1262304000 || b.Target != "http://old.example.org/cgi-bin/show?id=2&lang=en" || b.Source.Line != 14 {
 		t.Errorf("2: %+v", b)
 	}
-	// §6.10 redirect code; §6.6 \hh decoded once; §6.12 no time → nil.
+	// redirect code split off; \hh decoded once; no time → nil.
 	if r3.RedirectCode != 303 || r3.Target != "https://data.example.org/set/3/" || str(r3.What) != "Survey tables, 1911\n(second line)" ||
 		str(r3.Who) != "(:unkn) Anonymous" || r3.Created != nil || r3.Source.Line != 18 {
 		t.Errorf("3: %+v what=%q", r3, str(r3.What))
@@ -63,7 +63,7 @@ func TestN2TDumpDoc(t *testing.T) {
 func TestN2TDumpEdges(t *testing.T) {
 	const head = "VERSION=3\nformat=print\ntype=btree\nHEADER=END\n"
 	dump := head +
-		// EZID legacy binder form: tombstone URL in _t, real target in _t1 (§3.2).
+		// EZID legacy binder form: tombstone URL in _t, real target in _t1.
 		" ark:/13030/m5tomb|_is\n unavailable | withdrawn by depositor\n" +
 		" ark:/13030/m5tomb|_t\n https://ezid.cdlib.org/tombstone/id/ark:/13030/m5tomb\n" +
 		" ark:/13030/m5tomb|_t1\n https://data.example.org/real\n" +

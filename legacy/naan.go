@@ -29,7 +29,7 @@ func (j *jstr) UnmarshalJSON(b []byte) error {
 }
 
 // registryEntry is one NAAN or shoulder record of the 2023 or 2024 JSON
-// registry (legacy-formats.md §4.2).
+// registry.
 type registryEntry struct {
 	What   jstr            `json:"what"`
 	Where  jstr            `json:"where"`
@@ -219,7 +219,7 @@ func decodeEntry(raw json.RawMessage, key string, loc Location) (Item, error) {
 }
 
 // naan2023Reader reads naans_public.json: one object keyed by NAAN whose
-// values are records (legacy-formats.md §4.2).
+// values are records.
 type naan2023Reader struct {
 	s       *jsonStream
 	started bool

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// registryANVL is legacy-formats.md §4.1's synthetic ANVL (3 blocks; the
+// registryANVL is a synthetic registry in ANVL (3 blocks; the
 // second has an impossible date on purpose) plus a NAAN with a leading zero
 // and a betanumeric one, and a block in the private form.
 const registryANVL = `erc:
@@ -68,7 +68,7 @@ func TestNAANANVL(t *testing.T) {
 		s.Name != "Example Museum of Photography" || s.Date.Format("2006.01.02") != "2020.01.15" || s.Metadata["policy"] != "NR" {
 		t.Errorf("shoulder block: %+v", s)
 	}
-	// §6.1: NAAN kept as a string — leading zero and letters intact.
+	// NAAN kept as a string — leading zero and letters intact.
 	z := c.naans[1]
 	if z.NAAN != "012345" || z.RedirectCode != 303 || z.Where != "https://zero.example.org/ark:$id" || z.Tenure != "" ||
 		z.Metadata["!why"] != "EZID ARK" || z.Metadata["!contact"] != "Doe, Jane (admin) ||| jane@example.org | 555" {

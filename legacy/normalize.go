@@ -12,8 +12,8 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 )
 
-// Limits on imported values, in octets (README decisions 1 and 12). A longer value is refused
-// with a RowProblem naming the limit, never truncated (legacy-formats.md §6.8).
+// Limits on imported values, in octets. A longer value is refused
+// with a RowProblem naming the limit, never truncated.
 const (
 	// MaxTarget is the longest target URL the ledger stores (ark.url varchar(2048)).
 	MaxTarget = 2048
@@ -21,32 +21,31 @@ const (
 	MaxERC = 64 << 10
 )
 
-// Row is one legacy identifier record normalized for the ledger (issue 4 "Semantics";
-// legacy-formats.md §9). NormalizeRecord builds it; the importer writes it and reconcile compares
+// Row is one legacy identifier record normalized for the ledger. NormalizeRecord builds it; the importer writes it and reconcile compares
 // it with the ledger, so both read an export the same way.
 type Row struct {
 	// ARK is the parsed, normalized ARK; ARK.Key() is the ledger key "NAAN/name" (qualifier kept,
-	// case kept; ark-rules.md §2).
+	// case kept; draft-kunze-ark §3.2).
 	ARK ark.ARK
 	// Original is the identifier exactly as the source spelled it, kept only when it differs from
-	// the normalized key beyond the label form and the NMA host (README decision 5); nil otherwise.
+	// the normalized key beyond the label form and the NMA host; nil otherwise.
 	Original *string
 	// Target is the target URL; nil when the source has none: absent, empty (arklet url ''), or
-	// EZID's default self-reference (legacy-formats.md §6.10). At most MaxTarget octets.
+	// EZID's default self-reference. At most MaxTarget octets.
 	Target *string
-	// Status is "public", "reserved" or "unavailable" (ark-rules.md §5); Reason the tombstone
+	// Status is "public", "reserved" or "unavailable" (a tombstone); Reason the tombstone
 	// reason of an unavailable ARK, nil when none was given.
 	Status string
 	Reason *string
 	// Who, What, When are the ERC kernel elements and Commitment the persistence statement;
-	// nil when absent (never invented; README decision 12). Each at most MaxERC octets.
+	// nil when absent (never invented). Each at most MaxERC octets.
 	Who, What, When, Commitment *string
 	// Metadata is a JSON object (keys sorted) of every other element the source carried
 	// (Record.Metadata without arklet's structural columns, plus "owner",
 	// "redirect_code", and "created_at_given"/"updated_at_given" for times given in a zone
 	// other than UTC); nil when there is none.
 	Metadata []byte
-	// Created and Updated are the times as given; nil when unknown (README decision 4).
+	// Created and Updated are the times as given; nil when unknown.
 	Created, Updated *time.Time
 	// Source locates the record in its export.
 	Source Location
@@ -99,14 +98,14 @@ func (p *RowProblem) Error() string {
 // Unwrap returns the underlying error (an *ark.SyntaxError or *ark.LimitError for "id").
 func (p *RowProblem) Unwrap() error { return p.Err }
 
-// arkletStructural are the arklet columns that only restate the ARK (legacy-formats.md §1.1);
+// arkletStructural are the arklet columns that only restate the ARK;
 // they are checked, not stored.
 var arkletStructural = [...]string{MetaArkletNAAN, MetaArkletShoulder,
 	MetaArkletShoulderID, MetaArkletAssignedName}
 
 // ParseLegacyID parses an identifier as an export spells it: labelled ("ark:/13030/x",
 // "ARK:13030/x"), behind an NMA ("https://n2t.net/ark:/13030/x") or arklet's unlabelled stored
-// form "13030/x" (legacy-formats.md §9: the importer adds the label). Hyphen-likes are removed
+// form "13030/x" (to which the label is added). Hyphen-likes are removed
 // (ark.Options.Import). The returned ARK's Original is id exactly. Errors are those of
 // ark.ParseWith (*ark.SyntaxError, *ark.LimitError).
 func ParseLegacyID(id string) (ark.ARK, error) {
@@ -117,11 +116,11 @@ func ParseLegacyID(id string) (ark.ARK, error) {
 	return a, err
 }
 
-// NormalizeRecord maps one legacy record onto the ledger's columns (legacy-formats.md §9): the
-// identifier is parsed with ParseLegacyID and its spelling kept where it differs (decision 5);
-// arklet's naan_id must equal the ARK's NAAN as a string (§6.1: a NAAN that matches only after
+// NormalizeRecord maps one legacy record onto the ledger's columns: the
+// identifier is parsed with ParseLegacyID and its spelling kept where it differs;
+// arklet's naan_id must equal the ARK's NAAN as a string (a NAAN that matches only after
 // int() is refused); EZID's default self-referential target and empty targets become "no
-// target" (§6.10); status and reason are kept (§6.11); times are kept as given (§6.12); every
+// target"; status and reason are kept; times are kept as given; every
 // other element goes to Metadata. It does not decide about reserved or test ARKs, shoulders or
 // check characters. The caller passes only records of kind "ark".
 //
@@ -216,7 +215,7 @@ func NormalizeRecord(rec *Record) (Row, error) {
 			}
 		}
 	}
-	// every text value must survive PostgreSQL text and jsonb: valid UTF-8, no NUL (layout.md)
+	// every text value must survive PostgreSQL text and jsonb: valid UTF-8, no NUL (one such byte aborts a whole COPY)
 	for _, f := range []struct {
 		name string
 		v    *string
@@ -313,7 +312,7 @@ func appendJSON(b []byte, s string) []byte {
 }
 
 // NormalizeNAAN returns a NAAN as the ledger stores it — lowercased, hyphens removed, 1–16
-// betanumerics (ark-rules.md §1, §2 step 4; draft-kunze-ark §2.3) — or an error naming the rule.
+// betanumerics (draft-kunze-ark §2.3, §3.2) — or an error naming the rule.
 func NormalizeNAAN(s string) (string, error) {
 	a, err := ark.ParseWith("ark:"+s+"/x", ark.Options{Import: true})
 	if err != nil {

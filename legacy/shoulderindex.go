@@ -12,9 +12,9 @@ type ShoulderEntry struct {
 	NAAN string
 	// Bare is the shoulder without its slash ("x6", "s6.caida"); "" for the NAAN-wide "/".
 	Bare string
-	// Zone is the shoulder's check zone (README decision 8).
+	// Zone is the shoulder's check zone.
 	Zone ark.Zone
-	// ID is the shoulder's internal key, used only to join (never shown; README decision 17);
+	// ID is the shoulder's internal key, used only to join (never shown);
 	// 0 while the shoulder is still to be created by an import.
 	ID int64
 	// New reports a shoulder the current import added to the index (created by it, or to be).
@@ -24,8 +24,7 @@ type ShoulderEntry struct {
 // Stored returns the shoulder as the ledger stores it, with its slash ("/x6", "/").
 func (e *ShoulderEntry) Stored() string { return "/" + e.Bare }
 
-// ShoulderIndex matches names to shoulders by longest prefix, per NAAN, without the slash
-// (README decision 2). It is not safe for concurrent use.
+// ShoulderIndex matches names to shoulders by longest prefix, per NAAN, without the slash. It is not safe for concurrent use.
 type ShoulderIndex struct {
 	naans map[string]*naanShoulders
 }
@@ -81,7 +80,7 @@ func (x *ShoulderIndex) Longest(naan, name string) *ShoulderEntry {
 	return nil
 }
 
-// Assign returns the shoulder an imported ARK lands under (README decision 2): the longest
+// Assign returns the shoulder an imported ARK lands under: the longest
 // registered shoulder of its NAAN that prefixes its name; else its primordinal shoulder, added
 // to the index as a new legacy shoulder with check zone zone; else the NAAN-wide shoulder "/"
 // (registered or new with zone). added reports that a new entry was made (ID 0, New true).

@@ -57,8 +57,7 @@ func parseUnix(v string) (time.Time, error) {
 }
 
 // parseUnixOrISO reads EZID's time forms: Unix seconds, or ISO
-// "YYYY-MM-DDTHH:MM:SSZ" when the download used convertTimestamps=yes
-// (legacy-formats.md §3.1, §6.12).
+// "YYYY-MM-DDTHH:MM:SSZ" when the download used convertTimestamps=yes.
 func parseUnixOrISO(v string) (time.Time, error) {
 	v = strings.TrimSpace(v)
 	if v != "" && isDigit(v[0]) && !strings.ContainsAny(v, "-:T") {

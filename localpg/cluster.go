@@ -39,7 +39,7 @@ const (
 	// minServerMajor is the oldest PostgreSQL major version the cluster harness accepts.
 	minServerMajor = 14
 	// maxSocketDirLen bounds the socket directory so "<dir>/.s.PGSQL.65535" fits the
-	// 107 usable bytes of sun_path (layout.md "Facts checked on these machines").
+	// 107 usable bytes of sun_path (Linux: 108 bytes with the terminating NUL).
 	maxSocketDirLen = 107 - len("/.s.PGSQL.65535")
 	// clusterTimeout bounds StartCluster and Stop (lock wait, initdb, pg_ctl) beyond the
 	// context's own deadline; a persistent cluster may replay up to max_wal_size of WAL
@@ -77,7 +77,7 @@ var throwawaySettings = map[string]string{
 // ClusterConfig describes a local PostgreSQL cluster for StartCluster.
 type ClusterConfig struct {
 	// DataDir is the cluster's data directory (PGDATA); required. The embedded default
-	// uses "<data dir>/pg" (README decision 14, see DefaultDataDir). Its parent holds the
+	// uses "<data dir>/pg" (see DefaultDataDir). Its parent holds the
 	// start lock "<DataDir>.lock".
 	DataDir string
 	// SocketDir is the directory of the server's Unix socket; empty means
@@ -225,8 +225,8 @@ func DefaultSocketDir(dataDir string) string {
 	return "/tmp/arkhe-" + hex.EncodeToString(sum[:4])
 }
 
-// DefaultDataDir returns arkhe's data directory when --data-dir is not given (README
-// decision 14): $ARKHE_DATA_DIR, else /var/lib/arkhe for root (a root home is not
+// DefaultDataDir returns arkhe's data directory when --data-dir is not given:
+// $ARKHE_DATA_DIR, else /var/lib/arkhe for root (a root home is not
 // readable by the postgres account), else $XDG_DATA_HOME/arkhe (when absolute), else
 // ~/.local/share/arkhe. The embedded cluster lives in "<data dir>/pg". It errors only
 // when the home directory is unknown.

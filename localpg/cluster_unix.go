@@ -16,8 +16,8 @@ import (
 )
 
 // serverUser is the account the PostgreSQL binaries run as: the current user, or the
-// `postgres` account when the current process is root (initdb and postgres refuse root;
-// layout.md "Facts checked on these machines").
+// `postgres` account when the current process is root (initdb and postgres refuse
+// to run as root).
 type serverUser struct {
 	name string
 	uid  uint32

@@ -1,6 +1,6 @@
 // Package pipeline holds arkhe's record type, the manifest readers (CSV, JSON
 // Lines, Parquet), validation of manifest rows, the reject file, the mint map
-// and the streaming run that ties them together (issue 3, layout.md).
+// and the streaming run that ties them together.
 //
 // This file defines the shapes shared by every reader: Record, Field, Location,
 // the per-row RowError and the fatal ManifestError, the Reader interface and
@@ -20,12 +20,12 @@ import (
 	"strings"
 )
 
-// Field names one of the six manifest fields of issue 3. Its value is also the
+// Field names one of the six manifest fields. Its value is also the
 // bit position of the field in Record.Has.
 type Field uint8
 
-// The manifest fields, in canonical order (issue 3: `request_id`, `url`,
-// `who`, `what`, `when`, `commitment`). url is the target (ERC where); who,
+// The manifest fields, in canonical order (`request_id`, `url`, `who`,
+// `what`, `when`, `commitment`). url is the target (ERC where); who,
 // what, when are ERC fields; commitment is the ERC persistence statement.
 const (
 	FieldRequestID Field = iota
@@ -95,7 +95,7 @@ func (l Location) String() string {
 //
 // Missing and empty are distinct: Has holds one bit per Field (HasURL, ...).
 // A field whose bit is clear is absent — stored as NULL, never invented
-// (README decision 12) — and its string is "". A field whose bit is set is
+// — and its string is "". A field whose bit is set is
 // present, possibly with an empty value. A bitmask was chosen over *string
 // because it keeps Record free of extra pointers and allocations (one string
 // allocation per record in the CSV and JSON readers).
@@ -167,8 +167,7 @@ func (r *Record) Clear(f Field) {
 // payloadDigestTag is the domain-separation prefix of PayloadDigest, version 1.
 const payloadDigestTag = "arkhe payload v1\x00"
 
-// PayloadDigest returns the receipt digest of the record's mapped payload
-// (README decision 6): the first 16 bytes of SHA-256 over
+// PayloadDigest returns the receipt digest of the record's mapped payload: the first 16 bytes of SHA-256 over
 //
 //	"arkhe payload v1" 0x00
 //	then for each of url, who, what, when, commitment in this order:
@@ -260,7 +259,7 @@ const MaxRecordBytes = 64 << 20
 // ManifestError is a fatal manifest error: the file cannot be opened or read
 // further (unreadable file, bad gzip stream, missing header or column, an
 // unknown extension, a bad JSON path in the mapping). The run stops ("could
-// not run", exit code 2 per README decision 13, when nothing was read). Loc
+// not run", exit code 2, when nothing was read). Loc
 // says how far reading got (File always set). Err is the cause, often a
 // sentinel above, an *fs.PathError or a *MappingError.
 type ManifestError struct {

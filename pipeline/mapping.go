@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Mapping says which source field feeds each manifest field (issue 3: "a
-// mapping option renames them, including nested JSON paths").
+// Mapping says which source field feeds each manifest field (a mapping
+// renames them, including nested JSON paths).
 //
 // A source is a CSV header name, a Parquet column name (dots for nested
 // groups) or a JSON path:

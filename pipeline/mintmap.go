@@ -10,16 +10,15 @@ import (
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
-// Mint statuses of a mint map row (issue 3 "Output": minted-now or replayed).
+// Mint statuses of a mint map row (minted now, or replayed from its receipt).
 const (
 	StatusMinted   = "minted"
 	StatusReplayed = "replayed"
 )
 
 // MintMapRow is one line of the mint map: the manifest's request ID, the ARK
-// it got in printed form (`ark:NAAN/name`, README decision 1) and the status,
-// StatusMinted or StatusReplayed. No internal key ever appears here (README
-// decision 6). The struct tags name the columns of every format.
+// it got in printed form (`ark:NAAN/name`) and the status,
+// StatusMinted or StatusReplayed. No internal key ever appears here. The struct tags name the columns of every format.
 type MintMapRow struct {
 	RequestID string `parquet:"request_id" json:"request_id"`
 	ARK       string `parquet:"ark" json:"ark"`

@@ -6,14 +6,14 @@ import (
 	"unicode/utf8"
 )
 
-// rejectHeader is the reject file's header line (issue 3: "source file,
-// line/record, field and reason").
+// rejectHeader is the reject file's header line (where the row came
+// from, the field at fault and why).
 var rejectHeader = []string{"file", "line", "record", "request_id", "field", "reason"}
 
 // RejectWriter writes the reject file: a CSV with the header
 // file,line,record,request_id,field,reason and one row per rejected manifest
-// row (issue 3 "Bad input"; README decision 10 sends over-quota rows here
-// too). line and record are empty when unknown (0).
+// row (rows over the daily quota
+// come here too). line and record are empty when unknown (0).
 //
 // The file is created lazily, on the first Write, as PATH.tmp, and renamed to
 // PATH by Close, so a run with no rejects leaves no reject file, and a crashed

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// This file is the streaming run engine of issue 3 ("Streaming"):
+// This file is the streaming run engine:
 //
 //	reader: read, validate, digest ──route by hash(request ID)──▶ worker i: sink (COPY) ─┐
 //	   │                                                                                   ▼
@@ -25,7 +25,7 @@ import (
 // One reader goroutine reads the manifests in order, numbers every row (Row.Seq), validates it
 // (Validate), computes its payload digest and appends it to the partial batch of worker
 // hash(request ID) mod Workers, so that every occurrence of a request ID is handled by one worker
-// in manifest order (README decision 9). A full batch goes to its worker's goroutine, which hands
+// in manifest order. A full batch goes to its worker's goroutine, which hands
 // it to the Sink; while a worker runs COPY the reader keeps reading and filling the next batches.
 // The collector puts results back in manifest order in a ring buffer and writes the mint map and
 // the reject file.
@@ -37,7 +37,7 @@ import (
 // never deadlocks on a skewed distribution of request IDs and never cuts a batch short when it
 // does not have to.
 
-// Sink consumes batches of validated rows for a Run (layout.md: pipeline defines the small
+// Sink consumes batches of validated rows for a Run (pipeline defines the small
 // interface it consumes; ledger implements it with COPY). Run calls OpenWorker once per worker
 // before reading, from one goroutine.
 type Sink interface {
@@ -48,8 +48,7 @@ type Sink interface {
 
 // WorkerLimiter is an optional interface of a Sink: RunConfig.Validate lowers Workers to
 // MaxWorkers() when that is positive and smaller. A sink whose outcomes depend on the order rows
-// reach it across workers (a daily quota: the first rows in manifest order get it, README
-// decision 10) returns 1, so its one worker sees every batch in manifest order.
+// reach it across workers (a daily quota: the first rows in manifest order get it) returns 1, so its one worker sees every batch in manifest order.
 type WorkerLimiter interface {
 	MaxWorkers() int
 }
@@ -100,10 +99,10 @@ type Row struct {
 	Seq int64
 	// Record is the mapped, validated manifest row.
 	Record Record
-	// Digest is PayloadDigest(&Record), the receipt digest (README decision 6), set by Run
+	// Digest is PayloadDigest(&Record), the receipt digest, set by Run
 	// before the sink sees the row.
 	Digest [16]byte
-	// ARK is the row's ARK in printed form, "ark:NAAN/name" (README decision 1), set by the
+	// ARK is the row's ARK in printed form, "ark:NAAN/name", set by the
 	// sink for minted and replayed rows; ARK[4:] is the ledger key.
 	ARK string
 	// Outcome is set by the sink.
@@ -129,8 +128,8 @@ type Progress struct {
 	Elapsed                                            time.Duration
 }
 
-// Summary is the outcome of a run (issue 3 "Output": read, minted, replayed, rejected,
-// collisions, rows/s). Read counts every manifest row read, bad ones included; Draws and
+// Summary is the outcome of a run (read, minted, replayed, rejected, collisions,
+// rows/s). Read counts every manifest row read, bad ones included; Draws and
 // Collisions are the blade draws and the collisions among them.
 type Summary struct {
 	Read, Minted, Replayed, Rejected int64
@@ -150,7 +149,7 @@ func (s Summary) RowsPerSecond() float64 {
 // Defaults of RunConfig.
 const (
 	// DefaultBatchSize is the rows per sink batch, one transaction each: about 100k rows per
-	// transaction measured best (issue 3; see bench/).
+	// transaction measured best (see bench/).
 	DefaultBatchSize = 100_000
 	// DefaultWorkers is the number of sink workers (one database connection each).
 	DefaultWorkers = 2
@@ -164,7 +163,7 @@ type RunConfig struct {
 	Inputs []string
 	// Mapping maps source fields to manifest fields (zero: the default mapping).
 	Mapping Mapping
-	// Limits are the value limits of README decision 12 (zero: DefaultLimits).
+	// Limits are the limits on values (zero: DefaultLimits).
 	Limits Limits
 	// Workers is the number of sink workers (0: DefaultWorkers).
 	Workers int
@@ -232,12 +231,12 @@ type result struct {
 }
 
 // Run streams the manifests of cfg.Inputs through validation and cfg.Sink and writes the mint map
-// and the reject file in manifest order (issue 3 "Streaming", "Bad input", "Output"). Bad rows —
+// and the reject file in manifest order. Bad rows —
 // a *RowError from a reader or from Validate — go to the reject file and the run goes on; every
 // other row reaches the sink. Run returns the summary so far and an error when the run stopped
 // early: a *ManifestError (a manifest could not be opened or read on), the sink's error, an
 // I/O error of the outputs, or ctx's error. Rows the sink committed stay committed; re-running
-// replays them (README decision 6).
+// replays them.
 func Run(ctx context.Context, cfg RunConfig) (Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return Summary{}, err
@@ -355,7 +354,7 @@ func RampBatchSize(size, k int) int {
 // routeKey is the part of a request ID that picks its worker: all but its last routeSuffix
 // octets, so that runs of consecutive IDs (obj-000001 ... obj-000999) go to one worker in blocks
 // instead of alternating between workers. Affinity is kept — one request ID always maps to one
-// worker (README decision 9) — and two workers appending to the receipt index at the same time
+// worker — and two workers appending to the receipt index at the same time
 // touch different leaf pages instead of fighting over its right edge: with sorted request IDs,
 // alternating rows cost the server about 15% more CPU than blocks (arkhe bench mint).
 func routeKey(requestID string) string {

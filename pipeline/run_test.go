@@ -15,7 +15,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
-// memSink is an in-memory pipeline.Sink with the semantics of README decision 9: the first
+// memSink is an in-memory pipeline.Sink with the duplicate rule of a manifest: the first
 // occurrence of a request ID mints "ark:99999/x9" + request ID, a later identical one replays,
 // a later differing one is rejected. It records which worker saw which request ID, in order.
 type memSink struct {
@@ -144,7 +144,7 @@ func TestRunKeepsManifestOrder(t *testing.T) {
 		t.Fatalf("summary %+v: draws or batches not summed", sum)
 	}
 	if len(sink.badOrder) > 0 {
-		t.Fatalf("routing broke decision 9: %v", sink.badOrder[:min(5, len(sink.badOrder))])
+		t.Fatalf("routing broke first-occurrence-mints order: %v", sink.badOrder[:min(5, len(sink.badOrder))])
 	}
 	// the mint map follows the manifests: request IDs never go backwards except for duplicates
 	prev := ""

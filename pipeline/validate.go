@@ -6,17 +6,17 @@ import (
 	"unicode/utf8"
 )
 
-// MaxRequestIDOctets is the longest request ID accepted, in octets (issue 3;
-// the same bound as an assigned name, README decision 1).
+// MaxRequestIDOctets is the longest request ID accepted, in octets (the same
+// bound as an assigned name).
 const MaxRequestIDOctets = 255
 
-// Default limits on values (README decision 12).
+// Default limits on values.
 const (
 	DefaultMaxURL = 2048     // octets in a target URL
 	DefaultMaxERC = 64 << 10 // octets in one ERC field (64 KiB)
 )
 
-// Limits are the configurable bounds of README decision 12. A zero or
+// Limits are the configurable bounds on values. A zero or
 // negative MaxURL or MaxERC, or an empty Schemes, means the default.
 type Limits struct {
 	// MaxURL is the longest target URL in octets (default 2,048).
@@ -29,14 +29,13 @@ type Limits struct {
 	Schemes []string
 }
 
-// DefaultLimits returns the limits of README decision 12: URL at most 2,048
+// DefaultLimits returns the default limits: URL at most 2,048
 // octets with scheme http or https, each ERC field at most 64 KiB.
 func DefaultLimits() Limits {
 	return Limits{MaxURL: DefaultMaxURL, MaxERC: DefaultMaxERC, Schemes: []string{"http", "https"}}
 }
 
-// Validate checks one record before it goes near COPY (issue 3 "Bad input",
-// README decision 12) and returns a *RowError naming the first field at
+// Validate checks one record before it goes near COPY and returns a *RowError naming the first field at
 // fault and why, with r.Source as its location, or nil when the record is
 // good. The checks, in order:
 //

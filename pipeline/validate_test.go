@@ -106,7 +106,7 @@ func TestValidateErrorText(t *testing.T) {
 }
 
 func TestValidateRealManifestRows(t *testing.T) {
-	// A NUL byte and an invalid UTF-8 byte reject their row only (issue 3):
+	// A NUL byte and an invalid UTF-8 byte reject their row only:
 	// the reader delivers them, Validate names the field.
 	p := writeTemp(t, "m.csv", "request_id,url,who,what\n"+
 		"r1,https://example.org/1,Ann,One\n"+

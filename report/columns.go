@@ -125,7 +125,7 @@ func columnsOf(t reflect.Type) ([]column, error) {
 // timestampLayout maps the arguments of a parquet-go timestamp tag ("",
 // "()", "(microsecond)", "(microsecond:utc)", ...) to the text layout of that
 // unit. parquet-go's default unit is the millisecond; ":local" is refused
-// because report timestamps are UTC (issue 5).
+// because report timestamps are UTC.
 func timestampLayout(args string) (string, error) {
 	if args == "" || args == "()" {
 		return layoutMillis, nil

@@ -12,8 +12,7 @@ import (
 type Format int
 
 const (
-	// Parquet is Apache Parquet written by parquet-go with zstd compression
-	// (issue 5). Name "parquet", extension ".parquet".
+	// Parquet is Apache Parquet written by parquet-go with zstd compression. Name "parquet", extension ".parquet".
 	Parquet Format = iota + 1
 	// CSV is comma-separated values, one header line of column names, "\n"
 	// line ends, NULL as an empty unquoted field and the empty string as ""
@@ -84,7 +83,7 @@ func FormatFromPath(path string) (Format, error) {
 	return 0, fmt.Errorf("report: cannot tell the format of %q from its extension (want .parquet, .csv or .jsonl, or pass --format): %w", path, ErrUnknownFormat)
 }
 
-// ResolveFormat settles the format of `-o path [--format flag]` (issue 5):
+// ResolveFormat settles the format of `-o path [--format flag]`:
 // a non-empty flag is parsed with [ParseFormat] and wins over the extension,
 // except that a path with a different known extension (say --format csv
 // -o x.parquet) is refused as a contradiction; an empty flag falls back to

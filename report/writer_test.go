@@ -752,7 +752,7 @@ func TestOtherColumnKinds(t *testing.T) {
 }
 
 // TestMillionChangeRows writes a million ARK_CHANGE rows (a normal night after
-// a host move, issue 5), checks the heap stays bounded while streaming, and
+// a host move), checks the heap stays bounded while streaming, and
 // has DuckDB count them and check the row groups.
 func TestMillionChangeRows(t *testing.T) {
 	const total = 1_000_000
