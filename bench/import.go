@@ -31,8 +31,8 @@ import (
 
 // ImportConfig configures RunImport.
 type ImportConfig struct {
-	// Rows is the number of ark.ark records in the generated arklet dump (issue 4: 1,000,000 in
-	// make bench). About 94 in 100 land: the fixtures' edge-case schedule rejects or skips the rest.
+	// Rows is the number of ark.ark records in the generated arklet dump (1,000,000 in make
+	// bench). About 94 in 100 land: the fixtures' edge-case schedule rejects or skips the rest.
 	Rows int
 	// BatchSize is the importer's (0: importer.DefaultBatch).
 	BatchSize int
@@ -91,7 +91,7 @@ type ImportPair struct {
 	ImportCPU, FloorCPU CPU
 }
 
-// Ratio is the import rate over the floor rate (issue 4 target: ≥ 0.8).
+// Ratio is the import rate over the floor rate (target: ≥ 0.8).
 func (p ImportPair) Ratio() float64 {
 	if p.Floor.Rate() == 0 {
 		return 0
@@ -137,12 +137,12 @@ func (r ImportResult) Print(w io.Writer) {
 	}
 }
 
-// RunImport measures `arkhe import` against the COPY floor (issue 4 "Real input and scale"): an
+// RunImport measures `arkhe import` against the COPY floor: an
 // arklet dumpdata export of cfg.Rows records (fixtures.ArkletJSON, with its edge cases) is
 // imported end to end with importer.Run into a fresh ledger; then the ark rows it wrote are read
 // back and COPYed with one pgx CopyFrom into a second fresh ledger holding the same NAANs and
 // shoulders (same schema, indexes and triggers). Both run on the same server with the same
-// settings, after a CHECKPOINT each (README decision 16).
+// settings, after a CHECKPOINT each.
 func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 	res := ImportResult{Config: cfg}
 	if cfg.Rows <= 0 {

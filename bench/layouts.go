@@ -34,7 +34,7 @@ type refKind uint8
 
 const (
 	refString refKind = iota // the canonical string (ARK key, client_id, shoulder)
-	refBigint                // a bigint surrogate (ADR-0031 interning)
+	refBigint                // a bigint surrogate (interning the ARK)
 )
 
 // shape is what distinguishes the layouts.
@@ -48,7 +48,7 @@ type shape struct {
 }
 
 // Layouts returns the layouts of `arkhe bench sizing`, in the order it builds them: the two of
-// ADR-0031's comparison (natural, surrogate), arkhe's earlier schema with a receipt table
+// the surrogate-key comparison (natural, surrogate), arkhe's earlier schema with a receipt table
 // (receipt-table), arkhe's schema (the migrations: receipts on the ark row), and the remaining
 // lever applied to it (no-derivable), which with the receipt on the row is all the winning ones
 // together (lean: the same shape as no-derivable, kept under its name for comparisons with
@@ -64,10 +64,10 @@ func Layouts() []Layout {
 	return []Layout{
 		{Name: "natural", Doc: "natural keys everywhere: receipts and changes reference the ARK string, clients and shoulders by their strings",
 			shape: shape{arkRef: refString, clientRef: refString, shoulderRef: refString, derivable: true}},
-		{Name: "surrogate", Doc: "ADR-0031 surrogate layout: ark.id bigint key (unique ARK string beside it), receipts and changes reference ark_id, clients and shoulders interned",
+		{Name: "surrogate", Doc: "surrogate layout: ark.id bigint key (unique ARK string beside it), receipts and changes reference ark_id, clients and shoulders interned",
 			shape: shape{arkRef: refBigint, clientRef: refBigint, shoulderRef: refBigint, derivable: true}},
 		{Name: "receipt-table", Doc: "arkhe's schema before receipts moved to the ark row: a mint_receipt table keyed (client, request ID), referencing the ARK string", shape: table},
-		{Name: "arkhe", Doc: "arkhe's schema (the migrations): receipts on the ark row (request_id, payload_digest; partial unique ark_receipt), ARK string references, clients and shoulders interned (README decisions 6, 17)", shape: mig},
+		{Name: "arkhe", Doc: "arkhe's schema (the migrations): receipts on the ark row (request_id, payload_digest; partial unique ark_receipt), ARK string references, clients and shoulders interned", shape: mig},
 		{Name: "no-derivable", Doc: "arkhe's schema without the columns derivable from the key (naan, assigned_name)", shape: noDeriv},
 		{Name: "lean", Doc: "every winning lever: the receipt on the ark row and no naan or assigned_name (since receipts moved to the row, the same shape as no-derivable)", shape: noDeriv},
 	}
@@ -239,7 +239,7 @@ func (r *BuildResult) PerARK(tables []sizing.TableSize) (arkB, receiptB, changeB
 	return arkB, receiptB, changeB, restB
 }
 
-// AllIn returns ark + receipt octets per ARK (heap, TOAST, indexes): the figure of issue 6's
+// AllIn returns ark + receipt octets per ARK (heap, TOAST, indexes): the figure of the size
 // target.
 func (r *BuildResult) AllIn(tables []sizing.TableSize) float64 {
 	a, rc, _, _ := r.PerARK(tables)
@@ -548,7 +548,7 @@ func (s shape) changeColumns(rows *RowSet, clientKey int64) ([]string, func(i in
 	}
 }
 
-// Lever is one schema choice of issue 6's targets, measured: octets per ARK before and after it,
+// Lever is one schema choice of the size targets, measured: octets per ARK before and after it,
 // on the same rows.
 type Lever struct {
 	Name string `json:"name"`
@@ -567,7 +567,7 @@ type Lever struct {
 	SavedPct float64 `json:"saved_pct"`
 }
 
-// Levers derives issue 6's levers from built layouts (those missing are skipped): a receipt
+// Levers derives the size levers from built layouts (those missing are skipped): a receipt
 // table vs receipt columns on the ark row (receipt-table to arkhe), bigint surrogates vs
 // natural ARK references and interning client ids and shoulders (both against receipt-table,
 // which like natural and surrogate keeps a receipt table), dropping the columns derivable from

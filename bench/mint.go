@@ -1,7 +1,6 @@
 // Package bench holds arkhe's benchmarks: the macro runs behind `arkhe bench ...` and the micro
-// benchmarks of `go test -bench` (layout.md). A macro run measures arkhe against the floor — the
-// same rows sent with a plain pgx CopyFrom — on the same server with the same settings, in one run
-// (README decision 16), and prints both.
+// benchmarks of `go test -bench`. A macro run measures arkhe against the floor — the
+// same rows sent with a plain pgx CopyFrom — on the same server with the same settings, in one run, and prints both.
 package bench
 
 import (
@@ -44,7 +43,7 @@ const (
 )
 
 // ServerSettings returns the names of the settings printed with every macro benchmark's result
-// (mint, import, verify, sizing; README decision 16), in print order.
+// (mint, import, verify, sizing), in print order.
 func ServerSettings() []string {
 	return []string{"server_version", "shared_buffers", "wal_level", "fsync", "synchronous_commit",
 		"full_page_writes", "max_wal_size", "checkpoint_timeout", "wal_compression", "work_mem", "maintenance_work_mem", "autovacuum"}
@@ -52,7 +51,7 @@ func ServerSettings() []string {
 
 // MintConfig configures RunMint.
 type MintConfig struct {
-	// Rows is the manifest size of the measured run (issue 3: 1,000,000 in make bench).
+	// Rows is the manifest size of the measured run (1,000,000 in make bench).
 	Rows int
 	// Preload is the number of ARKs (with receipts) already in the ledger before the run
 	// (10,000,000 in make bench-large).
@@ -132,7 +131,7 @@ type MintResult struct {
 	dataDir string
 }
 
-// Ratio is the mint rate over the floor rate (issue 3 targets: ≥ 0.8 empty, ≥ 0.7 at 10 million):
+// Ratio is the mint rate over the floor rate (targets: ≥ 0.8 empty, ≥ 0.7 at 10 million):
 // with several pairs the median of the pairs' ratios (each pair measured close together in time,
 // so a busy machine skews both of its rates alike), else Mint.Rate() / Floor.Rate().
 func (r MintResult) Ratio() float64 {
@@ -150,7 +149,7 @@ func (r MintResult) Ratio() float64 {
 	return r.Mint.Rate() / r.Floor.Rate()
 }
 
-// RunMint measures bulk mint against the COPY floor (issue 3 "Speed"): a template ledger is
+// RunMint measures bulk mint against the COPY floor: a template ledger is
 // migrated, registered and preloaded with cfg.Preload ARKs and receipts; two databases are cloned
 // from it; (b) `arkhe mint` (ledger.Ledger.Mint, the CLI's library call) mints a generated CSV
 // manifest of cfg.Rows rows into one; then (a) the floor reads back exactly the ARK and receipt rows
@@ -574,7 +573,7 @@ func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (ar
 }
 
 // floorARKColumns are the columns the floor COPYs, in readBackMinted's order: the ARK and its
-// receipt, on one row (README decision 6).
+// receipt, on one row.
 func floorARKColumns() []string {
 	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who", "erc_what", "erc_when",
 		"created_at", "created_by", "request_id", "payload_digest"}

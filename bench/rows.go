@@ -21,7 +21,7 @@ import (
 
 // Row is one ARK of a bench row set with its receipt: an assigned name, the target, the ERC
 // fields (empty means absent, stored as NULL) and the request ID and payload digest the receipt
-// keeps (README decision 6).
+// keeps.
 type Row struct {
 	Name      string // assigned name: shoulder + blade + check character
 	URL       string

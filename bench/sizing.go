@@ -18,8 +18,8 @@ import (
 	"github.com/arkhe-ledger/arkhe/sizing"
 )
 
-// SizingConfig configures RunSizing, the macro benchmark behind `arkhe bench sizing` (issue 6:
-// the surrogate-key decision of ADR-0031, measured).
+// SizingConfig configures RunSizing, the macro benchmark behind `arkhe bench sizing` (natural keys
+// against a bigint surrogate for the ARK, measured).
 type SizingConfig struct {
 	// Rows is how many ARKs each layout holds (each with a receipt, and one ARK_CHANGE per ten);
 	// with Input, at most this many records are read (0: all).
@@ -228,7 +228,7 @@ func buildIn(ctx context.Context, admin *pgx.Conn, adminURL string, l Layout, ro
 	return Build(ctx, pool, l, rows, o)
 }
 
-// verdict compares the natural and surrogate layouts (ADR-0031): octets per ARK of the whole
+// verdict compares the natural and surrogate layouts: octets per ARK of the whole
 // ledger (changes included) and load throughput, and against them arkhe's keys with the same
 // receipt table (receipt-table, the like-for-like: arkhe's own schema has the receipt on the
 // ark row, another lever).
@@ -258,16 +258,16 @@ func verdict(rep *SizingReport) string {
 		}
 	case s >= ark.Ledger(ark.Loaded):
 		a := ark.Ledger(ark.Loaded)
-		fmt.Fprintf(&b, ". Verdict: what the surrogate layout saves over natural keys comes from interning the clients and shoulders, which arkhe's schema does too; a bigint surrogate for the ARK itself costs %.1f%% more (its own primary key outweighs the narrower references: an ARK is referenced about once), so arkhe keeps the ARK string as the key (README decision 17)", (s-a)/a*100)
+		fmt.Fprintf(&b, ". Verdict: what the surrogate layout saves over natural keys comes from interning the clients and shoulders, which arkhe's schema does too; a bigint surrogate for the ARK itself costs %.1f%% more (its own primary key outweighs the narrower references: an ARK is referenced about once), so arkhe keeps the ARK string as the key", (s-a)/a*100)
 	case (ark.Ledger(ark.Loaded)-s)/s*100 < 5:
-		fmt.Fprintf(&b, ". Verdict: a bigint surrogate for the ARK itself saves only %.1f%% over arkhe's layout (interning the clients and shoulders is what pays); keep the ARK string as the key (README decision 17)", (ark.Ledger(ark.Loaded)-s)/s*100)
+		fmt.Fprintf(&b, ". Verdict: a bigint surrogate for the ARK itself saves only %.1f%% over arkhe's layout (interning the clients and shoulders is what pays); keep the ARK string as the key", (ark.Ledger(ark.Loaded)-s)/s*100)
 	default:
-		b.WriteString(". Verdict: the surrogate layout is materially smaller than arkhe's; ADR-0031 says switch the ARK references to ark.id")
+		b.WriteString(". Verdict: the surrogate layout is materially smaller than arkhe's; by this measurement the ARK references should switch to ark.id")
 	}
 	return b.String()
 }
 
-// target states issue 6's target: ark + receipt per ARK ≤ 400 B (aim 330), for arkhe's schema
+// target states the size target: ark + receipt per ARK ≤ 400 B (aim 330), for arkhe's schema
 // and the leanest layout built, as loaded and after REINDEX.
 func target(rep *SizingReport) string {
 	var parts []string

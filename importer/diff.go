@@ -13,7 +13,7 @@ const (
 	// DiffStatusDiffers: the status or tombstone state differs.
 	DiffStatusDiffers = "status_differs"
 	// DiffSpellingOnly: the two spellings differ but normalize to the same ARK
-	// (ark-rules.md §2), so they are the same identifier.
+	// (draft-kunze-ark §3.2), so they are the same identifier.
 	DiffSpellingOnly = "spelling_only"
 )
 

@@ -27,11 +27,11 @@ import (
 // DefaultBatch is how many records the importer classifies and inserts at a time.
 const DefaultBatch = 20_000
 
-// TestNAAN is the NAAN reserved for test ARKs (ark-rules.md §4); its ARKs are imported only on
-// request (legacy-formats.md §6.18).
+// TestNAAN is the NAAN shared for test ARKs; its ARKs are imported only on
+// request.
 const TestNAAN = "99999"
 
-// Config configures Run (issue 4, `arkhe import`).
+// Config configures Run (`arkhe import`).
 type Config struct {
 	// Inputs are the export files, imported in order, each in its own transaction and import
 	// run. gzip and xz compressed files are read transparently.
@@ -50,7 +50,7 @@ type Config struct {
 	// It is recorded as the ARKs' created_by and the run's client.
 	ClientID string
 	// CheckZone is the check zone of shoulders the import creates for names whose shoulder is
-	// not registered ("" means none, README decision 8).
+	// not registered ("" means none).
 	CheckZone ark.Zone
 	// RejectsPath is where the reject file goes (RejectHeader); "" writes none.
 	RejectsPath string
@@ -124,7 +124,7 @@ type Counts struct {
 	RegistryUnchanged   int64 `json:"registry_unchanged"`
 	RegistryDifferences int64 `json:"registry_differences"`
 	// CheckVerified, CheckFailed and CheckNone are the check-character verdicts of the imported
-	// ARKs under their shoulders' zones (none: zone "none"; README decision 8).
+	// ARKs under their shoulders' zones (none: zone "none").
 	CheckVerified int64 `json:"check_verified"`
 	CheckFailed   int64 `json:"check_failed"`
 	CheckNone     int64 `json:"check_none"`
@@ -170,8 +170,7 @@ func (c *Counts) SkippedNonARKTotal() int64 {
 	return n
 }
 
-// Findings reports counts that make the run "done with rejects or findings" (exit 1, README
-// decision 13): rejected records, conflicts, differences with the ledger.
+// Findings reports counts that make the run "done with rejects or findings" (exit 1): rejected records, conflicts, differences with the ledger.
 func (c *Counts) Findings() bool {
 	return c.Rejected > 0 || c.Conflicts > 0 || c.Differences > 0 || c.RegistryDifferences > 0
 }
@@ -220,7 +219,7 @@ type clientInfo struct {
 	authority string
 }
 
-// Run brings legacy exports into the ledger l (issue 4): insert-only, without re-minting,
+// Run brings legacy exports into the ledger l: insert-only, without re-minting,
 // renaming or overwriting anything.
 //
 // Each file is read by the legacy package, normalized with legacy.NormalizeRecord and imported in one
@@ -238,9 +237,9 @@ type clientInfo struct {
 //
 // Each ARK lands under its shoulder by legacy.ShoulderIndex.Assign (a primordinal shoulder that is not
 // registered is created `reserved` with zone cfg.CheckZone, a name without one goes under the
-// NAAN-wide "/", its NAAN created if missing; README decision 2); its check character is verified
-// under the shoulder's zone and the verdict stored in check_ok (never a reason to refuse;
-// decision 8). Rows of one file that normalize to the same ARK are one ARK when identical
+// NAAN-wide "/", its NAAN created if missing); its check character is verified
+// under the shoulder's zone and the verdict stored in check_ok (a real, published ARK is
+// never refused for its check character). Rows of one file that normalize to the same ARK are one ARK when identical
 // (collapsed) and a conflict when they differ: neither lands. When such a conflict spans batches
 // after the first row was already inserted, the rest of the file is only checked for conflicts,
 // then the file's work is rolled back to its start and the file read again with every
@@ -291,8 +290,8 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 	return rep, runErr
 }
 
-// loadClient looks the client up and checks it may import (README decision 15: the CLI acts as
-// a registered client; its reach comes from the registration).
+// loadClient looks the client up and checks it may import (the CLI acts as a registered
+// client; its reach comes from the registration).
 func loadClient(ctx context.Context, l *ledger.Ledger, id string) (*clientInfo, error) {
 	c := &clientInfo{id: id}
 	var active bool
@@ -833,7 +832,7 @@ func (p *filePass) shoulder(s *legacy.ShoulderRecord, c *Counts, b *batch) error
 	if e == nil {
 		zone := p.cfg.CheckZone
 		if p.format == legacy.ArkletJSON || s.Minter != "" {
-			zone = ark.ZoneNAANName // NOID minters append an NCDA check character (legacy-formats.md §1.3, §2.1)
+			zone = ark.ZoneNAANName // NOID minters append an NCDA check character
 		}
 		e = &legacy.ShoulderEntry{NAAN: naan, Bare: bare, Zone: zone, New: true}
 		p.index.Put(e)

@@ -19,7 +19,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
-// ReconcileConfig configures Reconcile (issue 4 "Reconcile", `arkhe reconcile`).
+// ReconcileConfig configures Reconcile (`arkhe reconcile`).
 type ReconcileConfig struct {
 	// Exports are the legacy export files compared with the ledger, read in order; gzip and xz
 	// compressed files are read transparently.
@@ -110,7 +110,7 @@ type ReconcileSummary struct {
 	Elapsed                        time.Duration
 }
 
-// Findings reports whether anything differs or could not be read (exit 1, README decision 13).
+// Findings reports whether anything differs or could not be read (exit 1).
 func (s *ReconcileSummary) Findings() bool {
 	return s.Rows > 0 || s.Rejected > 0 || len(s.Truncated) > 0
 }
@@ -193,8 +193,7 @@ const reconcileMaxFirstRejects = 5
 // (DiffRow): only_in_export, only_in_ledger (limited to the shoulders the exports cover),
 // target_differs, status_differs (status or tombstone reason), metadata_differs (ERC who, what,
 // when, commitment, metadata; one row per field), spelling_only (the export spells the ARK
-// differently from the ledger's recorded spelling beyond the label form and NMA; README
-// decision 5). Records are normalized exactly as `arkhe import` does; non-ARK identifiers are
+// differently from the ledger's recorded spelling beyond the label form and NMA). Records are normalized exactly as `arkhe import` does; non-ARK identifiers are
 // skipped and counted.
 //
 // It streams in bounded memory whatever the sizes: the exports are COPYed into a temporary table

@@ -9,7 +9,7 @@ import (
 )
 
 // The kinds of line in an import's reject file: every source record that did not become a
-// ledger row of its own, with why (issue 4 "Semantics").
+// ledger row of its own, with why.
 const (
 	// KindRejected: a bad record (unreadable, not a valid ARK, over a limit, outside the
 	// client's reach); the rest of the file lands.
@@ -25,7 +25,7 @@ const (
 	// field; the ledger is left alone until `arkhe reconcile --apply`.
 	KindDifference = "difference"
 	// KindTruncated: the file ends mid-record (field "file"); the records read before that
-	// point were imported, and the import exits 1 (issue 4 "Semantics").
+	// point were imported, and the import exits 1.
 	KindTruncated = "truncated"
 )
 
@@ -36,7 +36,7 @@ const TruncatedNote = "the records read before that point were imported"
 // line and record number, the identifier as the source spelled it, the canonical ARK
 // ("ark:NAAN/name", empty when it could not be parsed), the kind (KindRejected, …), the field
 // at fault, the reason, the export's and the ledger's values for differences, and the record's
-// raw source text for records that could not be read (bytes kept as read, legacy-formats.md §6.7).
+// raw source text for records that could not be read (bytes kept as read, valid UTF-8 or not).
 func RejectHeader() []string {
 	return []string{"file", "line", "record", "identifier", "ark", "kind", "field", "reason",
 		"export_value", "ledger_value", "raw"}

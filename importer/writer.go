@@ -559,7 +559,7 @@ func (w *batchWriter) ensureNAAN(ctx context.Context, naan string) error {
 }
 
 // createShoulder creates e as a legacy (reserved) shoulder, from rec when it comes from a
-// shoulder record (README decision 2).
+// shoulder record.
 func (w *batchWriter) createShoulder(ctx context.Context, e *legacy.ShoulderEntry, rec *legacy.ShoulderRecord) error {
 	if err := w.ensureNAAN(ctx, e.NAAN); err != nil {
 		return err
@@ -680,7 +680,7 @@ func (w *batchWriter) compareFill(ctx context.Context, loc legacy.Location, id, 
 func (w *batchWriter) naanRecord(ctx context.Context, it *naanItem) error {
 	n := it.rec
 	// who keeps the registry's whole `who` (Native (=) Name (=) ACRONYM) when it says more than
-	// the name; redirect is the resolver template, where the base URL (legacy-formats.md §4)
+	// the name; redirect is the resolver template, where the base URL
 	who := ""
 	if n.NameNative != "" || n.Acronym != "" {
 		who = joinNonEmpty(" (=) ", n.NameNative, n.Name, n.Acronym)

@@ -119,7 +119,7 @@ func ValidateTarget(target string) error {
 }
 
 // RepointARK moves the ARK with ledger key key to target through ark_repoint (the repoint path:
-// one ARK_CHANGE row, README decision 7), acting as the registered client clientID, which must be
+// one ARK_CHANGE row), acting as the registered client clientID, which must be
 // active, unexpired, hold scope ark:update and reach the ARK's shoulder. reason, if given, is
 // recorded with the change. It returns changed=false when the ARK already points there.
 // Errors: *UnknownARKError, *ARKRefusedError, or a wrapped database error.
@@ -135,7 +135,7 @@ func (l *Ledger) RepointARK(ctx context.Context, key, target, clientID, reason s
 }
 
 // TombstoneARK withdraws the ARK with ledger key key through ark_tombstone (status unavailable,
-// the reason and the time, one ARK_CHANGE row; README decision 3), acting as clientID, which
+// the reason and the time, one ARK_CHANGE row), acting as clientID, which
 // must be active, unexpired, hold scope ark:tombstone and reach the ARK's shoulder. reason is
 // required. It returns changed=false when the ARK is tombstoned already.
 // Errors: *UnknownARKError, *ARKRefusedError, or a wrapped database error.

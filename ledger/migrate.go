@@ -4,7 +4,7 @@
 // encoder, and the queries behind `arkhe report`. The local cluster lives in package localpg,
 // the legacy importer in package importer.
 //
-// Physical keys (ADR-0031 applied to arkhe, README decision 17): receipts and ARK_CHANGE reference an
+// Physical keys: an ARK is referenced about once, so receipts and ARK_CHANGE reference an
 // ARK by its canonical string (the ledger key NAAN/name); the client in every receipt and
 // created_by / updated_by on every ARK are interned to the client's bigint key. No internal key ever
 // leaves this package in a value a user sees.

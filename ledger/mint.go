@@ -21,12 +21,12 @@ import (
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
-// This file is the COPY sink of bulk mint (issue 3): reach and quota checks before a run, and per
+// This file is the COPY sink of bulk mint: reach and quota checks before a run, and per
 // batch the idempotency receipts, blade drawing with collision redraw, and one transaction that
-// COPYs the ARKs with their receipts (README decision 6): a receipt is the ark row's request_id and
+// COPYs the ARKs with their receipts: a receipt is the ark row's request_id and
 // payload_digest columns, so one COPY of ark rows writes both.
 //
-// Collisions and duplicates (issue 3 "Minting", "Speed"): a batch is never thrown away for one
+// Collisions and duplicates: a batch is never thrown away for one
 // collision. Names are drawn in Go; a name another row of the run holds — in the same batch or
 // in another worker's uncommitted one — is caught by an in-process set (inflight) and redrawn.
 // A name this run committed earlier may be drawn again (1 million 8-character draws collide about
@@ -38,8 +38,8 @@ import (
 // only the redrawn names are looked up again. In a sparse ledger that lookup would cost more than
 // it saves, so the batch goes to COPY directly; if COPY then fails with a unique
 // violation or a deadlock (a rare collision, a concurrent run, a receipt that exists), the batch
-// is rolled back, the conflicting names and receipts are found by querying the ledger (README
-// decision 18 — never by reading the error; one 23505 on the ark COPY may be ark_pkey or
+// is rolled back, the conflicting names and receipts are found by querying the ledger (never
+// by reading the error, whose text and constraint name differ between engines; one 23505 on the ark COPY may be ark_pkey or
 // ark_receipt, so both are looked up), and the batch is retried. Receipts work the same
 // way: a sample of each batch's request IDs is looked up first; if any exists (a re-run) the
 // whole batch's receipts are read and its rows replay.
@@ -49,7 +49,7 @@ import (
 // exact (a rolled-back batch counts nothing), and the row locks are held only while committing.
 
 // DefaultMaxDraws is how many blades one row may draw before it fails with a *CollisionError
-// (issue 3: "at most ten draws per row").
+// (at most ten draws per row).
 const DefaultMaxDraws = 10
 
 // NameCheckThreshold is the expected number of collisions per batch with the ARKs that were in
@@ -109,12 +109,12 @@ func ParseCheck(s string) (Check, error) {
 	return CheckAuto, fmt.Errorf("check policy %q: want auto, always or never", s)
 }
 
-// MintConfig configures a mint run (issue 3 "The command").
+// MintConfig configures a mint run.
 type MintConfig struct {
-	// ClientID is the registered client the run acts as (README decision 15); required.
+	// ClientID is the registered client the run acts as; required.
 	ClientID string
 	// Shoulder is the shoulder to mint in: "/x9" (in the client's NAAN) or "NAAN/x9"; "" picks
-	// per README decision 11 (the client's pinned shoulder, else its manager's default).
+	// the client's pinned shoulder, else its manager's default.
 	Shoulder string
 	// Blades returns the blade source of one worker (nil: ark.NewRandomBlades, one per worker).
 	// Tests inject ark.ScriptedBlades to force collisions.
@@ -154,10 +154,10 @@ type MintTarget struct {
 	ShoulderID  int64
 	Shoulder    string // stored form, "/x9"
 	BladeLength int
-	CheckZone   string // naan_name, name_only or none (README decision 8)
+	CheckZone   string // naan_name, name_only or none
 	ManagerID   int64  // the shoulder's manager; 0 for none
 	Manager     string // its name (internal; for messages to the operator)
-	QuotaPerDay int64  // the manager's quota_per_day; 0 for no limit (README decision 10)
+	QuotaPerDay int64  // the manager's quota_per_day; 0 for no limit
 	QuotaUsed   int64  // new mints counted against the quota today (UTC) when the run started
 	// NoNewMints, when set, is why this run mints nothing new: no shoulder could be chosen, or
 	// the chosen one is not registered, out of the client's reach, or not active. Replays still
@@ -166,7 +166,7 @@ type MintTarget struct {
 	NoNewMints *ReachError
 }
 
-// ReachError is a refusal of a mint run naming the rule (issue 3 "Reach"); nothing was written.
+// ReachError is a refusal of a mint run naming the rule; nothing was written.
 // Err is the database's refusal when the ledger's own reach trigger (SQLSTATE AK004) refused a
 // batch during the run.
 type ReachError struct {
@@ -195,7 +195,7 @@ func (e *ReachError) Unwrap() error { return e.Err }
 
 // CollisionError is a row that drew MaxDraws blades, each of which named an ARK that exists (or
 // was drawn for another row of its batch): the row is rejected, never minted over an existing
-// ARK (issue 3 "Minting"). A rising count is the sign a shoulder is filling up.
+// ARK. A rising count is the sign a shoulder is filling up.
 type CollisionError struct {
 	Shoulder string // "NAAN/x9"
 	Draws    int
@@ -209,7 +209,7 @@ func (e *CollisionError) Error() string {
 }
 
 // ReceiptConflictError is a request ID that already has a receipt, or an earlier occurrence in
-// the same manifest, with a different payload (README decisions 6 and 9): the row is rejected and
+// the same manifest, with a different payload: the row is rejected and
 // the ledger is untouched. ARK is the ARK the request ID got (printed form); First is the
 // location of the earlier occurrence in this run, zero when the receipt predates the run.
 //
@@ -235,7 +235,7 @@ func (e *ReceiptConflictError) Error() string {
 }
 
 // FirstRejectedError is a later occurrence of a request ID whose first occurrence in the
-// manifest was rejected: it is rejected too (README decision 9: only the first occurrence mints).
+// manifest was rejected: it is rejected too (only the first occurrence mints).
 type FirstRejectedError struct {
 	RequestID string
 	First     pipeline.Location
@@ -246,8 +246,8 @@ func (e *FirstRejectedError) Error() string {
 	return fmt.Sprintf("request ID %q: its first occurrence (%s) was rejected, so this one is not minted either", e.RequestID, e.First)
 }
 
-// QuotaError is a row not minted because its manager's daily quota is used up (README decision
-// 10); the same command mints it the next UTC day.
+// QuotaError is a row not minted because its manager's daily quota is used up;
+// the same command mints it the next UTC day.
 type QuotaError struct {
 	Manager string
 	Quota   int64
@@ -341,8 +341,7 @@ func (s *MintSink) Stats() MintStats {
 		LookedUpNames: s.looked.Load(), CheckedBatches: s.loaded.Load()}
 }
 
-// PrepareMint resolves and checks where cfg.ClientID mints, before any input is read (issue 3
-// "Reach"; README decisions 10, 11): the client is registered, active, unexpired and holds
+// PrepareMint resolves and checks where cfg.ClientID mints, before any input is read: the client is registered, active, unexpired and holds
 // ark:mint; the shoulder is cfg.Shoulder, else the client's pinned shoulder, else its manager's
 // default; it is within the client's reach (the pinned one; its manager's for authority
 // manager; its NAAN's for authority naan; any for system) and active (a reserved, delegated or
@@ -408,8 +407,8 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 }
 
 // MaxWorkers implements pipeline.WorkerLimiter: 1 under a daily quota, so the first rows in
-// manifest order that need a new mint get the quota left (README decision 10: when a run reaches
-// the quota the remaining rows are rejected), else 0 (no limit).
+// manifest order that need a new mint get the quota left (when a run reaches the quota the
+// remaining rows are rejected), else 0 (no limit).
 func (s *MintSink) MaxWorkers() int {
 	if s.t.QuotaPerDay > 0 && s.t.NoNewMints == nil {
 		return 1
@@ -543,7 +542,7 @@ func (s *MintSink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWor
 }
 
 // nameDrawer draws printed ARKs "ark:NAAN/" + shoulder + blade + check character for one
-// shoulder, the check character per the shoulder's zone (README decision 8; ark-rules.md §3).
+// shoulder, the check character per the shoulder's zone (NCDA).
 type nameDrawer struct {
 	minter *ark.Minter // zone naan_name
 	src    ark.BladeSource
@@ -741,7 +740,7 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 		case code == CodeUniqueViolation || code == codeDeadlock || code == codeSerialization:
 			// Something exists that the batch did not know of: a receipt (a re-run, a concurrent
 			// run, a duplicate across batches: ark_receipt), a name (a collision: ark_pkey). One
-			// ark COPY raises either; find both by querying, never from the error (decision 18).
+			// ark COPY raises either; find both by querying, never from the error.
 			checkReceipts, loaded, checkNames, conflicted = true, false, true, true
 			w.s.conflicts.Add(1)
 			clear(w.verified)
@@ -894,7 +893,7 @@ func rejectRow(r *pipeline.Row, field string, err error) {
 // settle decides every row's outcome for one attempt: replays from receipts, the rows to mint
 // (first occurrences without a receipt) with names drawn and checked against the ledger (all of
 // them when checkNames, else those runNames may hold), quota, and the later occurrences of
-// request IDs (README decision 9). It returns how many drawn names hit an existing ARK in a check
+// request IDs. It returns how many drawn names hit an existing ARK in a check
 // of all names.
 func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames bool) (int, error) {
 	rows := b.Rows
@@ -930,8 +929,8 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 		}
 		w.mint = w.mint[:0]
 	}
-	// quota: the first rows needing a new mint get it, the rest are rejected (README decision
-	// 10); reserved before drawing so no name is drawn for a row that cannot mint
+	// quota: the first rows needing a new mint get it, the rest are rejected;
+	// reserved before drawing so no name is drawn for a row that cannot mint
 	if q := w.s.t.QuotaPerDay; q > 0 {
 		w.reserved = w.s.reserve(int64(len(w.mint)))
 		for _, i := range w.mint[w.reserved:] {
@@ -1001,7 +1000,7 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 	for _, i := range w.mint {
 		rows[i].Outcome, rows[i].ARK = pipeline.OutcomeMinted, w.name[i]
 	}
-	// later occurrences follow their first (README decision 9)
+	// later occurrences follow their first
 	for i := range rows {
 		r := &rows[i]
 		if r.Outcome != pipeline.OutcomePending {
@@ -1022,8 +1021,8 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 
 // nameConflicts fills in ReceiptConflictError.Fields for the rows w.conflicts: the manifest
 // fields whose values differ from the existing ARK's current url, ERC who/what/when and
-// commitment (the receipt keeps only a digest of the payload, README decision 6). A missing
-// field equals a NULL column (README decision 12).
+// commitment (the receipt keeps only a digest of the payload). A missing
+// field equals a NULL column.
 func (w *mintWorker) nameConflicts(ctx context.Context, rows []pipeline.Row) error {
 	if len(w.conflicts) == 0 {
 		return nil
@@ -1181,7 +1180,7 @@ func (w *mintWorker) release() {
 }
 
 // arkColumns are the ark columns a mint writes, in COPY order; request_id and payload_digest
-// are the receipt (README decision 6).
+// are the receipt.
 func arkColumns() []string {
 	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment",
 		"erc_who", "erc_what", "erc_when", "created_at", "created_by", "request_id", "payload_digest"}
@@ -1214,7 +1213,7 @@ func (w *mintWorker) copyRows(ctx context.Context, tx pgx.Tx, b *pipeline.Batch,
 }
 
 // commit writes the attempt: COPY ark (receipts included), the quota counter and the shoulder's
-// draw and collision counters, in one transaction (README decision 6). The counters are
+// draw and collision counters, in one transaction. The counters are
 // updated last so their row locks are held only while committing.
 func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) {
 	if len(w.mint) == 0 && b.Draws == 0 {
@@ -1268,8 +1267,8 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) 
 }
 
 // copyLine returns the row number in a COPY error's context ("COPY ark, line 3, column url:
-// ..."), or 0. (This reads the position PostgreSQL reports, layout.md; what conflicts is never
-// read from an error, README decision 18.)
+// ..."), or 0. (This reads only the position PostgreSQL reports; what conflicts is
+// never read from an error, whose text differs between engines.)
 func copyLine(where string) int {
 	rest, ok := strings.CutPrefix(where, "COPY ")
 	if !ok {
@@ -1334,7 +1333,7 @@ type digest16 [16]byte
 // BytesValue implements pgtype.BytesValuer.
 func (d *digest16) BytesValue() ([]byte, error) { return d[:], nil }
 
-// optional returns p when the field is present, else a nil *string (NULL; README decision 12).
+// optional returns p when the field is present, else a nil *string (NULL).
 func optional(has bool, p *string) *string {
 	if has {
 		return p
@@ -1384,7 +1383,7 @@ func (s *arkSource) Err() error { return nil }
 
 // ExpectedCollisions returns the expected number of collisions when drawing n blades of
 // bladeLength random betanumerics into a shoulder already holding existing names: n × existing
-// / 29^bladeLength (issue 3 "Speed": 100k draws against 10 million ARKs with 8-character blades
+// / 29^bladeLength (100k draws against 10 million ARKs with 8-character blades
 // collide about twice).
 func ExpectedCollisions(n, existing int64, bladeLength int) float64 {
 	space := ark.BladeSpace(bladeLength)
@@ -1395,7 +1394,7 @@ func ExpectedCollisions(n, existing int64, bladeLength int) float64 {
 }
 
 // MintJob is one `arkhe mint` run as a library call: the sink's configuration, the manifests and
-// the outputs (issue 3 "The command", "Output").
+// the outputs.
 type MintJob struct {
 	Mint MintConfig
 	// Inputs are the manifests, minted in order.

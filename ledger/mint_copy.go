@@ -77,7 +77,7 @@ func (r *copyReader) Read(p []byte) (int, error) {
 }
 
 // copyARKsSQL names the columns in the order the tuples are encoded; request_id and
-// payload_digest are the receipt (README decision 6), on the ark row.
+// payload_digest are the receipt, on the ark row.
 const copyARKsSQL = `copy ark (ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when,
 	created_at, created_by, request_id, payload_digest) from stdin (format binary)`
 

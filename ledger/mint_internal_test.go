@@ -18,7 +18,7 @@ func TestCopyLine(t *testing.T) {
 }
 
 func TestExpectedCollisions(t *testing.T) {
-	// issue 3: 100k draws against 10 million ARKs with 8-character blades collide about twice,
+	// 100k draws against 10 million ARKs with 8-character blades collide about twice,
 	// against 100 million about twenty times
 	if e := ExpectedCollisions(100_000, 10_000_000, 8); e < 1.9 || e > 2.1 {
 		t.Errorf("10 million: %.2f", e)

@@ -902,7 +902,7 @@ func TestMintDenseShoulder(t *testing.T) {
 // TestMintOneUniqueViolationNameAndReceipt: receipts are ark columns, so one optimistic COPY
 // of ark (no receipt or name lookups first) can hit both ark_pkey (a drawn name that exists)
 // and ark_receipt (a request ID that already has its receipt) and fails with a single 23505.
-// The sink finds both by querying the ledger (README decision 18), replays the receipt and
+// The sink finds both by querying the ledger, replays the receipt and
 // redraws the name.
 func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 	for _, copyFrom := range []bool{false, true} {

@@ -57,8 +57,8 @@ func (l *Ledger) Init(ctx context.Context) (MigrateResult, error) {
 
 // SQLSTATE codes raised by the ledger's own triggers (ledger/migrations/0001_ledger.sql).
 const (
-	CodeDeleteRefused = "AK001" // nothing is deleted (README decision 3)
-	CodeUpdateRefused = "AK002" // identity columns, append-only tables, the repoint path (decision 7)
+	CodeDeleteRefused = "AK001" // nothing is deleted
+	CodeUpdateRefused = "AK002" // identity columns, append-only tables, the repoint path
 	CodeRetiredOneWay = "AK003" // a retired shoulder stays retired
 	CodeReachRefused  = "AK004" // reach comes from the client's registration only
 	CodeCredentialFit = "AK005" // machine clients hold no password, person clients no API key
@@ -123,7 +123,7 @@ func registrationRule(err error, code, rule string) string {
 
 func (e *RegistrationError) Unwrap() error { return e.Err }
 
-// NAAN is a Name Assigning Authority Number registration (data-model.md NAAN; draft-kunze-ark §2.3:
+// NAAN is a Name Assigning Authority Number registration (draft-kunze-ark §2.3:
 // a string of betanumerics, at most 16 octets; "099999" is not "99999").
 type NAAN struct {
 	NAAN            string
@@ -170,14 +170,14 @@ func (l *Ledger) ListNAANs(ctx context.Context) ([]NAAN, error) {
 	})
 }
 
-// CommitmentLevels are the NLM permanence ratings, strongest first (ark-rules.md §4).
+// CommitmentLevels are the NLM permanence ratings, strongest first.
 var CommitmentLevels = [...]string{
 	"Permanent: Unchanging Content", "Permanent: Stable Content",
 	"Permanent: Dynamic Content", "Not Guaranteed",
 }
 
-// Manager is an organisation holding shoulders under a NAAN (data-model.md MANAGER). Name is
-// internal only, never published. QuotaPerDay 0 means no limit (decision 10).
+// Manager is an organisation holding shoulders under a NAAN. Name is
+// internal only, never published. QuotaPerDay 0 means no limit.
 type Manager struct {
 	NAAN            string
 	Name            string
@@ -249,14 +249,14 @@ func (l *Ledger) ListManagers(ctx context.Context, naan string) ([]Manager, erro
 	})
 }
 
-// Shoulder is a namespace under a NAAN (data-model.md SHOULDER; decision 2). Shoulder is stored
+// Shoulder is a namespace under a NAAN. Shoulder is stored
 // with its slash ("/x9"). Status is active, reserved, delegated or retired.
 type Shoulder struct {
 	NAAN        string
 	Shoulder    string
 	Manager     string // manager name; "" for none
 	Status      string
-	CheckZone   string // naan_name, name_only, none (decision 8)
+	CheckZone   string // naan_name, name_only, none
 	BladeLength int
 	Minted      int64 // in lists: ARKs in the shoulder
 	Draws       int64 // blade draws by mint runs
@@ -269,9 +269,9 @@ type Shoulder struct {
 const ShoulderDrawTries = 1000
 
 // AddShoulder registers a shoulder. If s.Shoulder is empty, one is drawn at random (crypto/rand,
-// never a sequence: a sequence would leak the order organisations joined; data-model.md) among
+// never a sequence: a sequence would leak the order organisations joined) among
 // the unused first-digit shoulders of length drawLength (characters after the slash, >= 2).
-// An active shoulder must follow the first-digit convention (decision 2); the database refuses
+// An active shoulder must follow the first-digit convention; the database refuses
 // otherwise. It returns the shoulder string registered.
 func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (string, error) {
 	if s.Status == "" {
@@ -367,7 +367,8 @@ func drawShoulder(length int) (string, error) {
 	return b.String(), nil
 }
 
-// RetireShoulder sets a shoulder's status to retired, for ever (data-model.md: retired is one-way).
+// RetireShoulder sets a shoulder's status to retired, for ever (retired is one-way:
+// nobody can rule out that the world used a name meanwhile).
 // Retiring a retired shoulder is a no-op returning changed=false.
 func (l *Ledger) RetireShoulder(ctx context.Context, naan, shoulder string) (changed bool, err error) {
 	tag, err := l.Pool.Exec(ctx, `update shoulder set status = 'retired', retired_at = now()
@@ -424,7 +425,7 @@ func (l *Ledger) ListShoulders(ctx context.Context, naan string) ([]Shoulder, er
 	})
 }
 
-// Client is a registered principal (data-model.md CLIENT). Its reach — Authority (system, naan,
+// Client is a registered principal. Its reach — Authority (system, naan,
 // manager), Manager, pinned Shoulder, Scopes — is a registration attribute: the database lets an
 // update narrow it, never widen it. ExpiresAt is required when Authority is "naan".
 type Client struct {
@@ -511,8 +512,8 @@ func (l *Ledger) Registered(ctx context.Context, naan, shoulder, clientID string
 
 // SetClientActive disables (active=false) or re-enables a client and appends an audit_event
 // ("client.disable" / "client.enable", target the client_id), in one transaction. A disabled
-// client's mints are refused by the database at once (ark_reach checks active; data-model.md
-// CLIENT: "deactivating kills tokens at once"); its ARKs and receipts stay. Setting the state it
+// client's mints are refused by the database at once (ark_reach checks active: deactivating
+// takes effect at once); its ARKs and receipts stay. Setting the state it
 // already has changes nothing and returns changed=false; an unknown clientID is a
 // *RegistrationError.
 func (l *Ledger) SetClientActive(ctx context.Context, clientID string, active bool) (changed bool, err error) {
@@ -564,8 +565,8 @@ func (l *Ledger) ListClients(ctx context.Context, naan string) ([]Client, error)
 	})
 }
 
-// AuditEvent appends one audit_event row (data-model.md AUDIT_EVENT: no foreign keys; the record
-// outlives what it describes). detail is marshalled to jsonb by pgx.
+// AuditEvent appends one audit_event row (no foreign keys: the record outlives
+// what it describes). detail is marshalled to jsonb by pgx.
 func (l *Ledger) AuditEvent(ctx context.Context, clientID, authority, action, target string, detail any) error {
 	return auditEvent(ctx, l.Pool, clientID, authority, action, target, detail)
 }

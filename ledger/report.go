@@ -43,7 +43,7 @@ func (f ReportFilter) args() []any {
 }
 
 // changeQuery streams ARK_CHANGE with the ARK in canonical form and the client's public
-// client_id (never an internal key; README decisions 6 and 17), in the order the changes were
+// client_id (never an internal key), in the order the changes were
 // recorded. A change of an ARK missing from the ledger still appears (NAAN from its key,
 // shoulder "").
 const changeQuery = `select 'ark:' || c.ark, coalesce(a.naan, split_part(c.ark, '/', 1)), coalesce(s.shoulder, ''),

@@ -3,31 +3,30 @@ package ledger
 import "time"
 
 // ChangeRow is one ARK_CHANGE row as `arkhe report changes` writes it
-// (issue 5; data-model.md ARK_CHANGE). Columns, in order:
+// (where the ARK used to point). Columns, in order:
 //
 //   - ark (string, never NULL): the ARK in its canonical modern form
-//     "ark:NAAN/name", e.g. "ark:99999/x9tn1qkq2g7" (ark-rules.md §1 decision:
-//     modern label everywhere an ARK is printed); never an internal key
-//     (README decisions 6 and 17).
+//     "ark:NAAN/name", e.g. "ark:99999/x9tn1qkq2g7" (the
+//     modern label everywhere an ARK is printed); never an internal key.
 //   - naan (string, never NULL): the NAAN, a string ("099999" is not "99999").
 //   - shoulder (string, never NULL): the shoulder as the ledger stores it, with
-//     its slash, e.g. "/x9" (ark-rules.md §1); "" only for the history of an
+//     its slash, e.g. "/x9" (draft-kunze-ark §2); "" only for the history of an
 //     ARK that is no longer in the ledger (which `arkhe verify` reports).
 //   - at (TIMESTAMP(isAdjustedToUTC=true, unit=MICROS), NULL allowed): when the
 //     change was made; the instant is kept, finer than a microsecond is
 //     truncated. NULL only where the ledger has no time for the change
-//     (history imported from a legacy system that kept none; README decision
-//     4: unknown is NULL, never "now").
+//     (history imported from a legacy system that kept none:
+//     unknown is NULL, never "now").
 //   - action (string, never NULL): what the change did, as the ledger records
-//     it: "update" (repointed), "tombstone" (withdrawn, ark-rules.md §5),
+//     it: "update" (repointed), "tombstone" (withdrawn; the ARK stays),
 //     "metadata" (ERC fields changed) or "restore" (a tombstone lifted).
 //   - before_url (string, NULL allowed): the target before the change. NULL
 //     when the ledger holds no previous target; "" when the target was truly
-//     empty (an empty url returns the description, ark-rules.md §4).
+//     empty (an empty url returns the description).
 //   - after_url (string, NULL allowed): the target after the change, with the
 //     same NULL / "" rule as before_url.
 //   - by (string, NULL allowed): the public client_id of the client that made
-//     the change, never its internal key (README decision 6); for a change
+//     the change, never its internal key; for a change
 //     without a registered client (e.g. imported history), who made it as the
 //     source recorded it; NULL when neither is known. Never "".
 type ChangeRow struct {
@@ -41,21 +40,20 @@ type ChangeRow struct {
 	By        *string    `parquet:"by,dict"`
 }
 
-// ARKRow is one ARK of the ledger as `arkhe report arks` writes it (issue 5;
-// data-model.md ARK, ark-rules.md §4 and §5). Columns, in order:
+// ARKRow is one ARK of the ledger as `arkhe report arks` writes it . Columns,
+// in order:
 //
 //   - ark, naan, shoulder (string, never NULL): as in [ChangeRow].
 //   - target (string, NULL allowed): the URL the ARK resolves to. "" is a real
-//     value (an empty url returns the description, ark-rules.md §4); NULL only
+//     value (an empty url returns the description); NULL only
 //     where the ledger holds none.
 //   - who, what, when (string, NULL allowed): the ERC kernel elements as
-//     stored, kernel codes such as "(:unkn)" included verbatim (ark-rules.md
-//     §4). NULL when the element was never given; "" only when it was given
+//     stored, kernel codes such as "(:unkn)" included verbatim. NULL when the element was never given; "" only when it was given
 //     empty.
 //   - commitment (string, NULL allowed): the commitment statement for this
 //     object; NULL when none was recorded.
 //   - status (string, never NULL): the ARK's state as the ledger records it
-//     (e.g. "public", "reserved", "unavailable"; ark-rules.md §5).
+//     (e.g. "public", "reserved", "unavailable" for a tombstone).
 //   - tombstone_reason (string, NULL allowed): why the ARK was withdrawn;
 //     NULL unless it is tombstoned (and then NULL only if no reason was kept).
 //   - created_at, updated_at (TIMESTAMP(isAdjustedToUTC=true, unit=MICROS),

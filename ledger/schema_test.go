@@ -26,7 +26,7 @@ func registered(t *testing.T) (*ledger.Ledger, context.Context) {
 	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/b5", Manager: "m1", Status: "reserved"}, 0)))
 	must(t, l.SetDefaultShoulder(ctx, "99999", "m1", "/x9"))
 	must(t, l.AddClient(ctx, ledger.Client{ClientID: "c1", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
-	// the receipt (decision 6) is the ark row's request_id and payload_digest
+	// the receipt is the ark row's request_id and payload_digest
 	exec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at, request_id, payload_digest)
 		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://example.org/a', c.id, now(), 'r1', '\x00112233445566778899aabbccddeeff'
 		from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'c1'`)
@@ -126,7 +126,7 @@ const codeWrongObjectType = "42809"
 
 // TestReceiptOnTheARKRow: one request ID of one client maps to one ARK (the ark_receipt partial
 // index), a receipt is whole (request ID and a 16-octet digest, for a known client), imported ARKs
-// carry none, and a receipt never changes (README decision 6).
+// carry none, and a receipt never changes.
 func TestReceiptOnTheARKRow(t *testing.T) {
 	l, ctx := registered(t)
 	p := l.Pool
@@ -179,7 +179,7 @@ func TestShoulderPromises(t *testing.T) {
 	for _, status := range []string{"active", "reserved", "delegated"} {
 		refused(t, p, ledger.CodeRetiredOneWay, `update shoulder set status = $1, retired_at = null where shoulder = '/x9'`, status)
 	}
-	// only a first-digit shoulder may be active (decision 2)
+	// only a first-digit shoulder may be active
 	refused(t, p, ledger.CodeCheckViolation, `insert into shoulder (naan, shoulder, status) values ('99999', '/dsp01', 'active')`)
 	exec(t, p, `insert into shoulder (naan, shoulder, status) values ('99999', '/dsp01', 'reserved')`)
 	refused(t, p, ledger.CodeCheckViolation, `update shoulder set status = 'active' where shoulder = '/dsp01'`)

@@ -1,10 +1,10 @@
-// Package sizing says what each ARK costs on disk (issue 6): a structural model of arkhe's rows,
+// Package sizing says what each ARK costs on disk: a structural model of arkhe's rows,
 // the measurement of a live ledger, projections to a billion ARKs and namespace arithmetic. The
 // layouts `arkhe bench sizing` builds and measures with it, and their rows, are in package bench.
 //
 // # The model
 //
-// data-model.md "On capacity" budgets a ledger at mintings × 400 B + repointings × 260 B + audit
+// The capacity rule of thumb (docs/design.md) budgets a ledger at mintings × 400 B + repointings × 260 B + audit
 // (362 B per ARK with url, title, who and when; 158 B url only; 258 B per ARK_CHANGE row).
 // ArkheModel replaces the rule of thumb by arithmetic on PostgreSQL's page layout: tuple header
 // and null bitmap, alignment, line pointers, page headers, B-tree leaf fill (FillBuilt,
@@ -16,7 +16,7 @@
 //
 // # What arkhe keeps
 //
-// arkhe keeps each receipt (README decision 6) on its ark row: request_id and payload_digest
+// arkhe keeps each receipt on its ark row: request_id and payload_digest
 // columns, unique per client in the partial index ark_receipt (created_by, request_id) where
 // request_id is not null; the mint_receipt view shows them under the receipt vocabulary. The
 // model splits a minted row in two (ArkheModel): the ARK (Costs.ARK, the row without the
@@ -55,7 +55,8 @@
 //     arkhe took it: receipts are ark columns in 0001;
 //   - a bigint surrogate ark.id referenced by receipts and changes instead of the ARK string:
 //     +10 B (+1.9 %), +15 B (+3.1 %): the narrower references do not pay for the surrogate's own
-//     primary key, because an ARK is referenced about once (README decision 17 holds);
+//     primary key, because an ARK is referenced about once (so the ARK string stays
+//     the reference);
 //   - interning the client and the shoulder to bigint instead of their strings: -49 B (-8.9 %),
 //     -55 B (-10.3 %), the lever that makes the surrogate layout look better than natural keys;
 //   - dropping naan and assigned_name, derivable from the key: -19 B (-3.8 %), -13 B (-2.8 %);
@@ -80,5 +81,5 @@
 //
 // No internal key (seq, shoulder or client keys, bench surrogates) appears in anything this
 // package returns for display: tables, indexes, NAANs and shoulders are named by their public
-// names (ADR-0031, README decision 17).
+// names; internal keys are the database's own.
 package sizing

@@ -43,7 +43,8 @@ const MinPerRowRows = 1_000
 // DefaultCollisionWarning is the collision rate (collisions / draws) from which a shoulder is
 // flagged: a draw collides with probability (ARKs minted) / (blade space), so a rate of 0.1 %
 // means the shoulder's blade space is about 0.1 % used, long before it fills but the
-// early-warning signal data-model.md "Namespace capacity" describes.
+// early-warning signal that a namespace is filling up (a rising collision
+// rate is the only one).
 const DefaultCollisionWarning = 0.001
 
 // fieldSampleRows bounds the rows read to measure average field lengths: above it the ark table
@@ -102,7 +103,7 @@ type TableSize struct {
 }
 
 // IndexSize is one index on disk: Bytes is its main fork (pg_relation_size of the index, the
-// figure data-model.md's query shows), Maps its free-space map (a B-tree gets one once VACUUM
+// per-index figure of pg_stat_user_indexes), Maps its free-space map (a B-tree gets one once VACUUM
 // has looked at it).
 type IndexSize struct {
 	Name       string `json:"name"`
@@ -495,7 +496,7 @@ func measureShoulders(ctx context.Context, q Querier) ([]ShoulderRow, error) {
 type NAANUse struct {
 	NAAN      string        `json:"naan"`
 	Lengths   []LengthUse   `json:"shoulder_lengths"`
-	Legacy    int           `json:"legacy_shoulders"` // shoulders outside the first-digit convention (README decision 2)
+	Legacy    int           `json:"legacy_shoulders"` // shoulders outside the first-digit convention
 	Shoulders []ShoulderUse `json:"shoulders"`
 }
 
@@ -540,7 +541,8 @@ type ShoulderUse struct {
 // Namespaces groups shoulder rows by NAAN (rows with an empty Shoulder stand for a NAAN without
 // shoulders) and computes, per NAAN, the first-digit shoulders used per length against
 // ShoulderCapacity and, per shoulder, the fraction of its blade space used and its collision
-// rate, flagged from warnAt (data-model.md "Namespace capacity"). The result is ordered by NAAN,
+// rate, flagged from warnAt (a rising rate is the sign a namespace is
+// filling up). The result is ordered by NAAN,
 // then shoulder.
 func Namespaces(rows []ShoulderRow, warnAt float64) []NAANUse {
 	if warnAt <= 0 {
@@ -598,7 +600,7 @@ func Namespaces(rows []ShoulderRow, warnAt float64) []NAANUse {
 }
 
 // isFirstDigit reports whether a stored shoulder follows the first-digit convention
-// ^/[bcdfghjkmnpqrstvwxz]+[0-9]$ (README decision 2).
+// ^/[bcdfghjkmnpqrstvwxz]+[0-9]$.
 func isFirstDigit(s string) bool {
 	if len(s) < 3 || s[0] != '/' {
 		return false
@@ -665,7 +667,8 @@ func measuredCost(t TableSize) TableCost {
 	return c
 }
 
-// Comparison is a measured ledger held against the model: data-model.md's figures and
+// Comparison is a measured ledger held against the model: the capacity figures of
+// docs/design.md and
 // arkhe's structural model (ArkheModel) fed with the ledger's own field lengths.
 type Comparison struct {
 	Lines []CompareLine `json:"lines"`

@@ -15,7 +15,7 @@ import (
 
 // seedLedger registers NAAN 99999, a manager, shoulders /x9 (active), /bc7 (active) and /dsp01
 // (reserved, legacy) and a system client, and mints n ARKs on /x9 with receipts (on the ark
-// row, README decision 6), written with plain SQL as mint writes them (created_by is the client,
+// row), written with plain SQL as mint writes them (created_by is the client,
 // so the reach trigger checks them).
 func seedLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 )
 
-// The figures of data-model.md "On capacity" (measured there on PostgreSQL 17 at a million rows,
+// The capacity figures of docs/design.md (measured on PostgreSQL 17 at a million rows,
 // table and every index included). They are the seed's budget that `arkhe sizing` checks.
 const (
 	// BudgetPerARK is the per-minting term of "ledger ≈ mintings × 400 B + repointings × 260 B +
@@ -439,8 +439,8 @@ type Costs struct {
 	WALPer  float64   `json:"wal_per_ark"` // WAL octets a bulk mint writes per ARK (with its receipt)
 }
 
-// The ark columns and the index that hold a receipt (README decision 6;
-// ledger/migrations/0001_ledger.sql).
+// The ark columns and the index that hold a receipt (a receipt is the ark row's
+// request_id and payload_digest; ledger/migrations/0001_ledger.sql).
 const (
 	receiptRequestID = "request_id"
 	receiptDigest    = "payload_digest"
@@ -558,8 +558,8 @@ func ReceiptHeapShare(f Fields) float64 {
 
 // ArkheModel returns the modelled per-row costs of arkhe's schema for rows with the average
 // contents f (see ArkheTables), with ModelFixedBytes as the fixed part and WAL at
-// WALPerLedgerByte of an ARK and its receipt. The receipt lives on the ark row (README decision
-// 6); Receipt is its share (splitReceipt), ARK the rest of the row, so ARK + Receipt is a
+// WALPerLedgerByte of an ARK and its receipt. The receipt lives on the ark row;
+// Receipt is its share (splitReceipt), ARK the rest of the row, so ARK + Receipt is a
 // minted ark row and an imported ARK costs ARK alone.
 func ArkheModel(f Fields) Costs {
 	a, ch := ArkheTables(f)
@@ -627,7 +627,7 @@ func (c Costs) Project(arks []int64, receiptsPerARK, changesPerARK float64, maxW
 	return out
 }
 
-// ProjectionARKs returns the ARK counts of issue 6's projection: 1, 10 and 100 million and
+// ProjectionARKs returns the ARK counts of the capacity projection: 1, 10 and 100 million and
 // 1 billion.
 func ProjectionARKs() []int64 { return []int64{1_000_000, 10_000_000, 100_000_000, 1_000_000_000} }
 
@@ -647,8 +647,8 @@ func PlotARKs() []int64 {
 func round(f float64) int64 { return int64(math.Round(f)) }
 
 // ShoulderCapacity returns how many first-digit shoulders of length characters (after the slash)
-// one NAAN can carve out, 19^(length−1) × 10 (data-model.md "Namespace capacity"; ark-rules.md
-// §1): 190, 3,610 and 68,590 for lengths 2, 3 and 4. 0 below length 2. Exact: ark.ShoulderSpace
+// one NAAN can carve out, 19^(length−1) × 10 (19 consonants, then one of 10
+// digits): 190, 3,610 and 68,590 for lengths 2, 3 and 4. 0 below length 2. Exact: ark.ShoulderSpace
 // up to length 12 (below 2^53), integer arithmetic from 13 to 15, math.MaxInt64 beyond.
 func ShoulderCapacity(length int) int64 {
 	switch {

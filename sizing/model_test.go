@@ -137,7 +137,7 @@ func TestArkheModelAgainstDataModel(t *testing.T) {
 	if c.ARK.PrimaryKey() <= 0 {
 		t.Errorf("primary key not modelled: %+v", c.ARK)
 	}
-	// the receipt is on the ark row (README decision 6): its cost is the heap its columns add
+	// the receipt is on the ark row: its cost is the heap its columns add
 	// (8-octet request ID and 16-octet digest, each with a 1-octet header: 26 octets, plus page
 	// overhead) and the ark_receipt index
 	if len(c.Receipt.Indexes) != 1 || c.Receipt.Indexes[0].Name != "ark_receipt" || c.Receipt.Indexes[0].PerRow <= 0 {

@@ -26,7 +26,7 @@ type shoulderInfo struct {
 	// retiredMicros is retired as microseconds since 2000-01-01 UTC (binary timestamptz).
 	retiredMicros int64
 	// longer are the shoulders of the same NAAN whose bare form extends this one's, longest
-	// first: a name matching one of them belongs there (longest prefix, decision 2).
+	// first: a name matching one of them belongs there (longest prefix).
 	longer []*shoulderInfo
 }
 
@@ -228,7 +228,7 @@ func (a *audit) checkBatch(b []byte, lay streamLayout, ps *passStats) (int64, er
 			continue
 		}
 		ps.checked++
-		// decision 8: an imported ARK whose failing check character the import recorded
+		// an imported ARK whose failing check character the import recorded is not a finding
 		knownBad := !minted && len(checkOK) == 1 && checkOK[0] == 0
 		a.checkARK("ark:"+string(key), a.shoulder[sid], knownBad, created, hasCreated)
 	}
@@ -253,7 +253,7 @@ func (a *audit) checkARK(stored string, sh *shoulderInfo, knownBad bool, created
 	}
 	if p.Key() != key {
 		a.rec.add(CheckNormalized, stored, stored,
-			fmt.Sprintf("stored as %q, normalized %q (ark-rules.md §2)", key, p.Key()))
+			fmt.Sprintf("stored as %q, normalized %q (draft-kunze-ark §3.2)", key, p.Key()))
 		return
 	}
 	if !a.naans[p.NAAN] {
@@ -274,7 +274,7 @@ func (a *audit) checkARK(stored string, sh *shoulderInfo, knownBad bool, created
 		for _, l := range sh.longer {
 			if strings.HasPrefix(p.Name, l.bare) {
 				a.rec.add(CheckShoulderPrefix, stored, stored,
-					fmt.Sprintf("name %s falls under the longer shoulder %s, not %s (longest prefix, README decision 2)", p.Name, l.stored, sh.stored))
+					fmt.Sprintf("name %s falls under the longer shoulder %s, not %s (longest prefix)", p.Name, l.stored, sh.stored))
 				break
 			}
 		}
@@ -484,7 +484,7 @@ func (a *audit) receiptNAANCheck(ctx context.Context, ln *lane) error {
 
 // requestUniqueCheck runs receipt.request_unique: trusted to a valid unique index of ark on
 // exactly (created_by, request_id), whole or partial on "request_id is not null" (the ledger's
-// ark_receipt; receipts are ark columns, README decision 6), when there is one, else by
+// ark_receipt; receipts are ark columns), when there is one, else by
 // grouping the receipts.
 func (a *audit) requestUniqueCheck(ctx context.Context, ln *lane) error {
 	var indexed bool

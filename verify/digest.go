@@ -17,7 +17,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
-// The digest (README decision 3, issue 5 "nothing was deleted"): the sum mod 2^64 of
+// The digest: the sum mod 2^64 of
 // hashtextextended(ark.ark, ark.seq) — PostgreSQL's 64-bit hash of the ledger key seeded with
 // the insertion number, computed by the client (hashTextExtended) from the streamed key and
 // seq — over a set of ARKs, per shoulder and per block of 2^blockShift seq values. A sum is

@@ -1,11 +1,12 @@
-// Package verify is arkhe's nightly integrity audit (`arkhe verify`, issue 5): a ledger that
-// declares non-reassignment proves it from outside (data-model.md, ark-rules.md §5).
+// Package verify is arkhe's nightly integrity audit (`arkhe verify`): a ledger that
+// declares non-reassignment proves it from outside: a normalized ARK, once minted or imported, is never deleted,
+// re-minted or handed to another object.
 //
 // [Run] checks a ledger against the rules below and returns, per check, a stable name, a
 // severity, a count and up to N example subjects (ARKs in their canonical form "ark:NAAN/name",
 // or a shoulder, client or trigger); every finding can also be streamed to a sink (the
 // `arkhe verify` command writes them as JSON Lines and Parquet through package report). No
-// internal key (seq, shoulder or client id) ever appears in a finding (README decision 17).
+// internal key (seq, shoulder or client id) ever appears in a finding.
 //
 // # Checks
 //
@@ -14,19 +15,19 @@
 // the ark package's rules, which SQL cannot apply):
 //
 //   - ark.syntax: the ledger key parses as an ARK and uses only the allowed characters
-//     (ark-rules.md §1–§2).
-//   - ark.normalized: the key is stored in normalized form (ark-rules.md §2).
-//   - ark.width: NAAN ≤ 16, name ≤ 255, key ≤ 272 octets (README decision 1).
+//     (draft-kunze-ark §2, §3.2).
+//   - ark.normalized: the key is stored in normalized form (draft-kunze-ark §3.2).
+//   - ark.width: NAAN ≤ 16, name ≤ 255, key ≤ 272 octets.
 //   - ark.check_character: the check character verifies in the shoulder's check zone
-//     (ark-rules.md §3; decision 8: an imported ARK whose failing verdict the import recorded,
+//     (NCDA; an imported ARK whose failing verdict the import recorded,
 //     check_ok = false, is known and not a finding).
 //   - ark.naan_exists: the key's NAAN is registered.
 //   - ark.shoulder_exists: the ARK's shoulder is registered.
 //   - ark.shoulder_naan: the shoulder belongs to the ARK's NAAN.
 //   - ark.shoulder_prefix: the name starts with the shoulder string and no longer registered
-//     shoulder of the NAAN also matches (nested shoulders resolve by longest prefix, decision 2).
+//     shoulder of the NAAN also matches (nested shoulders resolve by longest prefix).
 //   - shoulder.minted_after_retired: no ARK was created in a shoulder after the shoulder was
-//     retired (data-model.md: retired is one-way).
+//     retired (retired is one-way).
 //
 // Set-based, in SQL, on further connections sharing the audit's snapshot:
 //
@@ -38,8 +39,7 @@
 //   - receipt.naan_of_client: the receipt's client is registered and (unless its authority is
 //     system) belongs to the ARK's NAAN.
 //   - receipt.request_unique: no (client, request ID) maps to two ARKs.
-//   - ark.receipt_missing: every ARK minted by arkhe (not imported) has its receipt
-//     (decision 6).
+//   - ark.receipt_missing: every ARK minted by arkhe (not imported) has its receipt.
 //   - change.chain: per ARK, each ARK_CHANGE row's before target (and status, where both are
 //     recorded) equals the previous row's after, and the last after equals the ARK's current
 //     target and status.
@@ -67,7 +67,7 @@
 // snapshot could see, and compares. "Could see" is decided on the server from each row's xmin
 // (its age() against the stored snapshot), so ARKs still being inserted during the earlier
 // audit are not counted against it. A row updated since then has a new xmin; it counts only if
-// an ARK_CHANGE row written since explains the update (the repoint path, decision 7). So a row
+// an ARK_CHANGE row written since explains the update (the repoint path). So a row
 // deleted, re-keyed, moved to another shoulder or updated with the triggers disabled changes
 // the count or digest of its shoulder and block, and is found; the finding names the shoulder
 // and the first and last ARK left in the block, never a seq. When the stored snapshot cannot

@@ -1,6 +1,6 @@
 package verify
 
-// FindingRow is one finding of the nightly audit (`arkhe verify`, issue 5).
+// FindingRow is one finding of the nightly audit (`arkhe verify`).
 // Columns, in order:
 //
 //   - check (string, never NULL): the check's stable name, the same in every

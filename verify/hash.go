@@ -7,7 +7,7 @@ import (
 
 // hashTextExtended returns what PostgreSQL's hashtextextended(text, seed) returns (as the bits
 // of its bigint) for s under a deterministic collation such as "C", which every identifier
-// column of the ledger uses (README decision 17): hash_bytes_extended of src/common/hashfn.c,
+// column of the ledger uses: hash_bytes_extended of src/common/hashfn.c,
 // Bob Jenkins' lookup3 with a 64-bit seed, on a little-endian server. The audit computes the
 // digest and the receipt comparison with it on the client, so the server only streams keys;
 // TestHashTextExtended compares it with the server's.

@@ -12,8 +12,8 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
-// ExpectedTrigger is one trigger that carries a promise of the ledger (data-model.md "What the
-// diagram cannot show"): it must exist on Table, be enabled, and call Function, whose body
+// ExpectedTrigger is one trigger that carries a promise of the ledger (nothing is deleted, a retired
+// shoulder stays retired, updates go through the repoint path): it must exist on Table, be enabled, and call Function, whose body
 // must be the one the migrations define.
 type ExpectedTrigger struct {
 	Table    string // e.g. "ark"

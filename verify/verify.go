@@ -25,7 +25,7 @@ const (
 	SeverityWarning Severity = "warning"
 )
 
-// The checks' stable names (issue 5), the same in every run so schedulers and dashboards can
+// The checks' stable names, the same in every run so schedulers and dashboards can
 // key on them. The package documentation gives the rule behind each.
 const (
 	CheckSyntax             = "ark.syntax"
@@ -56,22 +56,22 @@ type Check struct {
 
 // checks is the catalog, in report order.
 var checks = [...]Check{
-	{CheckSyntax, SeverityError, "the ledger key parses as an ARK and uses only the allowed characters (ark-rules.md §1-§2)"},
-	{CheckNormalized, SeverityError, "the ledger key is stored in normalized form (ark-rules.md §2)"},
-	{CheckWidth, SeverityError, "NAAN <= 16, name <= 255, key <= 272 octets (README decision 1)"},
-	{CheckCheckCharacter, SeverityError, "the check character verifies in the shoulder's zone (ark-rules.md §3, decision 8)"},
+	{CheckSyntax, SeverityError, "the ledger key parses as an ARK and uses only the allowed characters (draft-kunze-ark §2, §3.2)"},
+	{CheckNormalized, SeverityError, "the ledger key is stored in normalized form (draft-kunze-ark §3.2)"},
+	{CheckWidth, SeverityError, "NAAN <= 16, name <= 255, key <= 272 octets"},
+	{CheckCheckCharacter, SeverityError, "the check character verifies in the shoulder's zone (NCDA)"},
 	{CheckNAANExists, SeverityError, "the ARK's NAAN is registered"},
 	{CheckShoulderExists, SeverityError, "the ARK's shoulder is registered"},
 	{CheckShoulderNAAN, SeverityError, "the ARK's shoulder belongs to its NAAN"},
-	{CheckShoulderPrefix, SeverityError, "the name starts with its shoulder, the longest registered one that matches (decision 2)"},
-	{CheckMintedAfterRetired, SeverityError, "no ARK was created in a shoulder after it was retired (data-model.md)"},
+	{CheckShoulderPrefix, SeverityError, "the name starts with its shoulder, the longest registered one that matches"},
+	{CheckMintedAfterRetired, SeverityError, "no ARK was created in a shoulder after it was retired (retired is one-way)"},
 	{CheckPinnedToRetired, SeverityWarning, "no active minting client is pinned to a retired shoulder"},
-	{CheckReceiptARKExists, SeverityError, "every receipt points at an ARK in the ledger (decision 6)"},
-	{CheckReceiptNAAN, SeverityError, "every receipt's client is registered and belongs to the ARK's NAAN (decision 6)"},
+	{CheckReceiptARKExists, SeverityError, "every receipt points at an ARK in the ledger"},
+	{CheckReceiptNAAN, SeverityError, "every receipt's client is registered and belongs to the ARK's NAAN"},
 	{CheckRequestUnique, SeverityError, "no request ID of a client maps to two ARKs"},
-	{CheckReceiptMissing, SeverityError, "every ARK minted by arkhe has its receipt (decision 6)"},
-	{CheckChangeChain, SeverityError, "each ARK_CHANGE starts where the previous ended; the last ends at the current target (decision 7)"},
-	{CheckDigest, SeverityError, "the ARKs recorded by the last clean audit are all still there, unaltered (decision 3)"},
+	{CheckReceiptMissing, SeverityError, "every ARK minted by arkhe has its receipt"},
+	{CheckChangeChain, SeverityError, "each ARK_CHANGE starts where the previous ended; the last ends at the current target"},
+	{CheckDigest, SeverityError, "the ARKs recorded by the last clean audit are all still there, unaltered"},
 	{CheckSchema, SeverityError, "the delete-refusing, append-only and ledger triggers exist, are enabled and unmodified"},
 }
 

@@ -18,7 +18,7 @@ import (
 )
 
 // internalKey is the prefix of every internal key in a test database (pgtest.FirstTestKey):
-// no finding may contain it (README decision 17).
+// no finding may contain it.
 const internalKey = "7000000000"
 
 // testLedger is a fresh ledger filled with fixtures.FillLedger: 120 ARKs of NAAN 99999 in
@@ -253,8 +253,7 @@ func TestCheckCharacter(t *testing.T) {
 		name = name[:len(name)-1] + string(wrong)
 		bad = append(bad, tl.importARK(false, "99999", name, "99999", "/x9", "now()"))
 	}
-	// An imported ARK whose failing check character the import recorded is not a finding
-	// (decision 8).
+	// An imported ARK whose failing check character the import recorded is not a finding.
 	name := tl.name("99999", "x9")
 	name = name[:len(name)-1] + "0"
 	if ark.VerifyZone("99999/" + name) {

@@ -17,7 +17,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/localpg"
 )
 
-// Exit codes, for every command (README decision 13).
+// Exit codes, for every command.
 const (
 	exitDone     = 0 // done
 	exitFindings = 1 // done with rejects or findings

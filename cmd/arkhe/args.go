@@ -21,7 +21,8 @@ func hoistArgs(app *cli.App, args []string) []string {
 
 // hoistFlags rewrites args so that the flags of the command being run stand before its
 // positional arguments. urfave/cli v2 stops reading flags at the first positional argument, but
-// `arkhe mint --client c MANIFEST... --out map.csv` (issue 3's own usage) puts them after. A
+// `arkhe mint --client c MANIFEST... --out map.csv` (the documented usage) puts them
+// after. A
 // token "--" ends flag hoisting; everything after it stays positional.
 func hoistFlags(app *cli.App, args []string) []string {
 	if len(args) < 2 {

@@ -116,7 +116,7 @@ func importAction(c *cli.Context, e *env) error {
 }
 
 // exportBase is a file name without directory and the extensions of exports (arklet.json.gz →
-// arklet): the default output names (README decision 15).
+// arklet): the default output names.
 func exportBase(path string) string {
 	name := filepath.Base(path)
 	for {
@@ -135,7 +135,7 @@ func exportBase(path string) string {
 	}
 }
 
-// printImportSummary prints the one-screen summary of an import (issue 4).
+// printImportSummary prints the one-screen summary of an import.
 func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 	t := rep.Total
 	status := "done"

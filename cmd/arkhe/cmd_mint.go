@@ -148,8 +148,8 @@ func mintRefusal(rep ledger.MintReport) error {
 }
 
 // manifestName is the first manifest's file name without its directory, extensions kept
-// (data/artworks.jsonl.gz → artworks.jsonl.gz), the stem of the default output names (README
-// decision 15): manifests that differ only in format (x.csv, x.ndjson) get different outputs.
+// (data/artworks.jsonl.gz → artworks.jsonl.gz), the stem of the default output names (outputs
+// default to the current directory, named after the input): manifests that differ only in format (x.csv, x.ndjson) get different outputs.
 func manifestName(path string) string {
 	name := filepath.Base(path)
 	if name == "" || name == "." || name == string(filepath.Separator) || name == "-" {
@@ -158,7 +158,7 @@ func manifestName(path string) string {
 	return name
 }
 
-// printMintSummary prints the one-screen summary of a mint run (issue 3 "Output").
+// printMintSummary prints the one-screen summary of a mint run.
 func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runErr error) {
 	s, t := rep.Summary, rep.Target
 	status := "done"

@@ -94,7 +94,7 @@ func reconcileAction(c *cli.Context, e *env) error {
 	return nil
 }
 
-// printReconcileSummary prints the one-screen summary of a reconcile (issue 4).
+// printReconcileSummary prints the one-screen summary of a reconcile.
 func printReconcileSummary(w io.Writer, exports []string, apply bool, s importer.ReconcileSummary) {
 	status := "no differences"
 	if s.Findings() {

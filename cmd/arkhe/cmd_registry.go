@@ -13,7 +13,7 @@ import (
 )
 
 // The test registration that `arkhe init --test-registration` (and `make run`) sets up: the shared
-// test NAAN 99999 (ark-rules.md §4), one manager, shoulder /x9 and a client that mints there.
+// test NAAN 99999, one manager, shoulder /x9 and a client that mints there.
 const (
 	testNAAN     = "99999"
 	testManager  = "arkhe test manager"

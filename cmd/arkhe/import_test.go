@@ -15,7 +15,7 @@ import (
 )
 
 // importNoInternalKey fails when an output shows an internal key (pgtest starts every sequence at
-// 7,000,000,000,001; README decision 17).
+// 7,000,000,000,001).
 func importNoInternalKey(t *testing.T, what, s string) {
 	t.Helper()
 	if strings.Contains(s, "7000000000") || strings.Contains(s, "7,000,000,000") {

@@ -1,6 +1,6 @@
 // Command arkhe keeps an ARK ledger in PostgreSQL and does the batch work around it: bulk mint,
 // migration off arklet / N2T / EZID, the nightly integrity audit, sizing, Parquet reports and
-// benchmarks. Run `arkhe help` for the commands. Exit codes (README decision 13): 0 done, 1 done
+// benchmarks. Run `arkhe help` for the commands. Exit codes: 0 done, 1 done
 // with rejects or findings, 2 could not run.
 package main
 

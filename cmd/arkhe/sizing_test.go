@@ -18,7 +18,7 @@ import (
 )
 
 // internalKey matches a pgtest identity value (7,000,000,000,001 and up): no output may show one
-// (ADR-0031, README decision 17).
+// (no internal key is ever shown to a user).
 var internalKey = regexp.MustCompile(`7\D?0{3}\D?0{3}\D?0{3}\D?\d{3}`)
 
 func noInternalKey(t *testing.T, what, out string) {
@@ -46,7 +46,7 @@ func seedSizingLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 		`insert into shoulder (naan, shoulder, manager_id) values ('99999', '/x9', (select id from manager))`,
 		`insert into shoulder (naan, shoulder, status, check_zone) values ('99999', '/dsp01', 'reserved', 'none')`,
 		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-cli-minter', '99999', 'machine', 'system', '{ark:mint}')`,
-		// each ARK with its receipt on the row (README decision 6)
+		// each ARK with its receipt on the row
 		`insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_who, erc_what, erc_when, created_at, created_by,
 				request_id, payload_digest)
 			select '99999/x9' || lpad(i::text, 8, '0') || 'b', '99999', (select id from shoulder where shoulder = '/x9'),

@@ -19,7 +19,7 @@ import (
 )
 
 // verifyInternalKey: every internal key of a test database starts with it (pgtest.FirstTestKey);
-// no output may show one (README decision 17).
+// no output may show one.
 const verifyInternalKey = "7000000000"
 
 // verifyDuckResult is what report/testdata/duckread.mjs prints.
@@ -32,7 +32,7 @@ type verifyDuckResult struct {
 	Rows []map[string]any `json:"rows"`
 }
 
-// verifyDuckRead reads file with DuckDB, the independent reader (README decision 19), through
+// verifyDuckRead reads file with DuckDB, the independent reader, through
 // the report package's script, and runs sql against the view t over it. @duckdb/node-api comes
 // from $ARKHE_TOOLS/node_modules (`make test`) or <module root>/.tools/node_modules; missing,
 // the test fails (CI must run it).
