@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"time"
@@ -57,10 +58,12 @@ type BenchResult struct {
 	// politeness limit with the interval counted, as Run does, from the end
 	// of one request to the start of the next.
 	HostBound float64
-	// BaseHeap is the live heap before the run and PeakHeap the largest heap
-	// in use sampled every 100 ms during it, in bytes; both include the
-	// local servers, which run in the same process.
-	BaseHeap, PeakHeap uint64
+	// BaseHeap is the live heap before the run, PeakHeap the largest
+	// allocated heap (live objects and garbage not yet collected) and
+	// PeakLiveHeap the largest live heap as marked by a garbage collection,
+	// sampled every 100 ms during the run, in bytes. All include the local
+	// servers and their connections, which run in the same process.
+	BaseHeap, PeakHeap, PeakLiveHeap uint64
 	// Summary is the run's Summary.
 	Summary Summary
 }
@@ -156,7 +159,8 @@ func Bench(ctx context.Context, bc BenchConfig) (BenchResult, error) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	res.BaseHeap, res.PeakHeap = ms.HeapAlloc, ms.HeapAlloc
+	res.BaseHeap, res.PeakHeap, res.PeakLiveHeap = ms.HeapAlloc, ms.HeapAlloc, ms.HeapAlloc
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -172,6 +176,10 @@ func Bench(ctx context.Context, bc BenchConfig) (BenchResult, error) {
 			case <-tick.C:
 				runtime.ReadMemStats(&m)
 				res.PeakHeap = max(res.PeakHeap, m.HeapAlloc)
+				metrics.Read(live)
+				if live[0].Value.Kind() == metrics.KindUint64 {
+					res.PeakLiveHeap = max(res.PeakLiveHeap, live[0].Value.Uint64())
+				}
 			}
 		}
 	}()

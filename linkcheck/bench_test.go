@@ -2,6 +2,8 @@ package linkcheck
 
 import (
 	"context"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -34,4 +36,28 @@ func BenchmarkRun(b *testing.B) {
 	b.ReportMetric(res.Bound, "bound-checks/s")
 	b.ReportMetric(res.HostBound, "host-bound-checks/s")
 	b.ReportMetric(float64(res.PeakHeap)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(res.PeakLiveHeap)/(1<<20), "peak-live-heap-MiB")
+}
+
+// BenchmarkBenchDefaults runs Bench at its full default size: 100,000
+// targets over 1,000 local hosts answering after 50 ms, 1 s per-host
+// interval, 64 workers (about 2 minutes). Run it with -benchtime=1x.
+//
+// LINKCHECK_BENCH_TARGETS overrides the number of targets, to compare the
+// peak heap at different sizes.
+func BenchmarkBenchDefaults(b *testing.B) {
+	n, _ := strconv.Atoi(os.Getenv("LINKCHECK_BENCH_TARGETS"))
+	for range b.N {
+		res, err := Bench(context.Background(), BenchConfig{Targets: n})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(res.Rate, "checks/s")
+		b.ReportMetric(res.Bound, "bound-checks/s")
+		b.ReportMetric(res.HostBound, "host-bound-checks/s")
+		b.ReportMetric(float64(res.PeakHeap)/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(res.PeakLiveHeap)/(1<<20), "peak-live-heap-MiB")
+		b.ReportMetric(float64(res.BaseHeap)/(1<<20), "base-heap-MiB")
+		b.ReportMetric(res.Elapsed.Seconds(), "elapsed-s")
+	}
 }

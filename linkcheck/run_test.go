@@ -302,7 +302,9 @@ func TestContentChanged(t *testing.T) {
 func TestManyPathsOneHost(t *testing.T) {
 	var log reqLog
 	srv := newServer(t, log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(2 * time.Millisecond) // a little work, so overlaps would show
+		// Each request takes longer than the interval, so a second request
+		// started at the interval but before the end of the first would overlap.
+		time.Sleep(30 * time.Millisecond)
 		if strings.HasPrefix(r.URL.Path, "/nohead/") && r.Method == http.MethodHead {
 			w.WriteHeader(405)
 			return
@@ -320,7 +322,7 @@ func TestManyPathsOneHost(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.Workers = 8
-	cfg.PerHostInterval = 50 * time.Millisecond
+	cfg.PerHostInterval = 20 * time.Millisecond
 	sum, _ := run(t, cfg, targets)
 	if sum.Checked != 24 || sum.Good != 24 {
 		t.Fatalf("summary %+v", sum)

@@ -29,12 +29,20 @@ func (h *host) pop() item {
 	t := h.queue[h.head]
 	h.queue[h.head] = item{}
 	h.head++
-	if h.head == len(h.queue) {
+	switch {
+	case h.head == len(h.queue):
 		h.queue, h.head = h.queue[:0], 0
-	} else if h.head > 64 && h.head*2 > len(h.queue) {
+	case h.head*2 >= len(h.queue):
+		// Move the rest to the front: it copies no more elements than were
+		// popped since the last move, so pops stay O(1) amortized, and the
+		// slice stays within twice the queue's length plus append's slack.
 		n := copy(h.queue, h.queue[h.head:])
 		clear(h.queue[n:])
 		h.queue, h.head = h.queue[:n], 0
+	}
+	if c := cap(h.queue); c > 64 && len(h.queue)*4 < c {
+		h.queue = append(make([]item, 0, c/2), h.queue[h.head:]...)
+		h.head = 0
 	}
 	return t
 }
