@@ -108,6 +108,8 @@ func (c *checker) do(ctx context.Context, method string, u *url.URL, readBody bo
 		}
 		a.hash = hex.EncodeToString(h.Sum(nil))
 	}
+	// Drain a little of an unread body so the connection can be reused.
+	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 	resp.Body.Close()
 	a.end = time.Now()
 	a.dur = a.end.Sub(start)

@@ -227,6 +227,9 @@ func Run(ctx context.Context, cfg Config, src TargetSource, sink ResultSink) (Su
 			u, perr := parseTarget(t.URL)
 			if perr != nil {
 				// No request can be made: the check is its verdict.
+				if !s.take() {
+					return
+				}
 				r := Result{Key: t.Key, Check: Check{Time: time.Now().UTC(), Target: t.URL, Size: -1}}
 				r.Check.Error, r.ErrorDetail = classify(perr), perr.Error()
 				r.Check.Outcome = outcomeOf(&r.Check)

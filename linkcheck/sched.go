@@ -20,6 +20,7 @@ type host struct {
 	heap     *hostHeap // the heap holding it (runnable or cooling), nil when busy or new
 	idx      int       // index in heap
 	seq      uint64    // tie-break: order of entering the heap
+	waiting  int       // acquire calls waiting for this host; they go before its queue
 	stats    *HostStats
 }
 
@@ -204,7 +205,7 @@ func (s *sched) hostCap(h *host, now time.Time) int {
 }
 
 // admit queues t for host key, waiting while LookAhead targets are queued.
-// It reports false when the run has stopped.
+// It reports false when the run has stopped (t is then counted unchecked).
 func (s *sched) admit(ctx context.Context, key string, t item) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -217,19 +218,23 @@ func (s *sched) admit(ctx context.Context, key string, t item) bool {
 		}
 		s.mu.Lock()
 		if ctx.Err() != nil {
-			return false
+			break
 		}
 	}
-	if s.stop != nil {
+	if s.stop != nil || ctx.Err() != nil {
+		st := s.statsFor(key) // read but never queued: it stays due
+		st.Seen++
+		st.Unchecked++
 		return false
 	}
 	now := time.Now()
+	_, existed := s.hosts[key]
 	h := s.hostFor(key)
 	h.stats.Seen++
 	if h.queued() >= s.hostCap(h, now) {
 		h.stats.Deferred++
-		if h.heap == nil && !h.busy && h.queued() == 0 {
-			delete(s.hosts, key) // a fresh entry with nothing to do
+		if !existed {
+			delete(s.hosts, key) // an entry made just now, with nothing to do
 		}
 		return true
 	}
@@ -240,6 +245,26 @@ func (s *sched) admit(ctx context.Context, key string, t item) bool {
 		s.pushTo(&s.runnable, h)
 		s.broadcast()
 	}
+	return true
+}
+
+// count counts a check started towards Config.Limit; s.mu must be held.
+func (s *sched) count() {
+	s.started++
+	if s.cfg.Limit > 0 && s.started >= s.cfg.Limit {
+		s.halt(StopLimit, nil)
+	}
+}
+
+// take counts a check that needs no host (a target URL no request can be
+// made for); it reports false when the run has stopped.
+func (s *sched) take() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stop != nil {
+		return false
+	}
+	s.count()
 	return true
 }
 
@@ -279,16 +304,20 @@ func (s *sched) next(ctx context.Context) (item, *host, bool) {
 		wait := time.Duration(-1)
 		if len(s.runnable) > 0 {
 			h := s.runnable[0]
+			if h.waiting > 0 {
+				// A check in progress waits for this host (a redirect hop or a
+				// GET after HEAD): leave the host to it; release queues it again.
+				heap.Pop(&s.runnable)
+				h.heap = nil
+				continue
+			}
 			if !h.readyAt.After(now) {
 				heap.Pop(&s.runnable)
 				h.heap = nil
 				h.busy = true
 				t := h.pop()
 				s.pending--
-				s.started++
-				if s.cfg.Limit > 0 && s.started >= s.cfg.Limit {
-					s.halt(StopLimit, nil)
-				}
+				s.count()
 				s.broadcast() // room for the reader
 				return t, h, true
 			}
@@ -365,7 +394,13 @@ func (s *sched) acquire(ctx context.Context, key string) (*host, time.Duration, 
 		if !h.busy {
 			wait = h.readyAt.Sub(now)
 		}
-		if err := s.waitLocked(ctx, wait, &timer); err != nil {
+		h.waiting++
+		err := s.waitLocked(ctx, wait, &timer)
+		h.waiting--
+		if err != nil {
+			if !h.busy && h.heap == nil {
+				s.park(h) // next may have set it aside for this wait
+			}
 			return nil, time.Since(start), err
 		}
 	}
@@ -389,6 +424,12 @@ func (s *sched) release(h *host, end time.Time, retryAfter time.Duration) {
 		h.stats.Throttled++
 		h.stats.RetryAfter += retryAfter
 	}
+	s.park(h)
+}
+
+// park puts an idle host that is in no heap into the right one: runnable
+// when it has queued targets, else cooling; s.mu must be held.
+func (s *sched) park(h *host) {
 	if h.queued() > 0 {
 		s.pushTo(&s.runnable, h)
 	} else {
