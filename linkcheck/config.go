@@ -23,20 +23,20 @@ const (
 	BodyAlways
 )
 
-// Defaults of Config and Policy.
+// Defaults of Config, applied to zero fields.
 const (
-	DefaultWorkers         = 16
-	DefaultPerHostInterval = time.Second
-	DefaultConnectTimeout  = 10 * time.Second
-	DefaultRequestTimeout  = 30 * time.Second
-	DefaultMaxRedirects    = 10
-	DefaultMaxBodyKiB      = 256
-	DefaultMaxRetryAfter   = 10 * time.Minute
-	DefaultLookAhead       = 10000
-	DefaultHostQueue       = 1000
-	DefaultMaxIdleConns    = 256
-	DefaultMaxHostStats    = 10000
-	DefaultVersion         = "dev"
+	DefaultWorkers         = 16               // checks in flight across hosts
+	DefaultPerHostInterval = time.Second      // end of one request to a host to start of the next
+	DefaultConnectTimeout  = 10 * time.Second // TCP connect and TLS handshake
+	DefaultRequestTimeout  = 30 * time.Second // one request, to the end of the body read
+	DefaultMaxRedirects    = 10               // redirects followed per check
+	DefaultMaxBodyKiB      = 256              // KiB of body a GET reads
+	DefaultMaxRetryAfter   = 10 * time.Minute // cap on a Retry-After delay
+	DefaultLookAhead       = 10000            // targets held in memory
+	DefaultHostQueue       = 1000             // targets held for one host
+	DefaultMaxIdleConns    = 256              // idle keep-alive connections across hosts
+	DefaultMaxHostStats    = 10000            // hosts with their own Summary figures
+	DefaultVersion         = "dev"            // version in the User-Agent
 )
 
 // Config sets up a Run. Zero fields take the defaults named on them; only
@@ -112,6 +112,7 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error implements error: it names the field and the reason.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("link check config: %s: %s", e.Field, e.Reason)
 }

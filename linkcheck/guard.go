@@ -29,6 +29,7 @@ type BlockedError struct {
 	Range string
 }
 
+// Error implements error: it names the address, the host and the range.
 func (e *BlockedError) Error() string {
 	return fmt.Sprintf("address %s of %q is %s, which a link check may not reach (allow it with AllowPrivate or AllowPrefixes)",
 		e.Addr, e.Host, e.Range)

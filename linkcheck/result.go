@@ -114,7 +114,9 @@ type Check struct {
 // Hop is one redirect in a Result's chain: the URL requested and the
 // redirect status it answered with.
 type Hop struct {
-	URL    string
+	// URL is the URL requested.
+	URL string
+	// Status is its redirect status (301, 302, 303, 307 or 308).
 	Status int
 }
 
@@ -177,6 +179,7 @@ type URLError struct {
 	Reason string
 }
 
+// Error implements error: it names the URL and the reason.
 func (e *URLError) Error() string {
 	return fmt.Sprintf("cannot check %q: %s", e.URL, e.Reason)
 }

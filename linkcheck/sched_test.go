@@ -79,3 +79,25 @@ func TestMaxDuration(t *testing.T) {
 		t.Errorf("%+v", sum)
 	}
 }
+
+// TestSlowHosts: a host whose targets at its interval take longer than the
+// good window is reported.
+func TestSlowHosts(t *testing.T) {
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "0")
+	}))
+	var targets []Target
+	for i := range 6 {
+		targets = append(targets, Target{Key: strconv.Itoa(i), URL: srv.URL + "/" + strconv.Itoa(i)})
+	}
+	cfg := testConfig()
+	cfg.Policy.GoodWindow = 25 * time.Millisecond // 6 targets at 5 ms: 30 ms
+	sum, _ := run(t, cfg, targets)
+	if len(sum.SlowHosts) != 1 || sum.SlowHosts[0].Host != "127.0.0.1" || sum.SlowHosts[0].PassTime() != 30*time.Millisecond {
+		t.Errorf("slow hosts %+v", sum.SlowHosts)
+	}
+	cfg.Policy.GoodWindow = 30 * time.Millisecond // not longer than the window
+	if sum, _ = run(t, cfg, targets); len(sum.SlowHosts) != 0 {
+		t.Errorf("slow hosts %+v", sum.SlowHosts)
+	}
+}

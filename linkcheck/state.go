@@ -7,13 +7,13 @@ import (
 	"time"
 )
 
-// Defaults of Policy.
+// Defaults of Policy, applied to zero fields.
 const (
-	DefaultFailThreshold = 12
-	DefaultFailSpan      = 14 * 24 * time.Hour
-	DefaultSizeShare     = 0.5
-	DefaultGoodWindow    = 30 * 24 * time.Hour
-	DefaultBadWindow     = 24 * time.Hour
+	DefaultFailThreshold = 12                  // consecutive failed checks to be broken
+	DefaultFailSpan      = 14 * 24 * time.Hour // least span of those failures: 14 days
+	DefaultSizeShare     = 0.5                 // size halved or more than doubled
+	DefaultGoodWindow    = 30 * 24 * time.Hour // not due for 30 days after a good check
+	DefaultBadWindow     = 24 * time.Hour      // not due for 1 day after a failing one
 )
 
 // Policy holds the state machine's rules. Zero fields take the defaults.
@@ -121,6 +121,7 @@ const (
 
 // Transition is one event in an ARK's link-check history.
 type Transition struct {
+	// Kind is what happened.
 	Kind TransitionKind
 	// Time is the time of the check (or repoint) that caused it.
 	Time time.Time
