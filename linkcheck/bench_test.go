@@ -43,12 +43,14 @@ func BenchmarkRun(b *testing.B) {
 // targets over 1,000 local hosts answering after 50 ms, 1 s per-host
 // interval, 64 workers (about 2 minutes). Run it with -benchtime=1x.
 //
-// LINKCHECK_BENCH_TARGETS overrides the number of targets, to compare the
-// peak heap at different sizes.
+// LINKCHECK_BENCH_TARGETS overrides the number of targets (to compare the
+// peak heap at different sizes) and LINKCHECK_BENCH_WORKERS the workers (to
+// see the bound set by workers/latency).
 func BenchmarkBenchDefaults(b *testing.B) {
 	n, _ := strconv.Atoi(os.Getenv("LINKCHECK_BENCH_TARGETS"))
+	w, _ := strconv.Atoi(os.Getenv("LINKCHECK_BENCH_WORKERS"))
 	for range b.N {
-		res, err := Bench(context.Background(), BenchConfig{Targets: n})
+		res, err := Bench(context.Background(), BenchConfig{Targets: n, Workers: w})
 		if err != nil {
 			b.Fatal(err)
 		}
