@@ -97,7 +97,7 @@ run: pg-server build
 test: deps vet
 	ARKHE_TOOLS=$(TOOLS) $(GO) test -count=1 -timeout 30m ./...
 
-test-short: deps
+test-short: pg-server duckdb
 	ARKHE_TOOLS=$(TOOLS) $(GO) test -count=1 -short ./...
 
 fuzz:
