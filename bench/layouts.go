@@ -285,7 +285,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 	}
 	defer conn.Release()
 	if s.migrations {
-		if _, err := ledger.Migrate(ctx, conn.Conn()); err != nil {
+		if _, err := ledger.Migrate(ctx, conn.Conn(), ledger.LayoutAuto); err != nil {
 			return fail("migrate", err)
 		}
 	} else if _, err := conn.Exec(ctx, s.ddl()); err != nil {
