@@ -54,7 +54,7 @@ func seedSizingLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 				now(), (select id from client), 'req-' || i, decode(md5(i::text), 'hex')
 			from generate_series(1, ` + strconv.Itoa(n) + `) i`,
 		`select ark_repoint(ark, url || '/moved', (select id from client), null) from ark order by ark limit 2`,
-		`update shoulder set draws = 200, collisions = 1 where shoulder = '/x9'`,
+		`insert into shoulder_tally (shoulder_id, draws, collisions) select id, 200, 1 from shoulder where shoulder = '/x9'`,
 	} {
 		if _, err := pool.Exec(context.Background(), q); err != nil {
 			t.Fatalf("seed: %v\n%s", err, q)
