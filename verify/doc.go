@@ -40,9 +40,10 @@
 //   - receipt.request_unique: no (client, request ID) maps to two ARKs.
 //   - ark.receipt_missing: every ARK minted by arkhe (not imported) has its receipt
 //     (decision 6).
-//   - change.chain: per ARK, each ARK_CHANGE row's before target (and status, where both are
-//     recorded) equals the previous row's after, and the last after equals the ARK's current
-//     target and status.
+//   - change.chain: per ARK, the ARK_CHANGE rows are numbered 1, 2, ... (seq) without a gap,
+//     each row's before target (and status, where both are recorded) equals the previous row's
+//     after, and the last after equals the ARK's current target and status, its number the
+//     ARK's change count (change_seq).
 //   - ledger.digest: nothing was deleted or altered behind the ledger's back (see below).
 //   - schema.triggers: the triggers that carry the promises (delete- and truncate-refusing,
 //     append-only, ark_update, ark_reach, shoulder_update, client_reach, credential_kind, and
