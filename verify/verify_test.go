@@ -562,17 +562,19 @@ func TestExpectedTriggers(t *testing.T) {
 		t.Errorf("triggers on the mint_receipt view expected: %q, %q", have["mint_receipt_no_delete"], have["mint_receipt_no_truncate"])
 	}
 	for name, want := range map[string]string{
-		"ark_no_delete":             "ark arkhe_refuse_delete",
-		"ark_no_truncate":           "ark arkhe_refuse_delete",
-		"audit_event_append_only":   "audit_event arkhe_refuse_update",
-		"ark_change_append_only":    "ark_change arkhe_refuse_update",
-		"ark_update":                "ark arkhe_ark_update",
-		"ark_reach":                 "ark arkhe_ark_reach",
-		"shoulder_update":           "shoulder arkhe_shoulder_update",
-		"client_reach":              "client arkhe_client_reach",
-		"credential_kind":           "credential arkhe_credential_kind",
-		"audit_summary_no_delete":   "audit_summary arkhe_refuse_delete",
-		"audit_summary_append_only": "audit_summary arkhe_refuse_update",
+		"ark_no_delete":              "ark arkhe_refuse_delete",
+		"ark_no_truncate":            "ark arkhe_refuse_delete",
+		"audit_event_append_only":    "audit_event arkhe_refuse_update",
+		"ark_change_append_only":     "ark_change arkhe_refuse_update",
+		"ark_update":                 "ark arkhe_ark_update",
+		"ark_reach":                  "ark arkhe_ark_reach",
+		"shoulder_update":            "shoulder arkhe_shoulder_update",
+		"client_reach":               "client arkhe_client_reach",
+		"credential_kind":            "credential arkhe_credential_kind",
+		"audit_summary_no_delete":    "audit_summary arkhe_refuse_delete",
+		"audit_summary_append_only":  "audit_summary arkhe_refuse_update",
+		"ledger_setting_append_only": "ledger_setting arkhe_refuse_update",
+		"receipt_append_only":        "receipt arkhe_refuse_update",
 	} {
 		if have[name] != want {
 			t.Errorf("expected trigger %s: %q, want %q", name, have[name], want)
@@ -580,7 +582,8 @@ func TestExpectedTriggers(t *testing.T) {
 	}
 	// Every table of the ledger refuses DELETE and TRUNCATE.
 	for _, table := range []string{"naan", "manager", "shoulder", "client", "credential", "ark",
-		"ark_change", "audit_event", "import_run", "audit_summary"} {
+		"ark_change", "audit_event", "import_run", "audit_summary", "ledger_setting", "receipt",
+		"shoulder_tally", "mint_quota"} {
 		if have[table+"_no_delete"] == "" || have[table+"_no_truncate"] == "" {
 			t.Errorf("table %s lacks an expected no_delete or no_truncate trigger", table)
 		}

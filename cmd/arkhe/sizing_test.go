@@ -78,7 +78,7 @@ func TestSizingMeasuredLedger(t *testing.T) {
 	}
 	for _, want := range []string{
 		"200 ARKs, 200 receipts, 2 ARK_CHANGE rows",
-		"index ark_pkey (primary key)", "mint_receipt (on the ark row)", "index ark_receipt", "index ark_change_ark",
+		"index ark_pkey (primary key)", "mint_receipt (on the ark row)", "index ark_receipt", "index ark_change_pkey (primary key)",
 		"audit_event", "all ", "ark + receipt, per ARK (all-in)", "receipts, per ARK (not in the 400 B)",
 		"verdict:", "1B", "NAAN 99999: 1 of 190 shoulders of length 2 used", "1 legacy shoulder",
 		"/x9", "WARNING: namespace filling up", "29^8 = 5.0e+11",
