@@ -59,7 +59,7 @@
 //
 // # The digest: nothing was deleted
 //
-// Each audit without error findings appends one audit_summary row (migration 0004): its
+// Each audit without error findings appends one audit_summary row: its
 // snapshot, the high-water mark (max ark.seq it could see), the ARK count, the digest (sum
 // mod 2^64 of hashtextextended(key, seq), computed by the client from the streamed key and seq
 // with a port of PostgreSQL's hash, checked against the server's in the tests), ARKs per
