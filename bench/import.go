@@ -278,7 +278,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		if err != nil {
 			return err
 		}
-		_, err = l.Init(ctx)
+		_, err = l.Init(ctx, ledger.LayoutAuto)
 		l.Close()
 		if err != nil {
 			return err

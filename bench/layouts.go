@@ -130,7 +130,8 @@ create table client (id bigint generated always as identity primary key, client_
 	client := ref(s.clientRef, `varchar(255) collate "C"`)
 	fmt.Fprintf(&b, `    url varchar(2048), commitment text, erc_who text, erc_what text, erc_when text, metadata jsonb,
     status text not null default 'public', tombstone_reason text, tombstoned_at timestamptz, original text collate "C",
-    check_ok boolean, created_at timestamptz, updated_at timestamptz, created_by %s, updated_by %s, import_run_id bigint`, client, client)
+    check_ok boolean, created_at timestamptz, updated_at timestamptz, created_by %s, updated_by %s, import_run_id bigint,
+    change_seq integer not null default 0`, client, client)
 	if s.receiptOnRow {
 		b.WriteString(",\n    request_id varchar(255) collate \"C\", payload_digest bytea,\n    unique (created_by, request_id)")
 	}
@@ -161,11 +162,11 @@ create table client (id bigint generated always as identity primary key, client_
     primary key (%s, request_id));
 `, clientCol, client, arkCol, arkRef, target, clientCol)
 	}
-	fmt.Fprintf(&b, `create table ark_change (id bigint generated always as identity primary key,
-    %s %s not null references %s, at timestamptz, action text not null, before_url varchar(2048), after_url varchar(2048),
+	fmt.Fprintf(&b, `create table ark_change (%s %s not null references %s, seq integer not null,
+    at timestamptz, action text not null, before_url varchar(2048), after_url varchar(2048),
     before_status text, after_status text, reason text, before_erc jsonb, after_erc jsonb, by_client %s, by_text text,
-    ip inet, import_run_id bigint, xact xid8 not null default pg_current_xact_id());
-create index ark_change_ark on ark_change (%s, id);
+    ip inet, import_run_id bigint, xact xid8 not null default pg_current_xact_id(),
+    primary key (%s, seq));
 create index ark_change_at on ark_change (at);
 `, arkCol, arkRef, target, client, arkCol)
 	return b.String()
@@ -285,7 +286,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 	}
 	defer conn.Release()
 	if s.migrations {
-		if _, err := ledger.Migrate(ctx, conn.Conn()); err != nil {
+		if _, err := ledger.Migrate(ctx, conn.Conn(), ledger.LayoutAuto); err != nil {
 			return fail("migrate", err)
 		}
 	} else if _, err := conn.Exec(ctx, s.ddl()); err != nil {
@@ -532,10 +533,10 @@ func (s shape) receiptColumns(rows *RowSet, clientKey int64) ([]string, func(i i
 }
 
 // changeColumns returns the COPY columns of ark_change and the values of a repoint of row i's
-// ARK a day after it was minted, to a new URL of the same length.
+// ARK a day after it was minted, to a new URL of the same length: the ARK's first change (seq 1).
 func (s shape) changeColumns(rows *RowSet, clientKey int64) ([]string, func(i int) []any) {
 	client := s.clientValue(clientKey)
-	return []string{"ark", "at", "action", "before_url", "after_url", "before_status", "after_status", "by_client"}, func(i int) []any {
+	return []string{"ark", "seq", "at", "action", "before_url", "after_url", "before_status", "after_status", "by_client"}, func(i int) []any {
 		r := &rows.Rows[i]
 		after := r.URL
 		if strings.HasPrefix(after, "http://") {
@@ -543,7 +544,7 @@ func (s shape) changeColumns(rows *RowSet, clientKey int64) ([]string, func(i in
 		} else if after != "" {
 			after = after[:len(after)-1] + "2"
 		}
-		return []any{rows.Key(i), r.CreatedAt.Add(24 * time.Hour), "update", nullable(r.URL), nullable(after),
+		return []any{rows.Key(i), int32(1), r.CreatedAt.Add(24 * time.Hour), "update", nullable(r.URL), nullable(after),
 			"public", "public", client}
 	}
 }

@@ -158,6 +158,7 @@ func TestModelPredictsBuiltLedger(t *testing.T) {
 		}
 		measured3 += float64(tb.Total)
 		modelled3 += want
+		t.Logf("%s: model %.0f octets, measured %d (%+.1f%%)", tb.Name, want, tb.Total, 100*(want-float64(tb.Total))/float64(tb.Total))
 		// the 2,000 changes are too few for their empty relations' pages to vanish
 		if d := (want - float64(tb.Total)) / float64(tb.Total); tb.Name != "ark_change" && math.Abs(d) > 0.05 {
 			t.Errorf("%s: model %.0f octets, measured %d (%+.1f%%)", tb.Name, want, tb.Total, 100*d)

@@ -423,7 +423,7 @@ func buildMintTemplate(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl s
 		return err
 	}
 	defer l.Close()
-	if _, err := l.Init(ctx); err != nil {
+	if _, err := l.Init(ctx, ledger.LayoutAuto); err != nil {
 		return err
 	}
 	if err := RegisterBench(ctx, l); err != nil {

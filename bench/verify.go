@@ -226,7 +226,7 @@ func fillVerifyLedger(ctx context.Context, admin *pgxpool.Pool, db, dbURL string
 		return err
 	}
 	defer l.Close()
-	if _, err := l.Init(ctx); err != nil {
+	if _, err := l.Init(ctx, ledger.LayoutAuto); err != nil {
 		return err
 	}
 	start := time.Now()

@@ -31,7 +31,7 @@ type ReconcileConfig struct {
 	OutFormat report.Format
 	// Apply accepts the export's value for every ARK whose target, status, tombstone reason, ERC
 	// kernel, commitment or metadata differ: exactly one ARK_CHANGE row per changed ARK, through
-	// ark_repoint (target only) or ark_apply_export (ledger/migrations/0003_import.sql), in the
+	// ark_repoint (target only) or ark_apply_export (ledger/migrations/0001_ledger.sql), in the
 	// same transaction as the comparison. ARKs only in the export, only in the ledger, spelled
 	// differently, held twice in the exports with different values, or asked to go back to
 	// reserved are reported and never changed.

@@ -87,7 +87,7 @@ func (l *Ledger) ShowARK(ctx context.Context, key string) (ARKRecord, error) {
 		coalesce(h.before_status, ''), coalesce(h.after_status, ''), coalesce(h.reason, ''),
 		coalesce(c.client_id, ''), coalesce(h.by_text, '')
 		from ark_change h left join client c on c.id = h.by_client
-		where h.ark = $1 order by h.id`, key)
+		where h.ark = $1 order by h.seq`, key)
 	if err != nil {
 		return r, fmt.Errorf("read history of ark:%s: %w", key, err)
 	}

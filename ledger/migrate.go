@@ -15,6 +15,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -76,18 +77,58 @@ func SchemaHash() string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// Layout is the physical layout of a ledger, fixed when the ledger is created and kept in its
+// ledger_setting table: one description of the tables, two ways to store them.
+type Layout string
+
+const (
+	// LayoutAuto asks Migrate to choose: the layout an existing ledger was created with, else
+	// LayoutCitus when the citus extension is installed in the database, else LayoutSingle.
+	LayoutAuto Layout = ""
+	// LayoutSingle is one PostgreSQL server: a mint receipt is two columns of its ARK row.
+	LayoutSingle Layout = "single"
+	// LayoutCitus is a Citus coordinator: registration tables are reference tables, ark and
+	// ark_change are distributed by the ARK string and co-located, receipts are a table of their
+	// own distributed by request ID.
+	LayoutCitus Layout = "citus"
+)
+
+// LayoutError is a layout Migrate cannot apply: an unknown name, LayoutCitus asked for on a
+// database without the citus extension, or a layout other than the one the ledger was created
+// with (a layout never changes).
+type LayoutError struct {
+	Want Layout // the layout asked for
+	Have Layout // the existing ledger's layout; "" for a new ledger
+	Rule string // what forbids it
+}
+
+// Error names the layout asked for and the rule.
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("ledger layout %q: %s", e.Want, e.Rule)
+}
+
 // MigrateResult says what Migrate did: the versions applied now (empty when the ledger was current).
 type MigrateResult struct {
 	Applied []Migration
-	Current int // the schema version after the call
+	Current int    // the schema version after the call
+	Layout  Layout // the ledger's layout after the call (LayoutSingle or LayoutCitus)
 }
 
 // Migrate brings the ledger schema up to date, applying each pending migration in its own
 // transaction and recording it in schema_migration. It is idempotent: on a current ledger it
 // changes nothing. Concurrent callers are serialised by an advisory lock. A ledger with a version
 // newer than this binary knows is an error (an older arkhe must not write to a newer ledger).
-func Migrate(ctx context.Context, conn *pgx.Conn) (MigrateResult, error) {
+//
+// layout chooses the physical layout of a new ledger (LayoutAuto: LayoutCitus when the citus
+// extension is installed in the database, else LayoutSingle); an existing ledger keeps the layout
+// it was created with, and insisting on another is a *LayoutError, as is LayoutCitus without the
+// citus extension. The migrations read the layout from the transaction-local setting
+// arkhe.layout.
+func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult, error) {
 	var res MigrateResult
+	if layout != LayoutAuto && layout != LayoutSingle && layout != LayoutCitus {
+		return res, &LayoutError{Want: layout, Rule: `the layouts are "single" and "citus"`}
+	}
 	ms, err := Migrations()
 	if err != nil {
 		return res, err
@@ -132,6 +173,10 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (MigrateResult, error) {
 			return res, fmt.Errorf("ledger schema version %d is newer than this arkhe knows (%d): upgrade arkhe", v, latest)
 		}
 	}
+	if layout, err = chooseLayout(ctx, conn, layout); err != nil {
+		return res, err
+	}
+	res.Layout = layout
 	for _, m := range ms {
 		sum := checksum(m.SQL)
 		if prev, ok := applied[m.Version]; ok {
@@ -144,6 +189,10 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (MigrateResult, error) {
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			return res, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if _, err := tx.Exec(ctx, `select set_config('arkhe.layout', $1, true)`, string(layout)); err != nil {
+			_ = tx.Rollback(ctx)
+			return res, fmt.Errorf("migration %s: set layout: %w", m.Name, err)
 		}
 		if _, err := tx.Exec(ctx, m.SQL); err != nil {
 			_ = tx.Rollback(ctx)
@@ -161,6 +210,38 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (MigrateResult, error) {
 		res.Current = m.Version
 	}
 	return res, nil
+}
+
+// chooseLayout returns the layout the migrations run with: an existing ledger's own (its
+// ledger_setting row), which want must match unless it is LayoutAuto; for a new ledger want, or
+// when want is LayoutAuto, LayoutCitus if the citus extension is installed, else LayoutSingle.
+func chooseLayout(ctx context.Context, conn *pgx.Conn, want Layout) (Layout, error) {
+	var exists, citus bool
+	err := conn.QueryRow(ctx, `select to_regclass('ledger_setting') is not null,
+		exists (select 1 from pg_extension where extname = 'citus')`).Scan(&exists, &citus)
+	if err != nil {
+		return "", fmt.Errorf("read ledger layout: %w", err)
+	}
+	var have *string
+	if exists {
+		err := conn.QueryRow(ctx, `select value from ledger_setting where name = 'layout'`).Scan(&have)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return "", fmt.Errorf("read ledger layout: %w", err)
+		}
+	}
+	switch {
+	case have != nil && want != LayoutAuto && Layout(*have) != want:
+		return "", &LayoutError{Want: want, Have: Layout(*have), Rule: fmt.Sprintf("this ledger was created with layout %q, and a layout never changes", *have)}
+	case have != nil:
+		return Layout(*have), nil
+	case want == LayoutCitus && !citus:
+		return "", &LayoutError{Want: want, Rule: "the citus extension is not installed in this database (create extension citus first)"}
+	case want != LayoutAuto:
+		return want, nil
+	case citus:
+		return LayoutCitus, nil
+	}
+	return LayoutSingle, nil
 }
 
 func checksum(sql string) string {

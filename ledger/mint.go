@@ -44,9 +44,10 @@ import (
 // way: a sample of each batch's request IDs is looked up first; if any exists (a re-run) the
 // whole batch's receipts are read and its rows replay.
 //
-// Counters: each batch adds its draws and collisions to shoulder.draws / shoulder.collisions, and
+// Counters: each batch adds its draws and collisions to the shoulder's shoulder_tally row, and
 // its new mints to mint_quota, as the last statements of its own transaction — crash-safe and
 // exact (a rolled-back batch counts nothing), and the row locks are held only while committing.
+// A mint batch writes no registration table (shoulder, manager, client).
 
 // DefaultMaxDraws is how many blades one row may draw before it fails with a *CollisionError
 // (at most ten draws per row).
@@ -1212,9 +1213,9 @@ func (w *mintWorker) copyRows(ctx context.Context, tx pgx.Tx, b *pipeline.Batch,
 	return err
 }
 
-// commit writes the attempt: COPY ark (receipts included), the quota counter and the shoulder's
-// draw and collision counters, in one transaction. The counters are
-// updated last so their row locks are held only while committing.
+// commit writes the attempt: COPY ark (receipts included), the quota counter (mint_quota) and
+// the shoulder's draw and collision counters (shoulder_tally, never the shoulder row), in one
+// transaction. The counters are upserted last so their row locks are held only while committing.
 func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) {
 	if len(w.mint) == 0 && b.Draws == 0 {
 		return nil
@@ -1242,7 +1243,8 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) 
 			on conflict (manager_id, day) do update set minted = mint_quota.minted + excluded.minted
 			returning minted`, w.s.t.ManagerID, int64(len(w.mint)))
 	}
-	qb.Queue(`update shoulder set draws = draws + $2, collisions = collisions + $3 where id = $1`,
+	qb.Queue(`insert into shoulder_tally as t (shoulder_id, draws, collisions) values ($1, $2, $3)
+			on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions`,
 		w.shoulderID, b.Draws, b.Collisions)
 	br := tx.SendBatch(ctx, &qb)
 	if w.s.t.ManagerID != 0 && len(w.mint) > 0 {
@@ -1501,6 +1503,7 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 
 // shoulderCounters reads a shoulder's draw and collision counters.
 func (l *Ledger) shoulderCounters(ctx context.Context, shoulderID int64) (draws, collisions int64, err error) {
-	err = l.Pool.QueryRow(ctx, `select draws, collisions from shoulder where id = $1`, shoulderID).Scan(&draws, &collisions)
+	err = l.Pool.QueryRow(ctx, `select coalesce(sum(draws), 0)::bigint, coalesce(sum(collisions), 0)::bigint
+		from shoulder_tally where shoulder_id = $1`, shoulderID).Scan(&draws, &collisions)
 	return draws, collisions, err
 }

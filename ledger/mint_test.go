@@ -67,6 +67,11 @@ func mintLedger(t *testing.T) *ledger.Ledger {
 	return l
 }
 
+// tallyQuery reads the draw and collision counters of shoulder $1 of NAAN 99999 from
+// shoulder_tally (no row: zero).
+const tallyQuery = `select coalesce(sum(t.draws), 0)::bigint, coalesce(sum(t.collisions), 0)::bigint
+	from shoulder s left join shoulder_tally t on t.shoulder_id = s.id where s.naan = '99999' and s.shoulder = $1`
+
 func mintExec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
 	t.Helper()
 	if _, err := pool.Exec(context.Background(), sql, args...); err != nil {
@@ -225,7 +230,7 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 		t.Fatal("the replayed mint map differs from the first beyond the status column")
 	}
 	var draws, collisions int64
-	if err := l.Pool.QueryRow(ctx, `select draws, collisions from shoulder where shoulder = '/x9'`).Scan(&draws, &collisions); err != nil {
+	if err := l.Pool.QueryRow(ctx, tallyQuery, "/x9").Scan(&draws, &collisions); err != nil {
 		t.Fatal(err)
 	}
 	if draws != 40 || collisions != 0 {
@@ -260,6 +265,16 @@ func TestMintForcedCollisionIsRedrawn(t *testing.T) {
 			blade := existingBlade(t, l)
 			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 2})
 			blades := func(int) ark.BladeSource { return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg") }
+			// the registration rows' versions (xmin): a mint writes none of them
+			const regVersions = `select string_agg(x, ',' order by x) from (
+				select 'naan ' || naan || ' ' || xmin::text as x from naan
+				union all select 'manager ' || id || ' ' || xmin::text from manager
+				union all select 'shoulder ' || id || ' ' || xmin::text from shoulder
+				union all select 'client ' || id || ' ' || xmin::text from client) r`
+			var regBefore string
+			if err := l.Pool.QueryRow(ctx, regVersions).Scan(&regBefore); err != nil {
+				t.Fatal(err)
+			}
 			sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: check, PgxCopyFrom: check == ledger.CheckNever},
 				run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
 			if err != nil {
@@ -269,11 +284,30 @@ func TestMintForcedCollisionIsRedrawn(t *testing.T) {
 				t.Fatalf("summary %+v, want 3 minted, 4 draws, 1 collision", sum)
 			}
 			var draws, collisions int64
-			if err := l.Pool.QueryRow(ctx, `select draws, collisions from shoulder where shoulder = '/x9'`).Scan(&draws, &collisions); err != nil {
+			if err := l.Pool.QueryRow(ctx, tallyQuery, "/x9").Scan(&draws, &collisions); err != nil {
 				t.Fatal(err)
 			}
 			if draws != 4 || collisions != 1 {
 				t.Fatalf("shoulder counters draws %d collisions %d, want 4 and 1", draws, collisions)
+			}
+			var regAfter string
+			if err := l.Pool.QueryRow(ctx, regVersions).Scan(&regAfter); err != nil {
+				t.Fatal(err)
+			}
+			if regAfter != regBefore {
+				t.Errorf("the mint wrote registration rows:\nbefore %s\nafter  %s", regBefore, regAfter)
+			}
+			// `shoulder list` reads the same counters; a shoulder that never minted shows zero
+			list, err := l.ListShoulders(ctx, "99999")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][3]int64{}
+			for _, sh := range list {
+				got[sh.Shoulder] = [3]int64{sh.Minted, sh.Draws, sh.Collisions}
+			}
+			if got["/x9"] != [3]int64{4, 4, 1} || got["/q7"] != [3]int64{0, 0, 0} || len(got) != 4 {
+				t.Errorf("shoulder list (minted, draws, collisions) = %v, want /x9 [4 4 1], /q7 [0 0 0], 4 shoulders", got)
 			}
 			if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 4 {
 				t.Fatalf("%d ARKs, want the existing one and 3 new", n)
@@ -885,7 +919,7 @@ func TestMintDenseShoulder(t *testing.T) {
 				t.Fatalf("%d ARKs in /d4", n)
 			}
 			var draws, collisions int64
-			if err := l.Pool.QueryRow(ctx, `select draws, collisions from shoulder where shoulder = '/d4'`).Scan(&draws, &collisions); err != nil {
+			if err := l.Pool.QueryRow(ctx, tallyQuery, "/d4").Scan(&draws, &collisions); err != nil {
 				t.Fatal(err)
 			}
 			if draws != sum.Draws || collisions != sum.Collisions {

@@ -45,14 +45,15 @@ func Open(ctx context.Context, url string, maxConns int32) (*Ledger, error) {
 // Close releases the pool.
 func (l *Ledger) Close() { l.Pool.Close() }
 
-// Init applies pending migrations (idempotent: a second call changes nothing).
-func (l *Ledger) Init(ctx context.Context) (MigrateResult, error) {
+// Init applies pending migrations (idempotent: a second call changes nothing) with layout
+// (LayoutAuto: the ledger's own, else detected from the citus extension; see Migrate).
+func (l *Ledger) Init(ctx context.Context, layout Layout) (MigrateResult, error) {
 	conn, err := l.Pool.Acquire(ctx)
 	if err != nil {
 		return MigrateResult{}, fmt.Errorf("init ledger: %w", err)
 	}
 	defer conn.Release()
-	return Migrate(ctx, conn.Conn())
+	return Migrate(ctx, conn.Conn(), layout)
 }
 
 // SQLSTATE codes raised by the ledger's own triggers (ledger/migrations/0001_ledger.sql).
@@ -411,8 +412,9 @@ func (l *Ledger) ListShoulders(ctx context.Context, naan string) ([]Shoulder, er
 	rows, err := l.Pool.Query(ctx, `with minted as (
 			select shoulder_id, count(*) as n from ark where $1::text = '' or naan = $1::text group by shoulder_id)
 		select s.naan, s.shoulder, coalesce(m.name, ''), s.status, s.check_zone, s.blade_length,
-		coalesce(k.n, 0), s.draws, s.collisions, s.created_at, s.retired_at
+		coalesce(k.n, 0), coalesce(t.draws, 0), coalesce(t.collisions, 0), s.created_at, s.retired_at
 		from shoulder s left join manager m on m.id = s.manager_id left join minted k on k.shoulder_id = s.id
+		left join shoulder_tally t on t.shoulder_id = s.id
 		where $1::text = '' or s.naan = $1::text order by s.naan, s.shoulder`, naan)
 	if err != nil {
 		return nil, fmt.Errorf("list shoulders: %w", err)

@@ -43,9 +43,9 @@ func (f ReportFilter) args() []any {
 }
 
 // changeQuery streams ARK_CHANGE with the ARK in canonical form and the client's public
-// client_id (never an internal key), in the order the changes were
-// recorded. A change of an ARK missing from the ledger still appears (NAAN from its key,
-// shoulder "").
+// client_id (never an internal key), ordered by ARK (octet order) and, within one ARK, in the
+// order its changes were made (ARK_CHANGE.seq, numbered per ARK from 1). A change of an ARK
+// missing from the ledger still appears (NAAN from its key, shoulder "").
 const changeQuery = `select 'ark:' || c.ark, coalesce(a.naan, split_part(c.ark, '/', 1)), coalesce(s.shoulder, ''),
 		c.at, c.action, c.before_url, c.after_url, coalesce(cl.client_id, nullif(c.by_text, ''))
 	from ark_change c
@@ -55,10 +55,10 @@ const changeQuery = `select 'ark:' || c.ark, coalesce(a.naan, split_part(c.ark, 
 	where ($1::timestamptz is null or c.at >= $1) and ($2::timestamptz is null or c.at < $2)
 	  and ($3::text = '' or coalesce(a.naan, split_part(c.ark, '/', 1)) = $3)
 	  and ($4::text = '' or s.shoulder = $4)
-	order by c.id`
+	order by c.ark, c.seq`
 
 // ChangeRows streams the ARK_CHANGE rows selected by f as report rows (see ChangeRow
-// for the columns), in the order they were recorded, from one snapshot, in bounded memory: the
+// for the columns), by ARK and, within one ARK, in the order its changes were made, from one snapshot, in bounded memory: the
 // rows come off the connection as the iteration consumes them. An error ends the sequence
 // (yielded once, with a zero row); stopping early releases the connection.
 func ChangeRows(ctx context.Context, l *Ledger, f ReportFilter) iter.Seq2[ChangeRow, error] {

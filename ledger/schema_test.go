@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -99,6 +100,17 @@ func TestNothingIsDeleted(t *testing.T) {
 	if n := count(t, p, "select count(*) from ark"); n != 1 {
 		t.Errorf("ark rows = %d, want 1", n)
 	}
+	// the counters, the layout setting and the (single-layout: empty) receipt table
+	exec(t, p, `insert into shoulder_tally (shoulder_id, draws, collisions) select id, 3, 1 from shoulder where shoulder = '/x9'`)
+	exec(t, p, `insert into mint_quota (manager_id, day, minted) select id, current_date, 1 from manager where name = 'm1'`)
+	for _, table := range []string{"shoulder_tally", "mint_quota", "ledger_setting", "receipt", "import_run", "credential", "audit_summary"} {
+		before := count(t, p, "select count(*) from "+table)
+		refused(t, p, ledger.CodeDeleteRefused, "delete from "+table)
+		refused(t, p, ledger.CodeDeleteRefused, "truncate "+table+" cascade")
+		if after := count(t, p, "select count(*) from "+table); after != before {
+			t.Errorf("%s: %d rows after refused delete, want %d", table, after, before)
+		}
+	}
 }
 
 func TestAppendOnlyTables(t *testing.T) {
@@ -110,6 +122,8 @@ func TestAppendOnlyTables(t *testing.T) {
 	}
 	refused(t, p, ledger.CodeUpdateRefused, `update ark_change set after_url = 'https://evil.example/'`)
 	refused(t, p, ledger.CodeUpdateRefused, `update audit_event set action = 'nothing'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update ledger_setting set value = 'citus'`)
+	refused(t, p, ledger.CodeUpdateRefused, `update receipt set ark = '99999/x9zzz'`)
 	// through the view, the update reaches ark_update: ark and request_id are identity columns
 	refused(t, p, ledger.CodeUpdateRefused, `update mint_receipt set ark = '99999/x9zzz'`)
 	refused(t, p, ledger.CodeUpdateRefused, `update mint_receipt set request_id = 'r2'`)
@@ -220,17 +234,13 @@ func TestARKInsertOnlyAndRepointPath(t *testing.T) {
 	refused(t, p, ledger.CodeUpdateRefused, `update ark set url = 'https://evil.example/'`)
 	refused(t, p, ledger.CodeUpdateRefused, `update ark set erc_what = 'renamed'`)
 	refused(t, p, ledger.CodeUpdateRefused, `update ark set ark = '99999/x9abd', assigned_name = 'x9abd'`)
-	// a change row for another ARK or another URL does not open the door
-	tx, err := p.Begin(ctx)
-	must(t, err)
-	_, err = tx.Exec(ctx, `insert into ark_change (ark, at, action, before_url, after_url, before_status, after_status)
-		values ('99999/x9abc', now(), 'update', 'https://example.org/a', 'https://example.org/declared', 'public', 'public')`)
-	must(t, err)
-	_, err = tx.Exec(ctx, `update ark set url = 'https://example.org/other' where ark = '99999/x9abc'`)
-	if ledger.SQLState(err) != ledger.CodeUpdateRefused {
-		t.Fatalf("update to an undeclared URL: %v, want %s", err, ledger.CodeUpdateRefused)
+	// a change row for another URL does not open the door (one implicit transaction)
+	refused(t, p, ledger.CodeUpdateRefused, `insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+		values ('99999/x9abc', 1, now(), 'update', 'https://example.org/a', 'https://example.org/declared', 'public', 'public');
+		update ark set url = 'https://example.org/other', change_seq = change_seq + 1 where ark = '99999/x9abc'`)
+	if n := count(t, p, `select count(*) from ark_change`); n != 0 {
+		t.Fatalf("ark_change rows after the refused update = %d, want 0 (rolled back with it)", n)
 	}
-	_ = tx.Rollback(ctx)
 	// the repoint path works and leaves history
 	var ok bool
 	must(t, p.QueryRow(ctx, `select ark_repoint('99999/x9abc', 'https://example.org/new', null, 'test')`).Scan(&ok))
@@ -308,7 +318,7 @@ func TestClientReachIsARegistrationAttribute(t *testing.T) {
 
 func TestMigrateIsIdempotent(t *testing.T) {
 	l, ctx := registered(t)
-	res, err := l.Init(ctx)
+	res, err := l.Init(ctx, ledger.LayoutAuto)
 	must(t, err)
 	if len(res.Applied) != 0 {
 		t.Errorf("second init applied %d migrations, want 0", len(res.Applied))
@@ -350,5 +360,188 @@ func TestInternalKeysStartHigh(t *testing.T) {
 	must(t, l.Pool.QueryRow(context.Background(), `select id from client where client_id = 'c1'`).Scan(&id))
 	if id < 7_000_000_000_001 {
 		t.Errorf("client id %d: test sequences must start at 7,000,000,000,001", id)
+	}
+}
+
+// TestRepointProof: an UPDATE of ark passes only with change_seq raised by exactly one and the
+// ARK_CHANGE row of that number describing the new target and status; the repoint path writes
+// both, and an ARK's history is numbered from 1 in the order it was made.
+func TestRepointProof(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	const key = "99999/x9abc"
+	// the ARK_CHANGE row, but change_seq not raised
+	refused(t, p, ledger.CodeUpdateRefused, `insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+		values ('99999/x9abc', 1, now(), 'update', 'https://example.org/a', 'https://example.org/b', 'public', 'public');
+		update ark set url = 'https://example.org/b' where ark = '99999/x9abc'`)
+	// change_seq raised, but no ARK_CHANGE row
+	refused(t, p, ledger.CodeUpdateRefused, `update ark set url = 'https://example.org/b', change_seq = change_seq + 1 where ark = '99999/x9abc'`)
+	// change_seq raised by two, with a row numbered 2
+	refused(t, p, ledger.CodeUpdateRefused, `insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+		values ('99999/x9abc', 2, now(), 'update', 'https://example.org/a', 'https://example.org/b', 'public', 'public');
+		update ark set url = 'https://example.org/b', change_seq = change_seq + 2 where ark = '99999/x9abc'`)
+	// the row describes another status
+	refused(t, p, ledger.CodeUpdateRefused, `insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+		values ('99999/x9abc', 1, now(), 'update', 'https://example.org/a', 'https://example.org/b', 'public', 'reserved');
+		update ark set url = 'https://example.org/b', change_seq = change_seq + 1 where ark = '99999/x9abc'`)
+	// the row is another ARK's
+	exec(t, p, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+		select '99999/x9abd', '99999', s.id, 'x9abd', 'https://example.org/a', c.id, now()
+		from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'c1'`)
+	refused(t, p, ledger.CodeUpdateRefused, `insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+		values ('99999/x9abd', 1, now(), 'update', 'https://example.org/a', 'https://example.org/b', 'public', 'public');
+		update ark set url = 'https://example.org/b', change_seq = change_seq + 1 where ark = '99999/x9abc'`)
+	// minting never becomes an update
+	refused(t, p, ledger.CodeUpdateRefused, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://evil.example/', c.id, now() from shoulder s, client c
+		where s.shoulder = '/x9' and c.client_id = 'c1'
+		on conflict (ark) do update set url = excluded.url`)
+	if n := count(t, p, `select count(*) from ark_change`); n != 0 {
+		t.Fatalf("ark_change rows after refused updates = %d, want 0", n)
+	}
+	if n := count(t, p, `select count(*) from ark where url = 'https://example.org/a' and change_seq = 0`); n != 2 {
+		t.Fatalf("ARKs unchanged = %d, want 2", n)
+	}
+	// the repoint path: two repoints and a tombstone, numbered 1, 2, 3
+	exec(t, p, `select ark_repoint('99999/x9abc', 'https://example.org/b', null, 'first')`)
+	exec(t, p, `select ark_repoint('99999/x9abc', 'https://example.org/c', null, 'second')`)
+	exec(t, p, `select ark_tombstone('99999/x9abc', 'withdrawn', null, 'third')`)
+	var history string
+	must(t, p.QueryRow(ctx, `select string_agg(seq || ' ' || action || ' ' || coalesce(before_url, '-') || ' ' || after_url || ' ' || after_status, '; ' order by seq)
+		from ark_change where ark = $1`, key).Scan(&history))
+	const want = "1 update https://example.org/a https://example.org/b public; " +
+		"2 update https://example.org/b https://example.org/c public; " +
+		"3 tombstone https://example.org/c https://example.org/c unavailable"
+	if history != want {
+		t.Errorf("history = %q, want %q", history, want)
+	}
+	if n := count(t, p, `select change_seq from ark where ark = '99999/x9abc'`); n != 3 {
+		t.Errorf("change_seq = %d, want 3", n)
+	}
+	// ShowARK reads the history in the same order
+	r, err := l.ShowARK(ctx, key)
+	must(t, err)
+	var got []string
+	for _, h := range r.History {
+		got = append(got, h.Action+" "+h.AfterURL+" "+h.Note)
+	}
+	if s := strings.Join(got, ", "); s != "update https://example.org/b first, update https://example.org/c second, tombstone https://example.org/c third" {
+		t.Errorf("ShowARK history = %q", s)
+	}
+	// a second row for a step already taken is a duplicate key
+	refused(t, p, ledger.CodeUniqueViolation, `insert into ark_change (ark, seq, at, action, after_url, after_status)
+		values ('99999/x9abc', 2, now(), 'update', 'https://example.org/x', 'public')`)
+}
+
+// TestReachGroupsOfOneCOPY: the reach trigger checks each (shoulder, client) group of a
+// statement; one group out of reach refuses the whole COPY, groups within reach land.
+func TestReachGroupsOfOneCOPY(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m2"})))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/q7", Manager: "m2"}, 0)))
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "c2", NAAN: "99999", Manager: "m2", Authority: "manager", Scopes: []string{"ark:mint"}}))
+	ids := map[string]int64{}
+	for _, q := range []string{`select 's' || shoulder, id from shoulder`, `select 'c' || client_id, id from client`} {
+		rows, err := p.Query(ctx, q)
+		must(t, err)
+		for rows.Next() {
+			var k string
+			var id int64
+			must(t, rows.Scan(&k, &id))
+			ids[k] = id
+		}
+		must(t, rows.Err())
+	}
+	cols := []string{"ark", "naan", "shoulder_id", "assigned_name", "created_by", "created_at"}
+	row := func(name, shoulder, client string) []any {
+		return []any{"99999/" + name, "99999", ids["s"+shoulder], name, ids["c"+client], time.Now()}
+	}
+	copyRows := func(rows ...[]any) error {
+		tx, err := p.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(ctx) }()
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, cols, pgx.CopyFromRows(rows)); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	}
+	// two groups: c1 in /x9 (its manager's) and c1 in /q7 (another manager's): refused whole
+	err := copyRows(row("x9aaa", "/x9", "c1"), row("x9aab", "/x9", "c1"), row("q7aaa", "/q7", "c1"), row("x9aac", "/x9", "c1"))
+	if ledger.SQLState(err) != ledger.CodeReachRefused {
+		t.Fatalf("COPY with a group out of reach: %v, want %s", err, ledger.CodeReachRefused)
+	}
+	// the same by INSERT
+	refused(t, p, ledger.CodeReachRefused, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
+		select '99999/' || substr(s.shoulder, 2) || 'b', '99999', s.id, substr(s.shoulder, 2) || 'b', c.id, now()
+		from shoulder s, client c where s.shoulder in ('/x9', '/q7') and c.client_id = 'c2'`)
+	if n := count(t, p, `select count(*) from ark`); n != 1 {
+		t.Fatalf("ark rows after refused COPY = %d, want 1", n)
+	}
+	// a manager client never reaches a shoulder without a manager
+	exec(t, p, `insert into shoulder (naan, shoulder) values ('99999', '/n4')`)
+	refused(t, p, ledger.CodeReachRefused, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
+		select '99999/n4aaa', '99999', s.id, 'n4aaa', c.id, now() from shoulder s, client c where s.shoulder = '/n4' and c.client_id = 'c1'`)
+	// two groups within reach: both land
+	must(t, copyRows(row("x9aaa", "/x9", "c1"), row("q7aaa", "/q7", "c2"), row("x9aab", "/x9", "c1"), row("q7aab", "/q7", "c2")))
+	if n := count(t, p, `select count(*) from ark`); n != 5 {
+		t.Errorf("ark rows after the COPY within reach = %d, want 5", n)
+	}
+}
+
+// TestLayout: a ledger on a server without the citus extension is created with the single layout,
+// recorded in ledger_setting; it never changes, and the citus layout needs the extension.
+func TestLayout(t *testing.T) {
+	l, ctx := registered(t)
+	p := l.Pool
+	var layout, fn string
+	must(t, p.QueryRow(ctx, `select value, arkhe_layout() from ledger_setting where name = 'layout'`).Scan(&layout, &fn))
+	if layout != "single" || fn != "single" {
+		t.Errorf("layout %q, arkhe_layout() %q, want single", layout, fn)
+	}
+	// single: receipts are the ark row's, unique by the partial index; the view reads ark
+	if n := count(t, p, `select count(*) from pg_indexes where indexname = 'ark_receipt'`); n != 1 {
+		t.Errorf("ark_receipt indexes = %d, want 1", n)
+	}
+	if n := count(t, p, `select count(*) from mint_receipt r join ark a using (ark) where r.request_id = a.request_id`); n != 1 {
+		t.Errorf("mint_receipt rows read from ark = %d, want 1", n)
+	}
+	res, err := l.Init(ctx, ledger.LayoutSingle)
+	must(t, err)
+	if res.Layout != ledger.LayoutSingle || len(res.Applied) != 0 {
+		t.Errorf("Init(single) on a single ledger: %+v", res)
+	}
+	var le *ledger.LayoutError
+	if _, err := l.Init(ctx, ledger.LayoutCitus); !errors.As(err, &le) || le.Have != ledger.LayoutSingle {
+		t.Errorf("Init(citus) on a single ledger: %v, want a *LayoutError naming the single layout", err)
+	}
+	if _, err := l.Init(ctx, "sharded"); !errors.As(err, &le) {
+		t.Errorf("Init(sharded): %v, want a *LayoutError", err)
+	}
+	// A new ledger in a schema of its own: citus needs the extension, single is recorded, and
+	// the migration's setting does not outlive its transaction.
+	conn, err := p.Acquire(ctx)
+	must(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, `create schema fresh; set search_path = fresh`)
+	must(t, err)
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `reset search_path`) }()
+	if _, err := ledger.Migrate(ctx, conn.Conn(), ledger.LayoutCitus); !errors.As(err, &le) || le.Have != "" {
+		t.Errorf("Migrate(citus) without the citus extension: %v, want a *LayoutError", err)
+	}
+	if n := count(t, p, `select count(*) from pg_tables where schemaname = 'fresh' and tablename <> 'schema_migration'`); n != 0 {
+		t.Errorf("refused citus layout left %d tables", n)
+	}
+	res, err = ledger.Migrate(ctx, conn.Conn(), ledger.LayoutAuto)
+	must(t, err)
+	if res.Layout != ledger.LayoutSingle || len(res.Applied) != 1 {
+		t.Errorf("Migrate(auto) of a new ledger: layout %q, %d applied", res.Layout, len(res.Applied))
+	}
+	var stored, setting string
+	must(t, conn.QueryRow(ctx, `select value, coalesce(current_setting('arkhe.layout', true), '') from fresh.ledger_setting`).Scan(&stored, &setting))
+	if stored != "single" || setting != "" {
+		t.Errorf("stored layout %q, arkhe.layout after the migration %q, want single and unset", stored, setting)
 	}
 }

@@ -460,15 +460,16 @@ type ShoulderRow struct {
 	Status      string // active, reserved, delegated, retired
 	BladeLength int
 	ARKs        int64 // ARKs in the ledger under this shoulder
-	Draws       int64 // blades mint drew for it (shoulder.draws)
-	Collisions  int64 // draws that hit an existing ARK (shoulder.collisions)
+	Draws       int64 // blades mint drew for it (shoulder_tally.draws; 0 without a row)
+	Collisions  int64 // draws that hit an existing ARK (shoulder_tally.collisions)
 }
 
 func measureShoulders(ctx context.Context, q Querier) ([]ShoulderRow, error) {
 	rows, err := q.Query(ctx, `select n.naan::text, s.shoulder::text, s.status, s.blade_length::int,
-			coalesce(a.n, 0), s.draws, s.collisions
+			coalesce(a.n, 0), coalesce(t.draws, 0), coalesce(t.collisions, 0)
 		from naan n
 		left join shoulder s on s.naan = n.naan
+		left join shoulder_tally t on t.shoulder_id = s.id
 		left join (select shoulder_id, count(*) as n from ark group by shoulder_id) a on a.shoulder_id = s.id
 		order by n.naan, s.shoulder`)
 	if err != nil {

@@ -33,7 +33,7 @@ func seedLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 				'x9' || lpad(i::text, 8, '0') || 'b', 'https://example.org/works/' || i, 'Someone ' || i, 'A title ' || i, '1900',
 				now(), (select id from client), 'req-' || i, decode(md5(i::text), 'hex')
 			from generate_series(1, %d) i`, n),
-		`update shoulder set draws = 1000, collisions = 5 where shoulder = '/x9'`,
+		`insert into shoulder_tally (shoulder_id, draws, collisions) select id, 1000, 5 from shoulder where shoulder = '/x9'`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			t.Fatalf("seed: %v\n%s", err, q)

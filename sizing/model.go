@@ -117,6 +117,9 @@ type Column struct {
 
 func int8Col(name string) Column { return Column{Name: name, Len: 8, Align: 8, Present: 1} }
 
+// int4Col is an always-present integer column (4 octets, typalign i).
+func int4Col(name string) Column { return Column{Name: name, Len: 4, Align: 4, Present: 1} }
+
 // textCol is a varlena column (text, varchar, bytea, jsonb: typalign i) holding avg octets when
 // present; present 0 gives an always-null column.
 func textCol(name string, avg, present float64) Column {
@@ -451,8 +454,9 @@ const (
 // (ledger/migrations/0001_ledger.sql) for rows with the average contents f, filled as `arkhe
 // mint` fills them: key, NAAN, shoulder, assigned name, target, ERC who / what / when, status
 // 'public', creation time and client, and the receipt on the row (request ID and 16-octet
-// payload digest, in the partial unique index ark_receipt); ARK_CHANGE rows of the repoint path
-// (before / after URL and status, the client). The ARK keys arrive in random order (drawn
+// payload digest, in the partial unique index ark_receipt) and the ARK's change count
+// (change_seq); ARK_CHANGE rows of the repoint path (keyed by the ARK and its per-ARK number
+// seq; before / after URL and status, the client). The ARK keys arrive in random order (drawn
 // blades: FillRandom), the receipts' keys as mint's interleaved worker streams
 // (FillInterleaved), identity and time keys in ascending order (FillBuilt).
 func ArkheTables(f Fields) (arkT, change TableModel) {
@@ -480,6 +484,7 @@ func ArkheTables(f Fields) (arkT, change TableModel) {
 		int8Col("created_by"),
 		nullCol("updated_by", 8, 8),
 		nullCol("import_run_id", 8, 8),
+		int4Col("change_seq"),
 		reqID,
 		constCol("payload_digest", 16),
 	}, Indexes: []IndexModel{
@@ -489,8 +494,8 @@ func ArkheTables(f Fields) (arkT, change TableModel) {
 	}}
 	url := textCol("url", f.URL, f.URLShare)
 	change = TableModel{Name: "ark_change", Columns: []Column{
-		int8Col("id"),
 		key,
+		int4Col("seq"),
 		int8Col("at"),
 		constCol("action", 6), // 'update'
 		url,
@@ -506,8 +511,8 @@ func ArkheTables(f Fields) (arkT, change TableModel) {
 		nullCol("import_run_id", 8, 8),
 		int8Col("xact"),
 	}, Indexes: []IndexModel{
-		{Name: "ark_change_pkey", Key: []Column{int8Col("id")}, Fill: FillBuilt, Primary: true},
-		{Name: "ark_change_ark", Key: []Column{key, int8Col("id")}, Fill: FillRandom},
+		// (ark, seq): the changes of ARKs in random key order
+		{Name: "ark_change_pkey", Key: []Column{key, int4Col("seq")}, Fill: FillRandom, Primary: true},
 		{Name: "ark_change_at", Key: []Column{int8Col("at")}, Fill: FillBuilt},
 	}}
 	return arkT, change

@@ -2,6 +2,7 @@ package sizing_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/sizing"
@@ -129,10 +130,22 @@ func TestArkheModelAgainstDataModel(t *testing.T) {
 	if a := c.ARK.Total(); a < 0.75*sizing.DataModelFullRow || a > 1.25*sizing.DataModelFullRow {
 		t.Errorf("modelled ARK %.1f B, far from the data model's 362 B", a)
 	}
-	// arkhe's ARK_CHANGE keeps both URLs, the transaction ID and three indexes: dearer than
-	// the seed's 258 B, but the same order of magnitude
+	// arkhe's ARK_CHANGE keeps both URLs, the transaction ID and two indexes: the primary key
+	// (ark, seq) and the time; the same order of magnitude as the seed's 258 B
 	if ch := c.Change.Total(); ch < 0.5*sizing.DataModelChange || ch > 2*sizing.DataModelChange {
 		t.Errorf("modelled ARK_CHANGE %.1f B, far from the data model's 258 B", ch)
+	}
+	var changeIndexes []string
+	for _, ix := range c.Change.Indexes {
+		changeIndexes = append(changeIndexes, ix.Name)
+	}
+	if strings.Join(changeIndexes, ",") != "ark_change_pkey,ark_change_at" {
+		t.Errorf("ARK_CHANGE indexes %v, want ark_change_pkey (ark, seq) and ark_change_at", changeIndexes)
+	}
+	// the primary key entry holds the ARK key and the 4-octet seq: more than the key alone
+	_, ch := sizing.ArkheTables(sizing.DefaultFields())
+	if len(ch.Indexes) == 0 || len(ch.Indexes[0].Key) != 2 || ch.Indexes[0].Key[0].Name != "ark" || ch.Indexes[0].Key[1].Name != "seq" || !ch.Indexes[0].Primary {
+		t.Errorf("ark_change primary key modelled as %+v, want (ark, seq)", ch.Indexes)
 	}
 	if c.ARK.PrimaryKey() <= 0 {
 		t.Errorf("primary key not modelled: %+v", c.ARK)

@@ -535,26 +535,31 @@ func (a *audit) requestUniqueCheck(ctx context.Context, ln *lane) error {
 	return nil
 }
 
-// chainCheck runs change.chain with window functions over ARK_CHANGE; the last change of each
-// ARK is compared with the ARK by a primary-key lookup (OFFSET 0 keeps the planner from
-// turning the lookups into a scan of every ARK), so the check costs what the history holds,
-// not what the ledger holds. One finding per ARK, for its first break.
+// chainCheck runs change.chain with window functions over ARK_CHANGE, each ARK's rows in the
+// order of their number (seq, from 1 per ARK): the rows are numbered 1, 2, ... without a gap,
+// each starts where the previous ended, and the last is compared with the ARK by a primary-key
+// lookup (OFFSET 0 keeps the planner from turning the lookups into a scan of every ARK): its
+// target and status, and the ARK's change count (change_seq) equal to the last number. The
+// check costs what the history holds, not what the ledger holds. One finding per ARK, for its
+// first break.
 func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 	scope := ""
 	if a.since {
 		scope = fmt.Sprintf("where c.ark in (%s)", a.changedSince())
 	}
-	q := fmt.Sprintf(`select x.ark, x.rn, x.before_url, x.prev_url, x.before_status, x.prev_status,
-			x.after_url, x.after_status, cur.found, cur.url, cur.status
-		from (select c.ark, c.before_url, c.after_url, c.before_status, c.after_status,
+	q := fmt.Sprintf(`select x.ark, x.rn, x.seq, x.before_url, x.prev_url, x.before_status, x.prev_status,
+			x.after_url, x.after_status, cur.found, cur.url, cur.status, cur.change_seq
+		from (select c.ark, c.seq, c.before_url, c.after_url, c.before_status, c.after_status,
 		             lag(c.after_url) over w as prev_url, lag(c.after_status) over w as prev_status,
-		             row_number() over w as rn, lead(c.id) over w is null as last
+		             row_number() over w as rn, lead(c.seq) over w is null as last
 		      from ark_change c %s
-		      window w as (partition by c.ark order by c.id)) x
-		left join lateral (select true as found, a.url, a.status from ark a
+		      window w as (partition by c.ark order by c.seq)) x
+		left join lateral (select true as found, a.url, a.status, a.change_seq from ark a
 		                   where a.ark = x.ark and x.last offset 0) cur on true
-		where (x.rn > 1 and (x.before_url is distinct from x.prev_url or x.before_status <> x.prev_status))
-		   or (x.last and (cur.found is null or cur.url is distinct from x.after_url or x.after_status <> cur.status))
+		where x.seq <> x.rn
+		   or (x.rn > 1 and (x.before_url is distinct from x.prev_url or x.before_status <> x.prev_status))
+		   or (x.last and (cur.found is null or cur.url is distinct from x.after_url or x.after_status <> cur.status
+		                   or cur.change_seq <> x.seq))
 		order by x.ark, x.rn`, scope)
 	rows, err := ln.tx.Query(ctx, q)
 	if err != nil {
@@ -564,11 +569,12 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 	prev := ""
 	for rows.Next() {
 		var key string
-		var rn int64
+		var rn, seq int64
 		var beforeURL, prevURL, beforeStatus, prevStatus, afterURL, afterStatus, url, status *string
 		var found *bool
-		if err := rows.Scan(&key, &rn, &beforeURL, &prevURL, &beforeStatus, &prevStatus, &afterURL, &afterStatus,
-			&found, &url, &status); err != nil {
+		var count *int64
+		if err := rows.Scan(&key, &rn, &seq, &beforeURL, &prevURL, &beforeStatus, &prevStatus, &afterURL, &afterStatus,
+			&found, &url, &status, &count); err != nil {
 			return fmt.Errorf("verify: %s: %w", CheckChangeChain, err)
 		}
 		if key == prev {
@@ -578,6 +584,8 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 		s := "ark:" + key
 		var detail string
 		switch {
+		case seq != rn:
+			detail = fmt.Sprintf("change %d of the history is numbered %d: changes are numbered from 1 without a gap, so one is missing", rn, seq)
 		case rn > 1 && !sameString(beforeURL, prevURL):
 			detail = fmt.Sprintf("change %d starts from target %s, but change %d ended at %s", rn, quoted(beforeURL), rn-1, quoted(prevURL))
 		case rn > 1 && beforeStatus != nil && prevStatus != nil && *beforeStatus != *prevStatus:
@@ -586,8 +594,10 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 			detail = fmt.Sprintf("%d ARK_CHANGE rows for an ARK that is not in the ledger", rn)
 		case !sameString(afterURL, url):
 			detail = fmt.Sprintf("the last change (change %d) ends at target %s, but the ARK points to %s", rn, quoted(afterURL), quoted(url))
-		default:
+		case afterStatus != nil && status != nil && *afterStatus != *status:
 			detail = fmt.Sprintf("the last change (change %d) ends at status %s, but the ARK's status is %s", rn, quoted(afterStatus), quoted(status))
+		default:
+			detail = fmt.Sprintf("the ARK counts %d changes (change_seq), but its history holds %d", derefInt(count), rn)
 		}
 		a.rec.add(CheckChangeChain, s, s, detail)
 	}
@@ -595,6 +605,14 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 		return fmt.Errorf("verify: %s: %w", CheckChangeChain, err)
 	}
 	return nil
+}
+
+// derefInt returns *n, or 0 for nil.
+func derefInt(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
 }
 
 func sameString(x, y *string) bool {

@@ -432,7 +432,7 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// storeSummary appends this audit's audit_summary row (migration 0004).
+// storeSummary appends this audit's audit_summary row (table audit_summary of the ledger schema).
 func (a *audit) storeSummary(ctx context.Context, l *ledger.Ledger) error {
 	d := a.digest
 	blocks := make([][3]int64, 0, len(d.blocks))

@@ -40,9 +40,10 @@
 //     system) belongs to the ARK's NAAN.
 //   - receipt.request_unique: no (client, request ID) maps to two ARKs.
 //   - ark.receipt_missing: every ARK minted by arkhe (not imported) has its receipt.
-//   - change.chain: per ARK, each ARK_CHANGE row's before target (and status, where both are
-//     recorded) equals the previous row's after, and the last after equals the ARK's current
-//     target and status.
+//   - change.chain: per ARK, the ARK_CHANGE rows are numbered 1, 2, ... (seq) without a gap,
+//     each row's before target (and status, where both are recorded) equals the previous row's
+//     after, and the last after equals the ARK's current target and status, its number the
+//     ARK's change count (change_seq).
 //   - ledger.digest: nothing was deleted or altered behind the ledger's back (see below).
 //   - schema.triggers: the triggers that carry the promises (delete- and truncate-refusing,
 //     append-only, ark_update, ark_reach, shoulder_update, client_reach, credential_kind, and
@@ -58,7 +59,7 @@
 //
 // # The digest: nothing was deleted
 //
-// Each audit without error findings appends one audit_summary row (migration 0004): its
+// Each audit without error findings appends one audit_summary row: its
 // snapshot, the high-water mark (max ark.seq it could see), the ARK count, the digest (sum
 // mod 2^64 of hashtextextended(key, seq), computed by the client from the streamed key and seq
 // with a port of PostgreSQL's hash, checked against the server's in the tests), ARKs per

@@ -70,7 +70,7 @@ var checks = [...]Check{
 	{CheckReceiptNAAN, SeverityError, "every receipt's client is registered and belongs to the ARK's NAAN"},
 	{CheckRequestUnique, SeverityError, "no request ID of a client maps to two ARKs"},
 	{CheckReceiptMissing, SeverityError, "every ARK minted by arkhe has its receipt"},
-	{CheckChangeChain, SeverityError, "each ARK_CHANGE starts where the previous ended; the last ends at the current target"},
+	{CheckChangeChain, SeverityError, "each ARK's changes are numbered 1, 2, ... and each starts where the previous ended; the last ends at the current target and status, and its number is the ARK's change count"},
 	{CheckDigest, SeverityError, "the ARKs recorded by the last clean audit are all still there, unaltered"},
 	{CheckSchema, SeverityError, "the delete-refusing, append-only and ledger triggers exist, are enabled and unmodified"},
 }

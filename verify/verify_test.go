@@ -413,22 +413,54 @@ func TestReceiptMissing(t *testing.T) {
 func TestChangeChain(t *testing.T) {
 	tl := newLedger(t)
 	tl.baseline()
-	var first, second string
-	tl.pool.QueryRow(tl.ctx, `select min(ark), max(ark) from ark_change`).Scan(&first, &second)
-	// A change that does not start where the previous one ended (ARK_CHANGE accepts inserts).
-	tl.exec(false, `insert into ark_change (ark, at, action, before_url, after_url)
-		select ark, now(), 'update', 'https://example.org/elsewhere', url from ark where ark = $1`, first)
+	var keys []string
+	rows, err := tl.pool.Query(tl.ctx, `select ark from ark_change order by ark limit 4`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil || len(keys) != 4 {
+		t.Fatalf("ARKs with history: %v, %v", keys, err)
+	}
+	var last string
+	tl.pool.QueryRow(tl.ctx, `select max(ark) from ark_change`).Scan(&last)
+	// ARK_CHANGE accepts inserts; each fixture ARK with history has change 1.
+	// A change that does not start where the previous one ended.
+	tl.exec(false, `insert into ark_change (ark, seq, at, action, before_url, after_url)
+		select ark, 2, now(), 'update', 'https://example.org/elsewhere', url from ark where ark = $1`, keys[0])
 	// A change whose end is not where the ARK points.
-	tl.exec(false, `insert into ark_change (ark, at, action, before_url, after_url)
-		select ark, now(), 'update', url, 'https://example.org/never' from ark where ark = $1`, second)
+	tl.exec(false, `insert into ark_change (ark, seq, at, action, before_url, after_url)
+		select ark, 2, now(), 'update', url, 'https://example.org/never' from ark where ark = $1`, last)
+	// A gap in the numbering: change 2 is missing.
+	tl.exec(false, `insert into ark_change (ark, seq, at, action, before_url, after_url)
+		select ark, 3, now(), 'update', url, url from ark where ark = $1`, keys[1])
+	// A whole chain, but the ARK counts one change (change_seq 1) where its history holds two.
+	tl.exec(false, `insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+		select ark, 2, now(), 'update', url, url, status, status from ark where ark = $1`, keys[2])
 	// History of an ARK that was never in the ledger (the foreign key is off).
-	tl.exec(true, `insert into ark_change (ark, at, action, before_url, after_url)
-		values ('99999/x9nowhere', now(), 'update', null, 'https://example.org/x')`)
-	res, rows := tl.audit(verify.Config{})
-	only(t, res, rows, verify.CheckChangeChain, 3, "ark:"+first)
-	for _, want := range []string{"ark:" + second, "ark:99999/x9nowhere"} {
-		if !slices.Contains(res.Check(verify.CheckChangeChain).Examples, want) {
-			t.Errorf("examples %v lack %s", res.Check(verify.CheckChangeChain).Examples, want)
+	tl.exec(true, `insert into ark_change (ark, seq, at, action, before_url, after_url)
+		values ('99999/x9nowhere', 1, now(), 'update', null, 'https://example.org/x')`)
+	res, rows2 := tl.audit(verify.Config{})
+	only(t, res, rows2, verify.CheckChangeChain, 5, "ark:"+keys[0])
+	details := map[string]string{}
+	for _, r := range rows2 {
+		details[*r.ARK] = r.Detail
+	}
+	for key, want := range map[string]string{
+		keys[0]:           "change 2 starts from target",
+		last:              "ends at target \"https://example.org/never\"",
+		keys[1]:           "change 2 of the history is numbered 3",
+		keys[2]:           "the ARK counts 1 changes (change_seq), but its history holds 2",
+		"99999/x9nowhere": "1 ARK_CHANGE rows for an ARK that is not in the ledger",
+	} {
+		if !strings.Contains(details["ark:"+key], want) {
+			t.Errorf("finding for ark:%s = %q, want it to contain %q", key, details["ark:"+key], want)
 		}
 	}
 }
@@ -529,17 +561,19 @@ func TestExpectedTriggers(t *testing.T) {
 		t.Errorf("triggers on the mint_receipt view expected: %q, %q", have["mint_receipt_no_delete"], have["mint_receipt_no_truncate"])
 	}
 	for name, want := range map[string]string{
-		"ark_no_delete":             "ark arkhe_refuse_delete",
-		"ark_no_truncate":           "ark arkhe_refuse_delete",
-		"audit_event_append_only":   "audit_event arkhe_refuse_update",
-		"ark_change_append_only":    "ark_change arkhe_refuse_update",
-		"ark_update":                "ark arkhe_ark_update",
-		"ark_reach":                 "ark arkhe_ark_reach",
-		"shoulder_update":           "shoulder arkhe_shoulder_update",
-		"client_reach":              "client arkhe_client_reach",
-		"credential_kind":           "credential arkhe_credential_kind",
-		"audit_summary_no_delete":   "audit_summary arkhe_refuse_delete",
-		"audit_summary_append_only": "audit_summary arkhe_refuse_update",
+		"ark_no_delete":              "ark arkhe_refuse_delete",
+		"ark_no_truncate":            "ark arkhe_refuse_delete",
+		"audit_event_append_only":    "audit_event arkhe_refuse_update",
+		"ark_change_append_only":     "ark_change arkhe_refuse_update",
+		"ark_update":                 "ark arkhe_ark_update",
+		"ark_reach":                  "ark arkhe_ark_reach",
+		"shoulder_update":            "shoulder arkhe_shoulder_update",
+		"client_reach":               "client arkhe_client_reach",
+		"credential_kind":            "credential arkhe_credential_kind",
+		"audit_summary_no_delete":    "audit_summary arkhe_refuse_delete",
+		"audit_summary_append_only":  "audit_summary arkhe_refuse_update",
+		"ledger_setting_append_only": "ledger_setting arkhe_refuse_update",
+		"receipt_append_only":        "receipt arkhe_refuse_update",
 	} {
 		if have[name] != want {
 			t.Errorf("expected trigger %s: %q, want %q", name, have[name], want)
@@ -547,7 +581,8 @@ func TestExpectedTriggers(t *testing.T) {
 	}
 	// Every table of the ledger refuses DELETE and TRUNCATE.
 	for _, table := range []string{"naan", "manager", "shoulder", "client", "credential", "ark",
-		"ark_change", "audit_event", "import_run", "audit_summary"} {
+		"ark_change", "audit_event", "import_run", "audit_summary", "ledger_setting", "receipt",
+		"shoulder_tally", "mint_quota"} {
 		if have[table+"_no_delete"] == "" || have[table+"_no_truncate"] == "" {
 			t.Errorf("table %s lacks an expected no_delete or no_truncate trigger", table)
 		}

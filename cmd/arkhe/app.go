@@ -229,7 +229,7 @@ func openInitialized(c *cli.Context, e *env, maxConns int32) (*ledger.Ledger, er
 	if err != nil {
 		return nil, err
 	}
-	if _, err := l.Init(c.Context); err != nil {
+	if _, err := l.Init(c.Context, ledger.LayoutAuto); err != nil {
 		l.Close()
 		return nil, err
 	}

@@ -34,15 +34,15 @@ func initCommand(e *env) *cli.Command {
 				return err
 			}
 			defer l.Close()
-			res, err := l.Init(c.Context)
+			res, err := l.Init(c.Context, ledger.LayoutAuto)
 			if err != nil {
 				return err
 			}
 			if len(res.Applied) == 0 {
-				fmt.Fprintf(e.stdout, "ledger schema is current (version %d); nothing changed\n", res.Current)
+				fmt.Fprintf(e.stdout, "ledger schema is current (version %d, layout %s); nothing changed\n", res.Current, res.Layout)
 			}
 			for _, m := range res.Applied {
-				fmt.Fprintf(e.stdout, "applied migration %s\n", m.Name)
+				fmt.Fprintf(e.stdout, "applied migration %s (layout %s)\n", m.Name, res.Layout)
 			}
 			if c.Bool("test-registration") {
 				return registerTest(c, e, l)

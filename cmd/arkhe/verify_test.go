@@ -168,8 +168,8 @@ func TestReportChangesMillion(t *testing.T) {
 	}
 	t.Logf("filled: %v", time.Since(start))
 	// The foreign key check of 900,000 rows is skipped (replica): every ark exists.
-	verifyExec(t, pool, `set session_replication_role = replica; insert into ark_change (ark, at, action, before_url, after_url, by_client, by_text)
-		select c.ark, case when g = 9 then null else c.at + g * interval '1 hour' end,
+	verifyExec(t, pool, `set session_replication_role = replica; insert into ark_change (ark, seq, at, action, before_url, after_url, by_client, by_text)
+		select c.ark, c.seq + g, case when g = 9 then null else c.at + g * interval '1 hour' end,
 		       case when g = 8 then 'tombstone' else 'update' end,
 		       case when g = 5 then null else c.after_url end,
 		       case when g = 4 then '' else c.after_url end,
