@@ -13,7 +13,10 @@ import (
 )
 
 // jsonManifest reads a JSON Lines manifest: one JSON object per line, blank
-// lines skipped, a UTF-8 BOM and CRLF tolerated. Each line is scanned once by
+// lines skipped, a UTF-8 BOM at the start tolerated, line ends by the rule of
+// NewLineEndReader (LF, CRLF or CR-only). A compressed file that breaks
+// (*DecodeError) yields its whole lines, then one *RowError where it breaks,
+// then io.EOF. Each line is scanned once by
 // a small hand-written scanner that checks the JSON syntax of the whole line
 // and decodes only the values the mapping asks for (no map[string]any, no
 // reflection). A line that is not valid JSON, not an object, longer than
@@ -127,9 +130,17 @@ func (r *jsonManifest) Next(ctx context.Context) (Record, error) {
 	for {
 		line, tooLong, err := r.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			var de *DecodeError
+			switch {
+			case errors.Is(err, io.EOF):
 				r.err = io.EOF
-			} else {
+			case errors.As(err, &de):
+				// The part of a line before the break is not a line: it is dropped.
+				r.err = io.EOF
+				r.rec++
+				loc := Location{File: r.path, Line: int(de.Lines) + 1, Record: r.rec}
+				return Record{Source: loc}, &RowError{Loc: loc, Reason: de.Finding(r.rec - 1)}
+			default:
 				r.err = &ManifestError{Loc: Location{File: r.path, Line: r.line + 1}, Op: "read", Err: err}
 			}
 			return Record{}, r.err
@@ -172,7 +183,7 @@ func (r *jsonManifest) readLine() (line []byte, tooLong bool, err error) {
 				r.long = r.long[:0]
 				continue
 			}
-			r.long = append(r.long, line...)
+			r.long = appendDoubling(r.long, line, r.max+2)
 		}
 		line = r.long
 		if cap(r.long) > 4<<20 {
