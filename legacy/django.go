@@ -129,6 +129,11 @@ func (r *djangoReader) step() (Item, error) {
 	var loc Location
 	if r.mode == '[' {
 		b, line, err := r.fr.next()
+		if err == errElementTooLong {
+			r.records++
+			return Item{}, &RecordError{Loc: Location{File: r.name, Line: line, Record: r.records}, Field: "object",
+				Reason: fmt.Sprintf("array element longer than %d octets (skipped; reading goes on after it)", r.fr.max)}
+		}
 		if err != nil {
 			r.done = true
 			switch {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // Format names one legacy export format. The string values are what a
@@ -108,14 +110,11 @@ func NewReader(r io.Reader, name string, format Format) (Reader, error) {
 
 func newReader(r io.Reader, name string, format Format, closer io.Closer) (Reader, error) {
 	raw := bufio.NewReaderSize(r, 64<<10)
-	dr, err := decompress(raw)
+	text, err := textInput(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	br := raw
-	if dr != io.Reader(raw) {
-		br = bufio.NewReaderSize(dr, 64<<10)
-	}
+	br := bufio.NewReaderSize(text, 64<<10)
 	skipBOM(br)
 	if format == "" {
 		head, _ := br.Peek(headBytes)
@@ -161,7 +160,7 @@ func newReader(r io.Reader, name string, format Format, closer io.Closer) (Reade
 	if err != nil {
 		return nil, err
 	}
-	return &reader{s: s, closer: closer}, nil
+	return &reader{s: s, closer: closer, name: name}, nil
 }
 
 // stepper is the format-specific part of a Reader: step returns the next
@@ -173,6 +172,8 @@ type stepper interface {
 type reader struct {
 	s      stepper
 	closer io.Closer
+	name   string
+	last   int // the record number of the last item or record error yielded
 	done   error
 }
 
@@ -185,14 +186,23 @@ func (r *reader) Next(ctx context.Context) (Item, error) {
 	}
 	it, err := r.s.step()
 	if err == nil {
+		r.last = max(r.last, it.Loc().Record)
 		return it, nil
 	}
 	var re *RecordError
 	var te *TruncatedError
+	var de *pipeline.DecodeError
 	switch {
 	case errors.As(err, &re):
+		r.last = max(r.last, re.Loc.Record)
 	case errors.As(err, &te):
 		r.done = io.EOF
+	case errors.As(err, &de):
+		// A compressed file that breaks is a truncated file: every whole record before the
+		// break was yielded; the one being read is lost with the rest.
+		r.done = io.EOF
+		return Item{}, &TruncatedError{Loc: Location{File: r.name, Line: int(de.Lines) + 1, Record: r.last + 1},
+			Reason: de.Finding(r.last)}
 	default:
 		r.done = err
 	}
