@@ -283,3 +283,49 @@ func TestArrayElementTooLong(t *testing.T) {
 		t.Errorf("order %v, errors %v, records %+v", c.order, c.errs, c.records)
 	}
 }
+
+// TestDuplicateJSONKeys: a JSON record with a key given twice is rejected naming the key, in
+// dumpdata objects (top level, fields, EZID metadata) and registry records (at any depth); the
+// records around it are read. A secret-bearing record's text stays out of the error.
+func TestDuplicateJSONKeys(t *testing.T) {
+	ezid := func(fields string) string {
+		return `{"model":"ezidapp.identifier","pk":1,"fields":{` + fields + `}}` + "\n"
+	}
+	cases := []struct {
+		name, in string
+		format   Format
+		field    string
+	}{
+		{"identifier", ezid(`"identifier":"ark:/13030/a1","target":"https://e.org/1"`) +
+			ezid(`"identifier":"ark:/13030/a2","target":"https://e.org/2","identifier":"ark:/13030/evil"`) +
+			ezid(`"identifier":"ark:/13030/a3"`), EZIDDB, "fields.identifier"},
+		{"metadata", ezid(`"identifier":"ark:/13030/a1"`) +
+			ezid(`"identifier":"ark:/13030/a2","metadata":{"erc":"who: A","erc":"who: B"}`) +
+			ezid(`"identifier":"ark:/13030/a3"`), EZIDDB, "fields.metadata.erc"},
+		{"pk", `[{"model":"ark.ark","pk":"12345/x6a","fields":{}},` + "\n" +
+			`{"model":"ark.ark","pk":"12345/x6b","pk":"12345/x6evil","fields":{}},` + "\n" +
+			`{"model":"ark.ark","pk":"12345/x6c","fields":{}}]`, ArkletJSON, "pk"},
+		{"escaped key", `{"model":"ark.ark","pk":"12345/x6a","fields":{}}` + "\n" +
+			`{"model":"ark.ark","pk":"12345/x6b","fields":{"url":"https://e.org/1","\u0075rl":"https://e.org/2"}}` + "\n" +
+			`{"model":"ark.ark","pk":"12345/x6c","fields":{}}` + "\n", ArkletJSON, "fields.url"},
+		{"registry", `{"data":[{"rtype":"PublicNAAN","what":"12345","who":{"name":"A"}},` +
+			`{"rtype":"PublicNAAN","what":"23456","who":{"name":"B","name":"C"}},` +
+			`{"rtype":"PublicNAAN","what":"34567","who":{"name":"D"}}]}`, NAANJSON2024, "who.name"},
+	}
+	for _, c := range cases {
+		got := readString(t, c.in, c.format)
+		if len(got.errs) != 1 || len(got.records)+len(got.naans) != 2 || got.truncated != nil {
+			t.Errorf("%s: order %v, errors %v", c.name, got.order, got.errs)
+			continue
+		}
+		e := got.errs[0]
+		want := fmt.Sprintf("key %q given twice in the object; which value is meant cannot be known, so the record is not read", c.field)
+		if e.Field != c.field || e.Reason != want || e.Loc.Record != 2 || e.Raw == "" {
+			t.Errorf("%s: error %+v", c.name, e)
+		}
+	}
+	got := readString(t, `{"model":"ark.user","pk":1,"fields":{"password":"argon2$SECRET","password":"x"}}`+"\n", ArkletJSON)
+	if len(got.errs) != 1 || got.errs[0].Raw != "" || strings.Contains(got.errs[0].Error(), "SECRET") {
+		t.Errorf("secret record: order %v, errors %v", got.order, got.errs)
+	}
+}

@@ -623,9 +623,20 @@ func (o *djangoObject) parse(b string) error {
 	if b[p.i] != '{' {
 		return p.errf("a dumpdata record must be an object")
 	}
+	var seen uint8 // model, pk, fields
+	once := func(key string, bit uint8) error {
+		if seen&bit != 0 {
+			return &dupKeyError{key: key}
+		}
+		seen |= bit
+		return nil
+	}
 	err := p.object(0, func(key string, raw string) error {
 		switch key {
 		case "model":
+			if err := once(key, 1); err != nil {
+				return err
+			}
 			if raw[0] != '"' {
 				if raw == "null" {
 					o.Model = ""
@@ -635,9 +646,14 @@ func (o *djangoObject) parse(b string) error {
 			}
 			o.Model = unquoteJSON(raw)
 		case "pk":
+			if err := once(key, 2); err != nil {
+				return err
+			}
 			o.PK = raw
 		case "fields":
-			o.Fields = o.Fields[:0] // a repeated "fields" key replaces the earlier one, as in encoding/json
+			if err := once(key, 4); err != nil {
+				return err
+			}
 			if raw[0] != '{' {
 				if raw == "null" {
 					return nil
@@ -646,7 +662,10 @@ func (o *djangoObject) parse(b string) error {
 			}
 			fp := jsonParser{b: raw}
 			return fp.object(1, func(k string, v string) error {
-				o.Fields = o.Fields.set(k, v)
+				if o.Fields.get(k) != "" {
+					return &dupKeyError{key: "fields." + k}
+				}
+				o.Fields = append(o.Fields, jsonField{k, v})
 				return nil
 			})
 		}

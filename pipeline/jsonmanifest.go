@@ -20,7 +20,10 @@ import (
 // a small hand-written scanner that checks the JSON syntax of the whole line
 // and decodes only the values the mapping asks for (no map[string]any, no
 // reflection). A line that is not valid JSON, not an object, longer than
-// MaxRecordBytes, or whose mapped value is an object or array is a *RowError.
+// MaxRecordBytes, or whose mapped value is an object or array is a *RowError;
+// so is a line where a key on a mapped path (request_id's key, or "who" and
+// "name" for who=who[].name) is given twice in one object, naming the key. A
+// repeated key that no mapping reads is ignored, like every unmapped key.
 type jsonManifest struct {
 	path   string
 	closer io.Closer

@@ -153,3 +153,29 @@ func TestMintImportTruncatedGzip(t *testing.T) {
 		t.Fatalf("ledger holds %d ARKs, want %d", n, good+whole)
 	}
 }
+
+// TestImportDuplicateKey: an EZID database record that names its identifier twice is rejected
+// naming the key; the records around it land, and neither identifier of the bad one does.
+func TestImportDuplicateKey(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Chdir(t.TempDir())
+	rec := func(fields string) string {
+		return `{"model":"ezidapp.identifier","pk":1,"fields":{` + fields + `,"target":"https://example.org/x","status":"P"}}` + "\n"
+	}
+	dump := rec(`"identifier":"ark:/54321/x6a1"`) + rec(`"identifier":"ark:/54321/x6a2","identifier":"ark:/54321/x6evil"`) +
+		rec(`"identifier":"ark:/54321/x6a3"`)
+	if err := os.WriteFile("db.identifier.jsonl", []byte(dump), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := arkhe(t, url, "", "import", "db.identifier.jsonl")
+	if code != 1 || !strings.Contains(out, "imported     2 ARKs") || !strings.Contains(out, "rejected     1 bad record") {
+		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
+	}
+	rej, err := os.ReadFile("db.identifier.rejects.csv")
+	if err != nil || !strings.Contains(string(rej), `key ""fields.identifier"" given twice`) {
+		t.Errorf("reject file (%v):\n%s", err, rej)
+	}
+	if n := countRows(t, url, "ark"); n != 2 {
+		t.Errorf("ledger holds %d ARKs, want 2", n)
+	}
+}
