@@ -187,6 +187,10 @@ func (r *reader) Next(ctx context.Context) (Item, error) {
 	it, err := r.s.step()
 	if err == nil {
 		r.last = max(r.last, it.Loc().Record)
+		if field, id := bomField(it); field != "" {
+			return Item{}, &RecordError{Loc: it.Loc(), ID: id, Field: field,
+				Reason: "value holds a byte order mark (U+FEFF), which belongs only at the very start of a file (were files joined together?)"}
+		}
 		return it, nil
 	}
 	var re *RecordError
@@ -216,4 +220,72 @@ func (r *reader) Close() error {
 	c := r.closer
 	r.closer = nil
 	return c.Close()
+}
+
+// bomField returns the first field of the item whose name or value holds U+FEFF, the byte order
+// mark (invisible, allowed only at the start of a file: inside a value it is the seam of files
+// joined together, and an identifier "\ufeffark:/…" would not even be an ARK), and the
+// identifier to report; "" when there is none.
+func bomField(it Item) (field, id string) {
+	has := func(s string) bool { return strings.Contains(s, utf8BOM) }
+	hasPtr := func(p *string) bool { return p != nil && has(*p) }
+	meta := func(m map[string]string) string {
+		first := ""
+		for k, v := range m {
+			if (has(k) || has(v)) && (first == "" || k < first) {
+				first = k
+			}
+		}
+		return first
+	}
+	switch {
+	case it.Record != nil:
+		r := it.Record
+		id = r.ID
+		switch {
+		case has(r.ID):
+			return "id", id
+		case has(r.Target):
+			return "target", id
+		case hasPtr(r.Who):
+			return "who", id
+		case hasPtr(r.What):
+			return "what", id
+		case hasPtr(r.When):
+			return "when", id
+		case hasPtr(r.Commitment):
+			return "commitment", id
+		case has(r.StatusReason):
+			return "status reason", id
+		case has(r.Owner):
+			return "owner", id
+		}
+		if k := meta(r.Metadata); k != "" {
+			return k, id
+		}
+	case it.NAAN != nil:
+		n := it.NAAN
+		for _, f := range [...]struct{ name, v string }{{"naan", n.NAAN}, {"name", n.Name}, {"name native", n.NameNative},
+			{"acronym", n.Acronym}, {"where", n.Where}, {"target", n.Target}, {"org type", n.OrgType}, {"policy", n.Policy},
+			{"tenure", n.Tenure}, {"policy url", n.PolicyURL}, {"description", n.Description}} {
+			if has(f.v) {
+				return f.name, n.NAAN
+			}
+		}
+		if k := meta(n.Metadata); k != "" {
+			return k, n.NAAN
+		}
+	case it.Shoulder != nil:
+		s := it.Shoulder
+		for _, f := range [...]struct{ name, v string }{{"prefix", s.Prefix}, {"naan", s.NAAN}, {"shoulder", s.Shoulder},
+			{"name", s.Name}, {"acronym", s.Acronym}, {"minter", s.Minter}, {"target", s.Target}, {"where", s.Where}} {
+			if has(f.v) {
+				return f.name, s.Prefix
+			}
+		}
+		if k := meta(s.Metadata); k != "" {
+			return k, s.Prefix
+		}
+	}
+	return "", ""
 }

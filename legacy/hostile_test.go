@@ -329,3 +329,39 @@ func TestDuplicateJSONKeys(t *testing.T) {
 		t.Errorf("secret record: order %v, errors %v", got.order, got.errs)
 	}
 }
+
+// TestMidFileBOM: a byte order mark anywhere but at the start of the file rejects its record,
+// naming the line and the field; the records around it are read, and joined N2T dumps stay
+// aligned.
+func TestMidFileBOM(t *testing.T) {
+	const bom = utf8BOM
+	c := readString(t, ezidCSV+bom+"ark:/99999/fk4bom,public,2020-01-01T00:00:00Z,https://e.org/b,Who\nark:/99999/fk4end,public,,https://e.org/e,\n", EZIDCSV)
+	if len(c.records) != 4 || len(c.errs) != 1 || c.errs[0].Field != "id" || c.errs[0].Loc != (Location{File: "inline", Line: 5, Record: 4}) ||
+		!strings.Contains(c.errs[0].Reason, "byte order mark (U+FEFF)") {
+		t.Errorf("EZID CSV: order %v, errors %v", c.order, c.errs)
+	}
+
+	c = readString(t, ezidANVL+"\n"+bom+ezidANVL, EZIDANVL)
+	lf := readString(t, ezidANVL, EZIDANVL)
+	first := strings.Count(ezidANVL, "\n") + 2 // the line the second file starts on
+	if len(c.records) != 2*len(lf.records)-1 || len(c.errs) != 1 || c.errs[0].Loc.Line != first ||
+		c.errs[0].Reason != fmt.Sprintf("line %d starts with a byte order mark (U+FEFF), which belongs only at the very start of a file (were files joined together?)", first) ||
+		c.errs[0].ID != lf.records[0].ID {
+		t.Errorf("EZID ANVL joined: %d records (one file: %d), errors %v", len(c.records), len(lf.records), c.errs)
+	}
+
+	// Two N2T dumps joined: the seam is reported and the second dump is read.
+	c = readString(t, n2tDump+bom+n2tDump, N2TDump)
+	one := readString(t, n2tDump, N2TDump)
+	if len(c.records) != 2*len(one.records) || len(c.errs) != 1 || c.errs[0].Field != "line" ||
+		!strings.Contains(c.errs[0].Reason, "the db_dump section it starts is read") {
+		t.Errorf("N2T joined: %d records (one dump: %d), errors %v", len(c.records), len(one.records), c.errs)
+	}
+	// A key line behind a BOM: its identifier is rejected whole, the pairs after it stay aligned.
+	in := strings.Replace(n2tDump, " ark:/99999/fk4x49f4k3g|__mc", bom+" ark:/99999/fk4x49f4k3g|__mc", 1)
+	c = readString(t, in, N2TDump)
+	if len(c.records) != len(one.records)-1 || len(c.errs) != 1 || c.errs[0].ID != "ark:/99999/fk4x49f4k3g" || c.errs[0].Field != "key" ||
+		!strings.HasPrefix(c.errs[0].Reason, "key line 14 starts with a byte order mark") || recByID(c, "ark:/99999/fk4m9kwq53d") == nil {
+		t.Errorf("N2T key line: order %v, errors %v", c.order, c.errs)
+	}
+}

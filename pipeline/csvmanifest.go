@@ -9,7 +9,8 @@ import (
 )
 
 // csvManifest reads a CSV manifest with a CSVScanner: a header line naming the columns, a UTF-8
-// BOM at the start tolerated, line ends by the rule of NewLineEndReader (LF, CRLF or CR-only),
+// BOM at the start of the file tolerated (one elsewhere stays in its value, where Validate
+// rejects it), line ends by the rule of NewLineEndReader (LF, CRLF or CR-only),
 // quoted fields with embedded newlines. A record whose field count differs from the header's,
 // or that the scanner finds broken (bad quoting, longer than the bound), is a *RowError and
 // reading resumes by the scanner's rule; a compressed file that breaks (*DecodeError) yields its

@@ -13,7 +13,8 @@ import (
 )
 
 // jsonManifest reads a JSON Lines manifest: one JSON object per line, blank
-// lines skipped, a UTF-8 BOM at the start tolerated, line ends by the rule of
+// lines skipped, a UTF-8 BOM at the start of the file tolerated (one at the
+// start of a later line is a *RowError), line ends by the rule of
 // NewLineEndReader (LF, CRLF or CR-only). A compressed file that breaks
 // (*DecodeError) yields its whole lines, then one *RowError where it breaks,
 // then io.EOF. Each line is scanned once by
@@ -150,7 +151,12 @@ func (r *jsonManifest) Next(ctx context.Context) (Record, error) {
 		}
 		r.line++
 		if r.line == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
+			line = bytes.TrimPrefix(line, []byte(byteOrderMark))
+		} else if bytes.HasPrefix(line, []byte(byteOrderMark)) {
+			r.rec++
+			loc := Location{File: r.path, Line: r.line, Record: r.rec}
+			return Record{Source: loc}, &RowError{Loc: loc,
+				Reason: "line starts with a byte order mark (U+FEFF): it belongs only at the very start of a file (were files joined together?)"}
 		}
 		if tooLong {
 			r.rec++

@@ -247,3 +247,61 @@ func TestManifestCROnly(t *testing.T) {
 		t.Errorf("LF file: %+v", recs)
 	}
 }
+
+// readValidated reads a manifest to the end and validates each record as Run does: it returns
+// the good records and every row error, the reader's and Validate's, in file order.
+func readValidated(t *testing.T, path string) ([]Record, []*RowError) {
+	t.Helper()
+	r := mustOpen(t, path, "")
+	var good []Record
+	var bad []*RowError
+	for {
+		rec, err := r.Next(t.Context())
+		if errors.Is(err, io.EOF) {
+			return good, bad
+		}
+		var re *RowError
+		switch {
+		case errors.As(err, &re):
+			bad = append(bad, re)
+		case err != nil:
+			t.Fatalf("fatal: %v", err)
+		default:
+			if re := Validate(&rec, DefaultLimits()); re != nil {
+				bad = append(bad, re)
+			} else {
+				good = append(good, rec)
+			}
+		}
+	}
+}
+
+// TestManifestMidFileBOM: a byte order mark anywhere but at the start of the file rejects its
+// row, naming the line and the field: two CSV files joined (the second header and first row
+// carry a BOM), a JSON line starting with one, a value holding one.
+func TestManifestMidFileBOM(t *testing.T) {
+	const bom = "\ufeff"
+	p := writeTemp(t, "joined.csv", bom+"request_id,what\nr1,one\n"+bom+"request_id,what\n"+bom+"r2,two\nr3,th"+bom+"ree\nr4,four\n")
+	good, bad := readValidated(t, p)
+	if ids(good) != "r1 r4" || len(bad) != 3 {
+		t.Fatalf("records %q, row errors %v", ids(good), bad)
+	}
+	for i, want := range []struct {
+		line  int
+		field string
+		octet int
+	}{{3, "request_id", 1}, {4, "request_id", 1}, {5, "what", 3}} {
+		e := bad[i]
+		reason := fmt.Sprintf("byte order mark (U+FEFF) at octet %d: it belongs only at the very start of a file (were files joined together?)", want.octet)
+		if e.Loc.Line != want.line || e.Field != want.field || e.Reason != reason {
+			t.Errorf("row error %d: %+v", i, e)
+		}
+	}
+	p = writeTemp(t, "joined.jsonl", bom+`{"request_id":"r1"}`+"\n"+bom+`{"request_id":"r2"}`+"\n"+`{"request_id":"\ufeffr3"}`+"\n"+`{"request_id":"r4"}`+"\n")
+	good, bad = readValidated(t, p)
+	if ids(good) != "r1 r4" || len(bad) != 2 || bad[0].Loc != (Location{File: p, Line: 2, Record: 2}) ||
+		bad[0].Reason != "line starts with a byte order mark (U+FEFF): it belongs only at the very start of a file (were files joined together?)" ||
+		bad[1].Loc.Line != 3 || bad[1].Field != "request_id" {
+		t.Errorf("JSON Lines: records %q, row errors %v", ids(good), bad)
+	}
+}
