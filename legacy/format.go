@@ -117,8 +117,12 @@ func newReader(r io.Reader, name string, format Format, closer io.Closer) (Reade
 	br := bufio.NewReaderSize(text, 64<<10)
 	skipBOM(br)
 	if format == "" {
-		head, _ := br.Peek(headBytes)
+		head, perr := br.Peek(headBytes)
 		format, err = DetectFormat(name, head)
+		var de *pipeline.DecodeError
+		if err != nil && errors.As(perr, &de) {
+			return nil, fmt.Errorf("%s: %w", name, de) // the stream breaks before the format shows
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -69,30 +68,6 @@ func TestCSVOverlongLine(t *testing.T) {
 	}
 	if recs[1].Source != (Location{File: p, Line: 4, Record: 3}) || recs[2].Source != (Location{File: p, Line: 6, Record: 5}) {
 		t.Errorf("locations %+v %+v", recs[1].Source, recs[2].Source)
-	}
-}
-
-// TestCSVOverlongLineDefaultBound: the same at the real bound, MaxRecordBytes (64 MiB).
-func TestCSVOverlongLineDefaultBound(t *testing.T) {
-	p := writeTemp(t, "huge.csv", "request_id,what\nr1,one\nr2,")
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The long value is a hole of NUL bytes (a sparse file: nothing to write).
-	off, err := f.Seek(MaxRecordBytes, io.SeekEnd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte("\nr3,three\n"), off); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	recs, bad := drainManifest(t, mustOpen(t, p, ""))
-	if ids(recs) != "r1 r3" || len(bad) != 1 || bad[0].Reason != "line longer than 67108864 bytes on line 3" || bad[0].Loc.Record != 2 {
-		t.Fatalf("records %q, row errors %v", ids(recs), bad)
 	}
 }
 
