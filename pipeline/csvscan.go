@@ -110,7 +110,7 @@ func (e *CSVError) Unwrap() error { return e.Err }
 // FieldsPerRecord -1): fields separated by commas, a field in double quotes may hold commas,
 // doubled quotes and line breaks, a CRLF line end (also inside a quoted field) is read as LF,
 // empty lines are skipped. Give it text with LF line ends (NewTextReader); memory is bounded by
-// twice its bound, whatever the input.
+// three times its bound, whatever the input.
 //
 // A broken record does not stop reading. The rule:
 //   - a line longer than the bound (Max bytes, its line end not counted) is rejected alone and
@@ -141,19 +141,23 @@ type CSVScanner struct {
 	replay  []rawLine // lines to read again, in order; their bytes in rbuf
 	rbuf    []byte
 	rnext   int
-	term    bool  // the last line taken ended with LF
+	term    bool  // the last line taken ended with a line end
 	err     error // sticky: io.EOF or the reader's error
 }
 
 var crByte = []byte{'\r'}
 
-// rawLine is one stored line: its end offset in the buffer, its number, and whether it was too
-// long to store (its bytes then are not kept).
+// rawLine is one stored line: its bytes' offsets in the buffer, its number, whether it was too
+// long to store (its bytes then are not kept) and whether it ended with a line end.
 type rawLine struct {
-	end, n  int
-	tooLong bool
-	term    bool
+	start, end, n int
+	tooLong       bool
+	term          bool
 }
+
+// bigBuffer is the capacity above which a buffer is dropped once used, so that one huge record
+// does not keep its memory for the rest of the file.
+const bigBuffer = 4 << 20
 
 // NewCSVScanner returns a scanner of r whose records and lines are bounded by max bytes
 // (max ≤ 0: MaxRecordBytes). With reuse, the slice Scan returns is reused by the next call.
@@ -210,16 +214,16 @@ type lineState struct {
 func (s *CSVScanner) next() ([]byte, int, lineState, error) {
 	if s.rnext < len(s.replay) {
 		l := s.replay[s.rnext]
-		start := 0
-		if s.rnext > 0 {
-			start = s.replay[s.rnext-1].end
-		}
 		s.rnext++
+		text := s.rbuf[l.start:l.end]
 		if s.rnext == len(s.replay) {
 			s.replay, s.rnext = s.replay[:0], 0
+			if cap(s.rbuf) > bigBuffer {
+				s.rbuf = nil // text stays valid until the next call
+			}
 		}
 		s.term = l.term
-		return s.rbuf[start:l.end], l.n, lineState{tooLong: l.tooLong, replayed: true}, nil
+		return text, l.n, lineState{tooLong: l.tooLong, replayed: true}, nil
 	}
 	if s.err != nil {
 		return nil, s.line, lineState{}, s.err
@@ -238,7 +242,7 @@ func (s *CSVScanner) next() ([]byte, int, lineState, error) {
 			s.long = appendDoubling(s.long, line, s.max+2)
 		}
 		line = s.long
-		if cap(s.long) > 4<<20 {
+		if cap(s.long) > bigBuffer {
 			s.long = nil // keep no huge buffer after one huge line
 		}
 	}
@@ -271,6 +275,12 @@ func (s *CSVScanner) next() ([]byte, int, lineState, error) {
 func (s *CSVScanner) record(text []byte, n int, alone bool) ([]string, error) {
 	s.buf, s.ends = s.buf[:0], s.ends[:0]
 	s.raw, s.rawEnds = s.raw[:0], s.rawEnds[:0]
+	if cap(s.raw) > bigBuffer {
+		s.raw = nil
+	}
+	if cap(s.buf) > bigBuffer {
+		s.buf = nil
+	}
 	line := n
 	size := len(text)
 	pos := 0
@@ -310,7 +320,7 @@ func (s *CSVScanner) record(text []byte, n int, alone bool) ([]string, error) {
 				}
 				line = ln
 				if st.tooLong {
-					s.rawEnds = append(s.rawEnds, rawLine{end: len(s.raw), n: ln, tooLong: true, term: true})
+					s.rawEnds = append(s.rawEnds, rawLine{start: len(s.raw), end: len(s.raw), n: ln, tooLong: true, term: true})
 					return nil, s.broken(n, ln, 0, ErrRecordTooLong)
 				}
 				s.keepRaw(next, ln, s.term)
@@ -356,8 +366,9 @@ func (s *CSVScanner) record(text []byte, n int, alone bool) ([]string, error) {
 
 // keepRaw stores one line of a record that spans lines.
 func (s *CSVScanner) keepRaw(text []byte, n int, term bool) {
+	start := len(s.raw)
 	s.raw = append(s.raw, text...)
-	s.rawEnds = append(s.rawEnds, rawLine{end: len(s.raw), n: n, term: term})
+	s.rawEnds = append(s.rawEnds, rawLine{start: start, end: len(s.raw), n: n, term: term})
 }
 
 // broken reports the record that starts on line start and breaks on line at, and queues the
@@ -365,13 +376,9 @@ func (s *CSVScanner) keepRaw(text []byte, n int, term bool) {
 func (s *CSVScanner) broken(start, at, col int, err error) *CSVError {
 	e := &CSVError{StartLine: start, Line: at, Column: col, Err: err, Max: s.max}
 	if len(s.rawEnds) > 1 {
-		first := s.rawEnds[0].end
-		s.rbuf = append(s.rbuf[:0], s.raw[first:]...)
-		s.replay = s.replay[:0]
-		for _, l := range s.rawEnds[1:] {
-			l.end -= first
-			s.replay = append(s.replay, l)
-		}
+		// The record's lines become the lines to read again (the buffers swap: no copy).
+		s.rbuf, s.raw = s.raw, s.rbuf[:0]
+		s.replay = append(s.replay[:0], s.rawEnds[1:]...)
 		s.rnext = 0
 		e.Reread = len(s.replay)
 	}
