@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,11 @@ func (b *anvlBlock) setID(text []byte, n int) {
 	}
 }
 
+// failBOM rejects the block for a byte order mark at the start of line n.
+func (b *anvlBlock) failBOM(n int) {
+	b.fail("line", fmt.Sprintf("line %d starts with a byte order mark (U+FEFF), which belongs only at the very start of a file (were files joined together?)", n), nil)
+}
+
 func (b *anvlBlock) fail(field, reason string, err error) {
 	if b.err == nil {
 		b.err = &RecordError{Field: field, Reason: reason, Err: err}
@@ -77,6 +83,7 @@ type anvlReader struct {
 	held      []byte // a `::` line that started the next block
 	heldLine  int
 	heldOK    bool
+	heldBOM   bool // the held line had a byte order mark before it
 	eof       bool
 	queue     []result
 }
@@ -154,6 +161,10 @@ func (r *anvlReader) block() (*anvlBlock, error) {
 	if r.heldOK {
 		r.heldOK = false
 		start(r.heldLine)
+		if r.heldBOM {
+			r.heldBOM = false
+			b.failBOM(r.heldLine)
+		}
 		b.setID(r.held, r.heldLine)
 	}
 	for {
@@ -179,6 +190,21 @@ func (r *anvlReader) block() (*anvlBlock, error) {
 				return b, nil
 			}
 			continue
+		}
+		// A line behind a byte order mark (files joined together) is read without it, and its
+		// record is rejected naming the line.
+		bom := n > 1 && bytes.HasPrefix(text, []byte(utf8BOM))
+		if bom {
+			text = text[len(utf8BOM):]
+			if len(text) >= 2 && text[0] == ':' && text[1] == ':' && b != nil && (b.hasID || len(b.elems) > 0) {
+				r.held, r.heldLine, r.heldOK, r.heldBOM = append(r.held[:0], text...), n, true, true
+				return b, nil
+			}
+			start(n)
+			b.failBOM(n)
+			if isBlank(text) {
+				continue
+			}
 		}
 		switch {
 		case text[0] == '#':

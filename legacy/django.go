@@ -26,9 +26,16 @@ type jsonField struct {
 }
 
 // fieldList holds an object's members in source order, keys unique (a
-// repeated key keeps its last value, as encoding/json does). Records have a
-// dozen fields, so a slice beats a map.
+// repeated key makes the record a *RecordError: which of its values is meant
+// cannot be known, and encoding/json's "the last one wins" would pick one
+// silently). Records have a dozen fields, so a slice beats a map.
 type fieldList []jsonField
+
+// dupKeyError is a key given twice in a dumpdata object ("pk") or in its
+// fields ("fields.identifier").
+type dupKeyError struct{ key string }
+
+func (e *dupKeyError) Error() string { return fmt.Sprintf("key %q given twice", e.key) }
 
 // get returns the raw JSON text of key, "" if absent.
 func (l fieldList) get(key string) string {
@@ -38,17 +45,6 @@ func (l fieldList) get(key string) string {
 		}
 	}
 	return ""
-}
-
-// set adds or replaces key.
-func (l fieldList) set(key string, raw string) fieldList {
-	for i := range l {
-		if l[i].key == key {
-			l[i].raw = raw
-			return l
-		}
-	}
-	return append(l, jsonField{key, raw})
 }
 
 // djangoMapper turns one object into an Item or a *RecordError (whose Loc
@@ -129,6 +125,11 @@ func (r *djangoReader) step() (Item, error) {
 	var loc Location
 	if r.mode == '[' {
 		b, line, err := r.fr.next()
+		if err == errElementTooLong {
+			r.records++
+			return Item{}, &RecordError{Loc: Location{File: r.name, Line: line, Record: r.records}, Field: "object",
+				Reason: fmt.Sprintf("array element longer than %d octets (skipped; reading goes on after it)", r.fr.max)}
+		}
 		if err != nil {
 			r.done = true
 			switch {
@@ -184,14 +185,23 @@ func (r *djangoReader) step() (Item, error) {
 // mapper. Nothing of a secret-bearing model is copied into an error.
 func (r *djangoReader) parseMap(raw string, loc Location) (Item, error) {
 	o := &r.obj
-	if err := o.parse(raw); err != nil {
-		return Item{}, &RecordError{Loc: loc, Field: "object", Reason: "not a Django dumpdata object {model, pk, fields}", Raw: clipRaw(raw), Err: err}
-	}
+	err := o.parse(raw)
 	rawText := func() string {
 		if isSecretModel(o.Model) {
 			return ""
 		}
+		if m := modelRE.FindStringSubmatch(raw); err != nil && m != nil && isSecretModel(m[1]) {
+			return "" // the parse stopped before "model": the text says which
+		}
 		return clipRaw(raw)
+	}
+	var dk *dupKeyError
+	if errors.As(err, &dk) {
+		return Item{}, &RecordError{Loc: loc, Field: dk.key, Raw: rawText(),
+			Reason: fmt.Sprintf("key %q given twice in the object; which value is meant cannot be known, so the record is not read", dk.key)}
+	}
+	if err != nil {
+		return Item{}, &RecordError{Loc: loc, Field: "object", Reason: "not a Django dumpdata object {model, pk, fields}", Raw: rawText(), Err: err}
 	}
 	if !utf8.ValidString(raw) {
 		// encoding/json would turn the bad bytes into U+FFFD silently.

@@ -2,7 +2,7 @@ package legacy
 
 import (
 	"bufio"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -183,23 +183,37 @@ func ezidDBObject(o *djangoObject, loc Location) (Item, error) {
 		}
 		els = append(els, kv{c[1], v})
 	}
-	var meta map[string]json.RawMessage
+	var meta []kv // name, raw JSON value
 	if m := strings.TrimSpace(o.Fields.get("metadata")); len(m) > 0 && m != "null" {
-		if err := json.Unmarshal([]byte(m), &meta); err != nil {
+		if m[0] != '{' {
+			return Item{}, &RecordError{ID: id, Field: "metadata", Reason: "metadata is not a JSON object"}
+		}
+		p := jsonParser{b: m}
+		err := p.object(1, func(k, v string) error {
+			for _, e := range meta {
+				if e.k == k {
+					return &dupKeyError{key: "fields.metadata." + k}
+				}
+			}
+			meta = append(meta, kv{k, v})
+			return nil
+		})
+		var dk *dupKeyError
+		if errors.As(err, &dk) {
+			return Item{}, &RecordError{ID: id, Field: dk.key,
+				Reason: fmt.Sprintf("key %q given twice in the object; which value is meant cannot be known, so the record is not read", dk.key)}
+		}
+		if err != nil {
 			return Item{}, &RecordError{ID: id, Field: "metadata", Reason: "metadata is not a JSON object", Err: err}
 		}
 	}
-	names := make([]string, 0, len(meta))
-	for k := range meta {
-		names = append(names, k)
-	}
-	sort.Strings(names) // deterministic order (no repeats in a JSON object)
-	for _, k := range names {
-		s, _, err := jsonText(string(meta[k]))
+	sort.Slice(meta, func(i, j int) bool { return meta[i].k < meta[j].k }) // a deterministic order
+	for _, e := range meta {
+		s, _, err := jsonText(e.v)
 		if err != nil {
-			return Item{}, &RecordError{ID: id, Field: "metadata." + k, Reason: "not a JSON scalar", Err: err}
+			return Item{}, &RecordError{ID: id, Field: "metadata." + e.k, Reason: "not a JSON scalar", Err: err}
 		}
-		els = append(els, kv{k, s})
+		els = append(els, kv{e.k, s})
 	}
 	rec, err := ezidRecord(id, loc, els)
 	if err != nil {

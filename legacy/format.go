@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // Format names one legacy export format. The string values are what a
@@ -108,18 +110,19 @@ func NewReader(r io.Reader, name string, format Format) (Reader, error) {
 
 func newReader(r io.Reader, name string, format Format, closer io.Closer) (Reader, error) {
 	raw := bufio.NewReaderSize(r, 64<<10)
-	dr, err := decompress(raw)
+	text, err := textInput(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	br := raw
-	if dr != io.Reader(raw) {
-		br = bufio.NewReaderSize(dr, 64<<10)
-	}
+	br := bufio.NewReaderSize(text, 64<<10)
 	skipBOM(br)
 	if format == "" {
-		head, _ := br.Peek(headBytes)
+		head, perr := br.Peek(headBytes)
 		format, err = DetectFormat(name, head)
+		var de *pipeline.DecodeError
+		if err != nil && errors.As(perr, &de) {
+			return nil, fmt.Errorf("%s: %w", name, de) // the stream breaks before the format shows
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -161,7 +164,7 @@ func newReader(r io.Reader, name string, format Format, closer io.Closer) (Reade
 	if err != nil {
 		return nil, err
 	}
-	return &reader{s: s, closer: closer}, nil
+	return &reader{s: s, closer: closer, name: name}, nil
 }
 
 // stepper is the format-specific part of a Reader: step returns the next
@@ -173,6 +176,8 @@ type stepper interface {
 type reader struct {
 	s      stepper
 	closer io.Closer
+	name   string
+	last   int // the record number of the last item or record error yielded
 	done   error
 }
 
@@ -185,14 +190,27 @@ func (r *reader) Next(ctx context.Context) (Item, error) {
 	}
 	it, err := r.s.step()
 	if err == nil {
+		r.last = max(r.last, it.Loc().Record)
+		if field, id := bomField(it); field != "" {
+			return Item{}, &RecordError{Loc: it.Loc(), ID: id, Field: field,
+				Reason: "value holds a byte order mark (U+FEFF), which belongs only at the very start of a file (were files joined together?)"}
+		}
 		return it, nil
 	}
 	var re *RecordError
 	var te *TruncatedError
+	var de *pipeline.DecodeError
 	switch {
 	case errors.As(err, &re):
+		r.last = max(r.last, re.Loc.Record)
 	case errors.As(err, &te):
 		r.done = io.EOF
+	case errors.As(err, &de):
+		// A compressed file that breaks is a truncated file: every whole record before the
+		// break was yielded; the one being read is lost with the rest.
+		r.done = io.EOF
+		return Item{}, &TruncatedError{Loc: Location{File: r.name, Line: int(de.Lines) + 1, Record: r.last + 1},
+			Reason: de.Finding(r.last)}
 	default:
 		r.done = err
 	}
@@ -206,4 +224,72 @@ func (r *reader) Close() error {
 	c := r.closer
 	r.closer = nil
 	return c.Close()
+}
+
+// bomField returns the first field of the item whose name or value holds U+FEFF, the byte order
+// mark (invisible, allowed only at the start of a file: inside a value it is the seam of files
+// joined together, and an identifier "\ufeffark:/…" would not even be an ARK), and the
+// identifier to report; "" when there is none.
+func bomField(it Item) (field, id string) {
+	has := func(s string) bool { return strings.Contains(s, utf8BOM) }
+	hasPtr := func(p *string) bool { return p != nil && has(*p) }
+	meta := func(m map[string]string) string {
+		first := ""
+		for k, v := range m {
+			if (has(k) || has(v)) && (first == "" || k < first) {
+				first = k
+			}
+		}
+		return first
+	}
+	switch {
+	case it.Record != nil:
+		r := it.Record
+		id = r.ID
+		switch {
+		case has(r.ID):
+			return "id", id
+		case has(r.Target):
+			return "target", id
+		case hasPtr(r.Who):
+			return "who", id
+		case hasPtr(r.What):
+			return "what", id
+		case hasPtr(r.When):
+			return "when", id
+		case hasPtr(r.Commitment):
+			return "commitment", id
+		case has(r.StatusReason):
+			return "status reason", id
+		case has(r.Owner):
+			return "owner", id
+		}
+		if k := meta(r.Metadata); k != "" {
+			return k, id
+		}
+	case it.NAAN != nil:
+		n := it.NAAN
+		for _, f := range [...]struct{ name, v string }{{"naan", n.NAAN}, {"name", n.Name}, {"name native", n.NameNative},
+			{"acronym", n.Acronym}, {"where", n.Where}, {"target", n.Target}, {"org type", n.OrgType}, {"policy", n.Policy},
+			{"tenure", n.Tenure}, {"policy url", n.PolicyURL}, {"description", n.Description}} {
+			if has(f.v) {
+				return f.name, n.NAAN
+			}
+		}
+		if k := meta(n.Metadata); k != "" {
+			return k, n.NAAN
+		}
+	case it.Shoulder != nil:
+		s := it.Shoulder
+		for _, f := range [...]struct{ name, v string }{{"prefix", s.Prefix}, {"naan", s.NAAN}, {"shoulder", s.Shoulder},
+			{"name", s.Name}, {"acronym", s.Acronym}, {"minter", s.Minter}, {"target", s.Target}, {"where", s.Where}} {
+			if has(f.v) {
+				return f.name, s.Prefix
+			}
+		}
+		if k := meta(s.Metadata); k != "" {
+			return k, s.Prefix
+		}
+	}
+	return "", ""
 }

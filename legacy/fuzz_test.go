@@ -130,7 +130,8 @@ func FuzzReaders(f *testing.F) {
 }
 
 // FuzzDumpObject checks the dumpdata parser against encoding/json: both
-// accept the same objects and agree on model, pk and every field.
+// accept the same objects and agree on model, pk and every field, except that
+// the parser refuses a key given twice (encoding/json keeps the last value).
 func FuzzDumpObject(f *testing.F) {
 	for _, line := range strings.Split(upstreamDump, "\n") {
 		f.Add([]byte(strings.TrimSuffix(strings.TrimSpace(line), ",")))
@@ -158,7 +159,8 @@ func FuzzDumpObject(f *testing.F) {
 			}
 		}
 		if err != nil {
-			if oracleErr == nil && !strings.Contains(err.Error(), "nesting deeper") {
+			var dk *dupKeyError
+			if oracleErr == nil && !strings.Contains(err.Error(), "nesting deeper") && !errors.As(err, &dk) {
 				t.Fatalf("parser rejects what encoding/json accepts: %v", err)
 			}
 			return

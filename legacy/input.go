@@ -3,22 +3,23 @@ package legacy
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
-	"fmt"
 	"io"
 
-	"github.com/ulikunitz/xz"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // MaxLineBytes is the longest line (in octets, without its line end) the
-// line-oriented readers accept. A longer line is reported as a *RecordError
-// and skipped, so one runaway value never takes unbounded memory. N2T allows
-// values up to 4 GB; real values are far smaller.
+// line-oriented readers accept, and the longest CSV row (which may span
+// lines inside a quoted field). A longer line or row is reported as a
+// *RecordError and skipped, reading resumes after it, so one runaway value
+// never takes unbounded memory. N2T allows values up to 4 GB; real values are
+// far smaller.
 const MaxLineBytes = 16 << 20
 
-// maxGroupBytes bounds the decoded bytes kept for one N2T identifier or one
-// ANVL block before it is refused as too large.
+// maxGroupBytes bounds the decoded bytes kept for one N2T identifier, one
+// ANVL block or one element of a dumpdata JSON array before it is refused as
+// too large (a *RecordError; reading goes on after it).
 const maxGroupBytes = 64 << 20
 
 // utf8BOM is the UTF-8 byte order mark tolerated at the start of any input.
@@ -27,25 +28,21 @@ const utf8BOM = "\xEF\xBB\xBF"
 // errLineTooLong is wrapped into a *RecordError when a line exceeds MaxLineBytes.
 var errLineTooLong = errors.New("line longer than the limit")
 
-// decompress returns r, transparently gunzipped or un-xz'd when its first
-// bytes carry the gzip (1f 8b) or xz (fd 37 7a 58 5a 00) magic.
-func decompress(br *bufio.Reader) (io.Reader, error) {
-	head, _ := br.Peek(6)
+// textInput returns the text of raw: gunzipped or un-xz'd when its first bytes carry the gzip
+// (1f 8b) or xz (fd 37 7a 58 5a 00) magic, with its line ends read by the rule of
+// pipeline.NewLineEndReader (a file whose first line end is a bare CR has CR-only line ends:
+// every CR, LF and CRLF then ends one line; otherwise LF ends a line, a CR before it is dropped,
+// and a CR elsewhere is data). A compressed stream that breaks reads as a *pipeline.DecodeError.
+func textInput(raw *bufio.Reader) (io.Reader, error) {
+	head, _ := raw.Peek(6)
+	c := pipeline.CompressionNone
 	switch {
 	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		return zr, nil
+		c = pipeline.CompressionGzip
 	case len(head) == 6 && string(head) == "\xfd7zXZ\x00":
-		xr, err := xz.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("xz: %w", err)
-		}
-		return xr, nil
+		c = pipeline.CompressionXZ
 	}
-	return br, nil
+	return pipeline.NewTextReader(raw, c)
 }
 
 // skipBOM discards a leading UTF-8 byte order mark.
@@ -55,8 +52,8 @@ func skipBOM(br *bufio.Reader) {
 	}
 }
 
-// lineReader reads LF- or CRLF-terminated lines and counts them. The slice it
-// returns is only valid until the next call.
+// lineReader reads LF- or CRLF-terminated lines and counts them (CR-only input reaches it with
+// LF line ends: textInput). The slice it returns is only valid until the next call.
 type lineReader struct {
 	br   *bufio.Reader
 	buf  []byte

@@ -37,12 +37,19 @@ type arrayFramer struct {
 	started bool
 	ended   bool
 	noWhole bool // tests: frame byte by byte only (FuzzArrayFramer compares both paths)
+	max     int  // longest element kept, in octets (maxGroupBytes; tests lower it)
 }
 
 // errArrayUnclosed: the input ended between elements, before `]`.
 var errArrayUnclosed = errors.New("JSON array not closed")
 
-func newArrayFramer(br *bufio.Reader) *arrayFramer { return &arrayFramer{br: br, line: 1} }
+// errElementTooLong: one array element is longer than the framer's bound; it was skipped to
+// its end, and the next call frames the element after it.
+var errElementTooLong = errors.New("array element too long")
+
+func newArrayFramer(br *bufio.Reader) *arrayFramer {
+	return &arrayFramer{br: br, line: 1, max: maxGroupBytes}
+}
 
 // lastLine is the number of the last line that has content.
 func (f *arrayFramer) lastLine() int {
@@ -80,8 +87,10 @@ func (f *arrayFramer) skip(commas bool) (byte, error) {
 
 // next returns the bytes of the next element (valid until the next call)
 // and the line it starts on; io.EOF after `]`; errArrayUnclosed when input
-// ends between elements; errJSONEOF when it ends inside one; a syntax error
-// when the stream is not an array.
+// ends between elements; errJSONEOF when it ends inside one; errElementTooLong
+// for an element longer than f.max octets, which is framed to its end without
+// being kept (reading goes on after it); a syntax error when the stream is not
+// an array.
 func (f *arrayFramer) next() ([]byte, int, error) {
 	if f.ended {
 		return nil, f.line, io.EOF
@@ -118,11 +127,16 @@ func (f *arrayFramer) next() ([]byte, int, error) {
 	f.buf = f.buf[:0]
 	var kind byte // '{' container, '"' string, 'l' literal
 	depth, inStr, esc := 0, false, false
+	tooLong := false
 	emit := func(chunk []byte, n int) ([]byte, int, error) {
-		f.buf = append(f.buf, chunk[:n]...)
 		if n > 0 {
 			f.last = chunk[n-1]
 		}
+		if tooLong || len(f.buf)+n > f.max {
+			_, _ = f.br.Discard(n)
+			return nil, start, errElementTooLong
+		}
+		f.buf = append(f.buf, chunk[:n]...)
 		_, _ = f.br.Discard(n)
 		return f.buf, start, nil
 	}
@@ -130,7 +144,7 @@ func (f *arrayFramer) next() ([]byte, int, error) {
 		if f.br.Buffered() == 0 {
 			if _, perr := f.br.Peek(1); perr != nil {
 				if perr == io.EOF {
-					if kind == 'l' {
+					if kind == 'l' && !tooLong {
 						return f.buf, start, nil
 					}
 					return nil, start, errJSONEOF
@@ -191,12 +205,15 @@ func (f *arrayFramer) next() ([]byte, int, error) {
 				}
 			}
 		}
-		f.buf = append(f.buf, chunk...)
+		if !tooLong {
+			f.buf = append(f.buf, chunk...)
+			if len(f.buf) > f.max {
+				tooLong = true
+				f.buf = nil // keep no huge buffer
+			}
+		}
 		f.last = chunk[len(chunk)-1]
 		_, _ = f.br.Discard(len(chunk))
-		if len(f.buf) > maxGroupBytes {
-			return nil, start, fmt.Errorf("line %d: array element longer than %d octets", start, maxGroupBytes)
-		}
 	}
 }
 
@@ -606,9 +623,20 @@ func (o *djangoObject) parse(b string) error {
 	if b[p.i] != '{' {
 		return p.errf("a dumpdata record must be an object")
 	}
+	var seen uint8 // model, pk, fields
+	once := func(key string, bit uint8) error {
+		if seen&bit != 0 {
+			return &dupKeyError{key: key}
+		}
+		seen |= bit
+		return nil
+	}
 	err := p.object(0, func(key string, raw string) error {
 		switch key {
 		case "model":
+			if err := once(key, 1); err != nil {
+				return err
+			}
 			if raw[0] != '"' {
 				if raw == "null" {
 					o.Model = ""
@@ -618,9 +646,14 @@ func (o *djangoObject) parse(b string) error {
 			}
 			o.Model = unquoteJSON(raw)
 		case "pk":
+			if err := once(key, 2); err != nil {
+				return err
+			}
 			o.PK = raw
 		case "fields":
-			o.Fields = o.Fields[:0] // a repeated "fields" key replaces the earlier one, as in encoding/json
+			if err := once(key, 4); err != nil {
+				return err
+			}
 			if raw[0] != '{' {
 				if raw == "null" {
 					return nil
@@ -629,7 +662,10 @@ func (o *djangoObject) parse(b string) error {
 			}
 			fp := jsonParser{b: raw}
 			return fp.object(1, func(k string, v string) error {
-				o.Fields = o.Fields.set(k, v)
+				if o.Fields.get(k) != "" {
+					return &dupKeyError{key: "fields." + k}
+				}
+				o.Fields = append(o.Fields, jsonField{k, v})
 				return nil
 			})
 		}

@@ -225,7 +225,9 @@ func (it Item) Loc() Location {
 // Next returns the next Item, or:
 //   - a *RecordError for a bad record (the Item is empty; call Next again),
 //   - a *TruncatedError once, after the last complete record, when the file
-//     ends mid-record or without its end marker; io.EOF follows,
+//     ends mid-record or without its end marker, or when its gzip or xz
+//     stream breaks (cut short or corrupt: the reason then names the line and
+//     the last record read before the break); io.EOF follows,
 //   - io.EOF at the end,
 //   - ctx.Err() when ctx is done (not sticky),
 //   - any other error (I/O, a syntax error that loses the record

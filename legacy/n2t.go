@@ -173,7 +173,14 @@ func (r *n2tReader) advance() {
 		s := string(text)
 		switch {
 		case strings.TrimSpace(s) == "":
-		case strings.HasPrefix(s, "VERSION="):
+		case strings.HasPrefix(s, "VERSION="), strings.HasPrefix(s, utf8BOM+"VERSION="):
+			if strings.HasPrefix(s, utf8BOM) {
+				// Dumps joined together: the next one is read, and the seam is reported.
+				r.push(Item{}, &RecordError{Loc: r.loc(n), Field: "line", Raw: clipRaw(s),
+					Reason: fmt.Sprintf("line %d starts with a byte order mark (U+FEFF), which belongs only at the very start of a file: "+
+						"files joined together? the db_dump section it starts is read", n)})
+				s = s[len(utf8BOM):]
+			}
 			r.state = n2tHeader
 			r.header = 0
 			r.hex = false
@@ -188,6 +195,16 @@ func (r *n2tReader) advance() {
 			r.flush()
 			r.records++
 			r.push(Item{}, &RecordError{Loc: r.loc(n), Field: "key", Reason: fmt.Sprintf("key line longer than %d octets", MaxLineBytes), Err: err})
+			return
+		}
+		if k, ok := bytes.CutPrefix(text, []byte(utf8BOM)); ok && len(k) > 0 && k[0] == ' ' && !bytes.HasPrefix(k[1:], []byte(":/")) {
+			// A key line behind a byte order mark (dumps joined together): its identifier is
+			// rejected whole, and the pairs stay aligned.
+			r.pair(append([]byte(nil), k[1:]...), n)
+			if r.cur != nil && r.cur.err == nil {
+				r.cur.err = &RecordError{Field: "key", Reason: fmt.Sprintf("key line %d starts with a byte order mark (U+FEFF), "+
+					"which belongs only at the very start of a file (were files joined together?)", n)}
+			}
 			return
 		}
 		if len(text) == 0 || text[0] != ' ' {

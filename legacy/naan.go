@@ -203,6 +203,10 @@ func decodeEntry(raw json.RawMessage, key string, loc Location) (Item, error) {
 	if !utf8.Valid(raw) {
 		return Item{}, &RecordError{Loc: loc, ID: validOr(key), Field: "record", Reason: "record is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(string(raw))}
 	}
+	if k := dupJSONKey(raw); k != "" {
+		return Item{}, &RecordError{Loc: loc, ID: key, Field: k, Raw: clipRaw(string(raw)),
+			Reason: fmt.Sprintf("key %q given twice in the object; which value is meant cannot be known, so the record is not read", k)}
+	}
 	var e registryEntry
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return Item{}, &RecordError{Loc: loc, ID: key, Field: "record", Reason: "registry record does not have the registry's shape", Raw: clipRaw(string(raw)), Err: err}
@@ -360,4 +364,75 @@ func (r *naan2024Reader) step() (Item, error) {
 			return decodeEntry(raw, "", loc)
 		}
 	}
+}
+
+// dupJSONKey returns the path ("who.name") of the first key given twice in one object of the
+// JSON value raw, at any depth, or "" when there is none (or raw is not valid JSON: the caller's
+// decoder reports that).
+func dupJSONKey(raw []byte) string {
+	type level struct {
+		obj     bool
+		wantKey bool
+		path    string // the path of this value
+		last    string // the last key read (objects)
+		keys    []string
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var stack []level
+	// value notes that a value was read in the innermost object: a key comes next.
+	value := func() {
+		if n := len(stack); n > 0 && stack[n-1].obj {
+			stack[n-1].wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		n := len(stack)
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				path := ""
+				if n > 0 {
+					path = stack[n-1].path
+					if stack[n-1].obj {
+						path = joinPath(path, stack[n-1].last)
+					}
+				}
+				value()
+				stack = append(stack, level{obj: t == '{', wantKey: true, path: path})
+			default:
+				stack = stack[:n-1]
+				if len(stack) == 0 {
+					return ""
+				}
+			}
+		case string:
+			if n > 0 && stack[n-1].obj && stack[n-1].wantKey {
+				l := &stack[n-1]
+				for _, k := range l.keys {
+					if k == t {
+						return joinPath(l.path, t)
+					}
+				}
+				l.keys = append(l.keys, t)
+				l.last, l.wantKey = t, false
+				continue
+			}
+			value()
+		default:
+			value()
+		}
+	}
+}
+
+// joinPath appends key to a dotted path.
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }

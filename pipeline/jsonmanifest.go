@@ -13,11 +13,18 @@ import (
 )
 
 // jsonManifest reads a JSON Lines manifest: one JSON object per line, blank
-// lines skipped, a UTF-8 BOM and CRLF tolerated. Each line is scanned once by
+// lines skipped, a UTF-8 BOM at the start of the file tolerated (one at the
+// start of a later line is a *RowError), line ends by the rule of
+// NewLineEndReader (LF, CRLF or CR-only). A compressed file that breaks
+// (*DecodeError) yields its whole lines, then one *RowError where it breaks,
+// then io.EOF. Each line is scanned once by
 // a small hand-written scanner that checks the JSON syntax of the whole line
 // and decodes only the values the mapping asks for (no map[string]any, no
 // reflection). A line that is not valid JSON, not an object, longer than
-// MaxRecordBytes, or whose mapped value is an object or array is a *RowError.
+// MaxRecordBytes, or whose mapped value is an object or array is a *RowError;
+// so is a line where a key on a mapped path (request_id's key, or "who" and
+// "name" for who=who[].name) is given twice in one object, naming the key. A
+// repeated key that no mapping reads is ignored, like every unmapped key.
 type jsonManifest struct {
 	path   string
 	closer io.Closer
@@ -127,16 +134,29 @@ func (r *jsonManifest) Next(ctx context.Context) (Record, error) {
 	for {
 		line, tooLong, err := r.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			var de *DecodeError
+			switch {
+			case errors.Is(err, io.EOF):
 				r.err = io.EOF
-			} else {
+			case errors.As(err, &de):
+				// The part of a line before the break is not a line: it is dropped.
+				r.err = io.EOF
+				r.rec++
+				loc := Location{File: r.path, Line: int(de.Lines) + 1, Record: r.rec}
+				return Record{Source: loc}, &RowError{Loc: loc, Reason: de.Finding(r.rec - 1)}
+			default:
 				r.err = &ManifestError{Loc: Location{File: r.path, Line: r.line + 1}, Op: "read", Err: err}
 			}
 			return Record{}, r.err
 		}
 		r.line++
 		if r.line == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
+			line = bytes.TrimPrefix(line, []byte(byteOrderMark))
+		} else if bytes.HasPrefix(line, []byte(byteOrderMark)) {
+			r.rec++
+			loc := Location{File: r.path, Line: r.line, Record: r.rec}
+			return Record{Source: loc}, &RowError{Loc: loc,
+				Reason: "line starts with a byte order mark (U+FEFF): it belongs only at the very start of a file (were files joined together?)"}
 		}
 		if tooLong {
 			r.rec++
@@ -172,7 +192,7 @@ func (r *jsonManifest) readLine() (line []byte, tooLong bool, err error) {
 				r.long = r.long[:0]
 				continue
 			}
-			r.long = append(r.long, line...)
+			r.long = appendDoubling(r.long, line, r.max+2)
 		}
 		line = r.long
 		if cap(r.long) > 4<<20 {

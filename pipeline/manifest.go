@@ -8,13 +8,11 @@
 package pipeline
 
 import (
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -244,20 +242,19 @@ var (
 	// ErrMissingColumn: the request ID column, or a column the mapping names
 	// explicitly, is not in the CSV header or the Parquet schema.
 	ErrMissingColumn = errors.New("mapped column not found")
-	// ErrRecordTooLong: one record exceeds MaxRecordBytes and the reader
-	// cannot find where the next one starts (a CSV quote left open).
+	// ErrRecordTooLong: one CSV record or line, or one JSON line, is longer than
+	// MaxRecordBytes; the row is rejected alone (a *RowError) and reading goes on.
 	ErrRecordTooLong = errors.New("record too long")
 )
 
-// MaxRecordBytes bounds the raw size of one manifest record (one CSV record,
-// one JSON line), so a reader's memory stays independent of the file's size
-// even when a quote is left open. A longer JSON line is rejected as a
-// RowError and skipped; a longer CSV record is fatal (ErrRecordTooLong),
-// since CSV cannot resynchronise after an open quote.
+// MaxRecordBytes bounds the raw size of one manifest record (one CSV record, one JSON line), so
+// a reader's memory stays independent of the file's size even when a quote is left open. A
+// longer JSON line, CSV line or CSV record is rejected as a *RowError and reading resumes after
+// it (for a CSV record broken inside a quoted field, by the rule of CSVScanner).
 const MaxRecordBytes = 64 << 20
 
 // ManifestError is a fatal manifest error: the file cannot be opened or read
-// further (unreadable file, bad gzip stream, missing header or column, an
+// further (unreadable file, bad gzip header, missing header or column, an
 // unknown extension, a bad JSON path in the mapping). The run stops ("could
 // not run", exit code 2, when nothing was read). Loc
 // says how far reading got (File always set). Err is the cause, often a
@@ -354,40 +351,24 @@ func OpenManifest(path string, m Mapping) (Reader, error) {
 	if err != nil {
 		return nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
 	}
-	var src io.Reader = f
-	closer := compositeCloser{f}
+	c := CompressionNone
 	if gz {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			_ = f.Close()
-			return nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: fmt.Errorf("gzip: %w", err)}
-		}
-		src = zr
-		closer = compositeCloser{zr, f}
+		c = CompressionGzip
+	}
+	src, err := NewTextReader(f, c)
+	if err != nil {
+		_ = f.Close()
+		return nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
 	}
 	var r Reader
 	if format == FormatCSV {
-		r, err = newCSVManifest(path, src, closer, m)
+		r, err = newCSVManifest(path, src, f, m, MaxRecordBytes)
 	} else {
-		r, err = newJSONManifest(path, src, closer, m)
+		r, err = newJSONManifest(path, src, f, m)
 	}
 	if err != nil {
-		_ = closer.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	return r, nil
-}
-
-// compositeCloser closes several closers in order and returns the first error.
-type compositeCloser []io.Closer
-
-// Close implements io.Closer.
-func (c compositeCloser) Close() error {
-	var first error
-	for _, x := range c {
-		if err := x.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -62,7 +63,15 @@ func openParquetManifest(path string, m Mapping) (*parquetManifest, error) {
 		_ = f.Close()
 		return nil, fail("open", err)
 	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err := checkParquetFooter(f, st.Size()); err != nil {
+		_ = f.Close()
+		return nil, fail("open", err)
+	}
+	var pf *parquet.File
+	err = parquetCall(func() (err error) {
+		pf, err = parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+		return err
+	})
 	if err != nil {
 		_ = f.Close()
 		return nil, fail("open", fmt.Errorf("parquet: %w", err))
@@ -98,6 +107,46 @@ func openParquetManifest(path string, m Mapping) (*parquetManifest, error) {
 		r.cols[fl], r.conv[fl] = leaf.ColumnIndex, conv
 	}
 	return r, nil
+}
+
+// parquetPanic is a panic of parquet-go on a damaged file, turned into an error.
+type parquetPanic struct{ value any }
+
+func (p *parquetPanic) Error() string {
+	return fmt.Sprintf("parquet: the file is damaged (the Parquet reader failed: %v)", p.value)
+}
+
+// parquetCall runs f, turning a panic of parquet-go (it panics on some damaged pages, e.g. a
+// compressed page that ends early) into a *parquetPanic, so a hostile file is an error naming
+// the file and record, never a crash.
+func parquetCall(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &parquetPanic{value: v}
+		}
+	}()
+	return f()
+}
+
+// checkParquetFooter checks the end of a Parquet file of size bytes before it is opened: the
+// magic "PAR1" and a footer length that fits in the file. parquet-go allocates a buffer of the
+// stated length before it reads the footer, so a damaged or hostile length (up to 4 GiB in a
+// file of a few hundred bytes) would be allocated first and refused only after.
+func checkParquetFooter(f io.ReaderAt, size int64) error {
+	var tail [8]byte
+	if size < 12 {
+		return fmt.Errorf("parquet: file of %d bytes is too short to be Parquet (truncated?)", size)
+	}
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return fmt.Errorf("parquet: reading the footer: %w", err)
+	}
+	if string(tail[4:]) != "PAR1" {
+		return fmt.Errorf("parquet: the file does not end with PAR1 (truncated, or not Parquet)")
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
+		return fmt.Errorf("parquet: footer length %d exceeds the file's %d bytes (truncated, or not Parquet)", n, size)
+	}
+	return nil
 }
 
 // parquetConversion picks the text conversion for a leaf column type.
@@ -149,7 +198,17 @@ func (r *parquetManifest) Next(ctx context.Context) (Record, error) {
 		}
 		// One row per call: byte arrays point into page buffers that a
 		// later read may reuse, so each row is copied out before the next.
-		n, err := r.rows.ReadRows(r.buf)
+		var n int
+		err := parquetCall(func() (err error) {
+			n, err = r.rows.ReadRows(r.buf)
+			return err
+		})
+		var pe *parquetPanic
+		if errors.As(err, &pe) {
+			r.rows = nil // its state is unknown: not used again
+			r.err = &ManifestError{Loc: Location{File: r.path, Record: r.rec + 1}, Op: "read", Err: err}
+			return Record{}, r.err
+		}
 		if n == 1 {
 			r.rec++
 			return r.record(r.buf[0]), nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -134,5 +135,40 @@ func TestParquetManifestSchemaErrors(t *testing.T) {
 	bogus := writeTemp(t, "bogus.parquet", "PAR1 not really")
 	if _, err := OpenManifest(bogus, Mapping{}); !errors.As(err, &me) {
 		t.Errorf("bogus file: %v", err)
+	}
+}
+
+// TestParquetHostileFooter: a Parquet file whose footer claims more bytes than the file holds is
+// refused when opened, before anything of that size is allocated (parquet-go would allocate the
+// stated length, up to 4 GiB, first).
+func TestParquetHostileFooter(t *testing.T) {
+	p := writeParquet(t, "ok.parquet", []pqManifestRow{{ID: "A1", URL: "https://e.org/1"}})
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(b)
+	b[n-8], b[n-7], b[n-6], b[n-5] = 0, 0, 0, 0xf0 // footer length 4,026,531,840
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = OpenManifest(p, Mapping{})
+	runtime.ReadMemStats(&after)
+	var me *ManifestError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), fmt.Sprintf("parquet: footer length 4026531840 exceeds the file's %d bytes", n)) {
+		t.Errorf("err = %v", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("opening allocated %d bytes", grew)
+	}
+	for _, cut := range [][]byte{b[:n-1], []byte("PAR1")} {
+		if err := os.WriteFile(p, cut, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenManifest(p, Mapping{}); !errors.As(err, &me) || !strings.Contains(err.Error(), "truncated") {
+			t.Errorf("%d bytes: %v", len(cut), err)
+		}
 	}
 }

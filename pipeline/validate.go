@@ -10,6 +10,9 @@ import (
 // bound as an assigned name).
 const MaxRequestIDOctets = 255
 
+// byteOrderMark is U+FEFF in UTF-8.
+const byteOrderMark = "\ufeff"
+
 // Default limits on values.
 const (
 	DefaultMaxURL = 2048     // octets in a target URL
@@ -40,8 +43,11 @@ func DefaultLimits() Limits {
 // good. The checks, in order:
 //
 //   - request_id is present, not empty, at most MaxRequestIDOctets octets;
-//   - no field contains a NUL byte (PostgreSQL text cannot hold one) and
-//     every field is valid UTF-8;
+//   - no field contains a NUL byte (PostgreSQL text cannot hold one), every
+//     field is valid UTF-8, and no field holds U+FEFF, the byte order mark:
+//     invisible, it is allowed only at the start of a file, and met inside a
+//     value it is the seam of files joined together (a request ID "\ufeffr5"
+//     would never match "r5");
 //   - the target URL, when present, is at most lim.MaxURL octets, has no
 //     space or control character, uses a scheme in lim.Schemes, and for
 //     http/https has a "//" and a non-empty host. An absent or empty URL is
@@ -76,6 +82,10 @@ func Validate(r *Record, lim Limits) *RowError {
 		}
 		if !utf8.ValidString(v) {
 			return bad(f, "invalid UTF-8 at octet "+strconv.Itoa(invalidUTF8At(v)+1))
+		}
+		if i := strings.Index(v, byteOrderMark); i >= 0 {
+			return bad(f, "byte order mark (U+FEFF) at octet "+strconv.Itoa(i+1)+
+				": it belongs only at the very start of a file (were files joined together?)")
 		}
 	}
 	if r.Has&HasURL != 0 {
