@@ -23,6 +23,10 @@ type LinkCheckRecord struct {
 	Kind string
 	// Target is the target URL the source checked, as given.
 	Target string
+	// TargetIsDefault reports that Target is EZID's default self-reference
+	// "http(s)://ezid.cdlib.org/id/<ID>", which EZID stores when no target
+	// was given and which an import keeps as "no target".
+	TargetIsDefault bool
 	// Checked is false when the source never checked the target (EZID
 	// lastCheckTime 0, a TSV returnCode NULL): there is no state to keep.
 	Checked bool
@@ -114,7 +118,8 @@ type ezidLinkFields struct {
 
 // ezidLinkRecord applies the mapping rules (see EZIDLinkCheck) to f.
 func ezidLinkRecord(f ezidLinkFields, loc Location) (*LinkCheckRecord, error) {
-	rec := &LinkCheckRecord{ID: f.id, Kind: IdentifierKind(f.id), Target: f.target, Failures: f.failures, Source: loc}
+	rec := &LinkCheckRecord{ID: f.id, Kind: IdentifierKind(f.id), Target: f.target, Failures: f.failures, Source: loc,
+		TargetIsDefault: ezidDefaultTarget(f.id, f.target)}
 	fail := func(field, reason string) error {
 		return &RecordError{Loc: loc, ID: f.id, Field: field, Reason: reason}
 	}

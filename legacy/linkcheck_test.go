@@ -24,6 +24,9 @@ func TestRealEZIDLinkChecker(t *testing.T) {
 			n["never"]++
 			continue
 		}
+		if l.TargetIsDefault {
+			n["default target"]++
+		}
 		s := l.State
 		n[string(s.Last.Outcome)]++
 		n["class "+string(s.Last.Error)]++
@@ -38,7 +41,7 @@ func TestRealEZIDLinkChecker(t *testing.T) {
 		}
 	}
 	want := map[string]int{"ark": 2098, "doi": 31, "never": 530, "good": 1586, "failed": 13, "broken": 13, "md5": 1586,
-		"class ": 1589, "class dns": 3, "class refused": 3, "class tls": 1, "class timeout": 3, "class other": 0}
+		"class ": 1589, "class dns": 3, "class refused": 3, "class tls": 1, "class timeout": 3, "class other": 0, "default target": 19}
 	for k, v := range want {
 		if n[k] != v {
 			t.Errorf("%s: %d, want %d (all: %v)", k, n[k], v, n)
