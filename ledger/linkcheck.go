@@ -379,21 +379,27 @@ func (s *LinkSource) Stats() LinkSourceStats { return s.stats }
 // The page queries of the three phases. Each names its partial index's predicate literally
 // (l.failing / not l.failing) so the planner can use it.
 const (
-	linkDueFailingQuery = `select l.ark, a.url, ` + linkStateColumns + `, l.due_at
+	linkDueFailingQuery = `select l.ark, a.url, ` + linkStateColumns + `, l.due_at, true
 	from link_state l join ark a on a.ark = l.ark join shoulder s on s.id = a.shoulder_id
 	where l.failing and l.due_at <= @now and (l.due_at, l.ark) > (@cur_due::timestamptz, @cur_key::text)
 	  and ` + linkFilter + `
 	order by l.due_at, l.ark limit @page`
-	linkDueGoodQuery = `select l.ark, a.url, ` + linkStateColumns + `, l.due_at
+	linkDueGoodQuery = `select l.ark, a.url, ` + linkStateColumns + `, l.due_at, true
 	from link_state l join ark a on a.ark = l.ark join shoulder s on s.id = a.shoulder_id
 	where not l.failing and l.due_at <= @now and (l.due_at, l.ark) > (@cur_due::timestamptz, @cur_key::text)
 	  and ` + linkFilter + `
 	order by l.due_at, l.ark limit @page`
-	linkNeverQuery = `select a.ark, a.url, ` + linkStateColumns + `, null::timestamptz
-	from ark a join shoulder s on s.id = a.shoulder_id left join link_state l on l.ark = a.ark
-	where a.ark > @cur_key::text and a.ark < @key_above::text and l.checked_at is null
-	  and ` + linkFilter + `
-	order by a.ark limit @page`
+	// linkNeverQuery finds a page of ARKs without a checked state first, by key, on indexes
+	// alone (ark's primary key, link_state_checked), and only then reads those ARKs: a run that
+	// finds none reads the keys, not the rows. ok says whether an ARK passes the filter; the
+	// ones that do not still move the cursor.
+	linkNeverQuery = `select a.ark, a.url, ` + linkStateColumns + `, null::timestamptz, (` + linkFilter + `) as ok
+	from (select k.ark from ark k
+	      where k.ark > @cur_key::text and k.ark < @key_above::text
+	        and not exists (select 1 from link_state c where c.ark = k.ark and c.checked_at is not null)
+	      order by k.ark limit @page) n
+	join ark a on a.ark = n.ark join shoulder s on s.id = a.shoulder_id left join link_state l on l.ark = a.ark
+	order by a.ark`
 )
 
 // Next returns the next due target, io.EOF after the last, or ctx's error.
@@ -446,18 +452,23 @@ func (s *LinkSource) fetch(ctx context.Context) error {
 	n := 0
 	for rows.Next() {
 		n++
-		var key, url string
+		var key string
+		var url *string
 		var due *time.Time
+		var ok bool
 		var r stateRow
 		dest := append([]any{&key, &url}, r.dest()...)
-		if err := rows.Scan(append(dest, &due)...); err != nil {
+		if err := rows.Scan(append(dest, &due, &ok)...); err != nil {
 			return fmt.Errorf("link check: read %s: %w", what, err)
 		}
 		s.curKey = key
 		if due != nil {
 			s.curDue = *due
 		}
-		if h, err := linkcheck.HostKey(url); err == nil && s.sel.exHosts[h] {
+		if !ok || url == nil {
+			continue
+		}
+		if h, err := linkcheck.HostKey(*url); err == nil && s.sel.exHosts[h] {
 			s.stats.ExcludedHost++
 			continue
 		}
@@ -469,7 +480,7 @@ func (s *LinkSource) fetch(ctx context.Context) error {
 		case 2:
 			s.stats.Good++
 		}
-		s.buf = append(s.buf, linkcheck.Target{Key: key, URL: url, Prev: r.state()})
+		s.buf = append(s.buf, linkcheck.Target{Key: key, URL: *url, Prev: r.state()})
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("link check: read %s: %w", what, err)

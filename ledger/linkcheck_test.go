@@ -318,3 +318,39 @@ func TestLinkCheckLock(t *testing.T) {
 	must(t, err)
 	release2()
 }
+
+// TestLinkDueQueriesUseIndexes: with 30,000 states of which 100 are due, the failing and good
+// phases read the due rows through their partial indexes, never the whole table.
+func TestLinkDueQueriesUseIndexes(t *testing.T) {
+	l, ctx := linkLedger(t)
+	p := l.Pool
+	exec(t, p, `insert into ark (ark, naan, shoulder_id, assigned_name, url, import_run_id)
+		select '12345/q7' || i, '12345', s.id, 'q7' || i, 'https://h' || (i % 50) || '.example/' || i, (select max(id) from import_run)
+		from shoulder s, generate_series(1, 30000) i where s.shoulder = '/q7'`)
+	exec(t, p, `insert into link_state (ark, target, checked_at, status_code, outcome, consecutive_failures, due_at)
+		select a.ark, a.url, now() - interval '1 day', case when i <= 50 then 404 else 200 end,
+			case when i <= 50 then 'failed' else 'good' end, case when i <= 50 then 1 else 0 end,
+			case when i <= 100 then now() - interval '1 hour' else now() + interval '20 days' end
+		from ark a, lateral (select substr(a.assigned_name, 3)::int i) n where a.naan = '12345'`)
+	exec(t, p, `analyze`)
+	for index, q := range ledger.LinkDueQueries {
+		rows, err := p.Query(ctx, "explain "+q, ledger.LinkDueArgs(time.Now()))
+		must(t, err)
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			must(t, rows.Scan(&line))
+			plan.WriteString(line + "\n")
+		}
+		must(t, rows.Err())
+		if s := plan.String(); !strings.Contains(s, index) || strings.Contains(s, "Seq Scan on link_state") {
+			t.Errorf("%s phase does not read its index:\n%s", index, s)
+		}
+	}
+	src, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{Now: time.Now()})
+	must(t, err)
+	drain(t, ctx, src)
+	if st := src.Stats(); st.Failing != 50 || st.Good != 50 || st.Never != 0 {
+		t.Errorf("stats %+v, want 50 failing and 50 good", st)
+	}
+}

@@ -121,10 +121,13 @@ create unique index link_exclusion_open on link_exclusion
     (coalesce(manager_id, 0), coalesce(shoulder_id, 0), coalesce(host, '')) where ended_at is null;
 
 -- What a run selects, in its order: failing targets that are due, by due time; then targets never
--- checked (from ark); then good targets that are due, by due time. Each is a range scan of one
--- partial index, so a nightly run reads the rows that are due and not the whole table.
+-- checked; then good targets that are due, by due time. The due ones are a range scan of one
+-- partial index each, so a nightly run reads the rows that are due and not the whole table. The
+-- never-checked ones are the ARK keys without a checked state: found by walking ark's primary key
+-- against link_state_checked, index to index, without reading an ARK row that has a state.
 create index link_state_due_failing on link_state (due_at, ark) where failing;
 create index link_state_due_good on link_state (due_at, ark) where not failing;
+create index link_state_checked on link_state (ark) where checked_at is not null;
 create index link_state_broken on link_state (ark) where broken;
 
 -- ---------------------------------------------------------------- nothing is deleted
