@@ -229,7 +229,9 @@ func linkCheckRun(ctx context.Context, admin *pgxpool.Pool, adminURL string, cfg
 	if _, err := admin.Exec(ctx, "create database "+ident); err != nil {
 		return r, err
 	}
-	defer func() { _, _ = admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+ident+" with (force)") }()
+	defer func() {
+		_, _ = admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+ident+" with (force)")
+	}()
 	dbURL, err := verifyDatabaseURL(adminURL, db)
 	if err != nil {
 		return r, err
