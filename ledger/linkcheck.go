@@ -61,23 +61,12 @@ type linkSel struct {
 
 // managerIDs returns the keys of the managers named name (in naan when not "").
 func (l *Ledger) managerIDs(ctx context.Context, naan, name string) ([]int64, error) {
-	rows, err := l.Pool.Query(ctx, `select id, naan from manager where name = $1 and ($2 = '' or naan = $2) order by naan`, name, naan)
+	rows, err := l.Pool.Query(ctx, `select id from manager where name = $1 and ($2 = '' or naan = $2) order by naan`, name, naan)
 	if err != nil {
 		return nil, fmt.Errorf("read manager %s: %w", name, err)
 	}
-	var ids []int64
-	var naans []string
-	for rows.Next() {
-		var id int64
-		var n string
-		if err := rows.Scan(&id, &n); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read manager %s: %w", name, err)
-		}
-		ids, naans = append(ids, id), append(naans, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
 		return nil, fmt.Errorf("read manager %s: %w", name, err)
 	}
 	what := fmt.Sprintf("manager %q", name)
