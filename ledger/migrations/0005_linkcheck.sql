@@ -107,6 +107,8 @@ begin
     end if;
     if layout = 'citus' then
         perform set_config('citus.enable_unsafe_triggers', 'on', true);
+        -- one connection per node, so the foreign keys below may follow in this transaction
+        perform set_config('citus.multi_shard_modify_mode', 'sequential', true);
         perform create_distributed_table('link_state', 'ark', colocate_with => 'ark');
         perform create_distributed_table('link_event', 'ark', colocate_with => 'ark');
         perform create_reference_table('link_exclusion');
