@@ -608,11 +608,13 @@ func (s *LinkSink) committer() {
 	}
 }
 
-// linkRecordSQL writes one check: the upsert of the state (only while its target is the
-// target checked), the events numbered from the ARK's event_seq, and returns 1 when written.
+// linkRecordSQL writes one check: the upsert of the state (only while the ARK's target and
+// the state's are the target checked: a repoint during the check makes it stale), the events
+// numbered from the ARK's event_seq, and returns 1 when written.
 const linkRecordSQL = `with up as (
 	insert into link_state as l (ark, ` + linkStateInsertColumns + `, event_seq)
-	select a.ark, ` + linkStateInsertValues + `, @ev_n::integer from ark a where a.ark = @ark::text
+	select a.ark, ` + linkStateInsertValues + `, @ev_n::integer from ark a
+	where a.ark = @ark::text and a.url is not distinct from @target::text
 	on conflict (ark) do update set
 		target = excluded.target, checked_at = excluded.checked_at, final_url = excluded.final_url,
 		status_code = excluded.status_code, error_class = excluded.error_class, outcome = excluded.outcome,

@@ -236,16 +236,20 @@ func TestLinkSinkRepointAndStale(t *testing.T) {
 	if target != b || checked != nil {
 		t.Errorf("a stale check overwrote the reset state: %s %v", target, checked)
 	}
-	// a repoint of an ARK never checked leaves a fresh state and no event
+	// a repoint of an ARK never checked writes no link state; a check of its old target that
+	// was in flight is stale
 	exec(t, p, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
 		select '99999/x9new', '99999', s.id, 'x9new', 'https://example.org/n', c.id, now() from shoulder s, client c
 		where s.shoulder = '/x9' and c.client_id = 'c1'`)
 	exec(t, p, `select ark_repoint('99999/x9new', 'https://example.org/n2', null, 'test')`)
-	if n := count(t, p, `select count(*) from link_state where ark = '99999/x9new' and target = 'https://example.org/n2' and checked_at is null`); n != 1 {
-		t.Errorf("fresh state after the repoint of an unchecked ARK: %d rows", n)
+	if n := count(t, p, `select count(*) from link_state where ark = '99999/x9new'`) + count(t, p, `select count(*) from link_event where ark = '99999/x9new'`); n != 0 {
+		t.Errorf("link rows after the repoint of an unchecked ARK: %d, want none", n)
 	}
-	if n := count(t, p, `select count(*) from link_event where ark = '99999/x9new'`); n != 0 {
-		t.Errorf("events of an unchecked ARK's repoint: %d, want 0", n)
+	r = check("99999/x9new", "https://example.org/n", time.Now().UTC(), 200)
+	next, ts = linkcheck.Next(linkcheck.State{}, r, linkcheck.Policy{})
+	must(t, sink.Record(ctx, r, next, ts))
+	if n := count(t, p, `select count(*) from link_state where ark = '99999/x9new'`); n != 0 || sink.Stats().Stale != 2 {
+		t.Errorf("a stale first check was stored (%d rows, %d stale)", n, sink.Stats().Stale)
 	}
 	// a tombstone (same target) changes nothing
 	exec(t, p, `select ark_tombstone('99999/x9abc', 'gone', null, 'test')`)

@@ -163,22 +163,24 @@ create trigger link_exclusion_update before update on link_exclusion
 -- ---------------------------------------------------------------- a repoint resets the state
 
 -- A change of an ARK's target (any ARK_CHANGE row whose after_url differs from its before_url:
--- the repoint path, an accepted export) starts the ARK's link state afresh for the new target,
--- never checked and due at once, and, when the ARK had a state, appends a 'repointed' event.
--- It writes only rows of the same ARK, which on Citus live on the same shard as the change.
+-- the repoint path, an accepted export) starts the link state of an ARK that has one afresh for
+-- the new target, never checked and due at once, and appends a 'repointed' event. An ARK without
+-- a state gets none (a repoint costs no link-check row where nobody checks links); the link
+-- checker's sink stores a check only while the ARK still points to the target checked. It writes
+-- only rows of the same ARK, which on Citus live on the same shard as the change.
 create function arkhe_link_repoint() returns trigger language plpgsql as $$
 declare n integer;
 begin
-    insert into link_state as l (ark, target) values (new.ark, new.after_url)
-    on conflict (ark) do update set
-        target = excluded.target, checked_at = null, final_url = null, status_code = null,
+    update link_state set
+        target = new.after_url, checked_at = null, final_url = null, status_code = null,
         error_class = null, outcome = null, mime_type = null, size = null, duration_ms = null,
         redirects = null, body_hash = null, hash_alg = null, consecutive_failures = 0,
         first_failure_at = null, last_success_at = null, broken = false, good_host = null,
         good_media_type = null, good_size = null, due_at = null, import_run_id = null,
-        event_seq = l.event_seq + 1
-    returning l.event_seq into n;
-    if n > 0 then
+        event_seq = event_seq + 1
+    where ark = new.ark
+    returning event_seq into n;
+    if found then
         insert into link_event (ark, seq, at, kind, target, reason)
         values (new.ark, n, coalesce(new.at, now()), 'repointed', new.after_url,
                 format('target %s -> %s', coalesce(new.before_url, '(none)'), coalesce(new.after_url, '(none)')));
