@@ -127,6 +127,7 @@ bench: pg-server build
 	$(BIN) bench import --rows 1000000 --repeat 3
 	$(BIN) bench verify --rows 1000000
 	$(BIN) bench sizing --rows 1000000
+	$(BIN) bench linkcheck
 
 # The same at 10 million: mint into a ledger already holding 10 million ARKs (kept between runs
 # in $(BENCH_DIR)), the audit of a 10-million-ARK ledger, and reconcile in bounded memory.

@@ -128,6 +128,19 @@ type Counts struct {
 	CheckVerified int64 `json:"check_verified"`
 	CheckFailed   int64 `json:"check_failed"`
 	CheckNone     int64 `json:"check_none"`
+	// LinkRecords counts the records of a legacy link checker read (EZID's link-check state);
+	// LinkLoaded those stored as an ARK's link state, LinkBroken of them broken;
+	// LinkNeverChecked those whose target the legacy checker never checked (nothing to keep);
+	// LinkKept those whose ARK already had a link state, which import never overwrites;
+	// LinkDefaultTarget those about EZID's default self-reference target, which an import
+	// keeps as "no target" (so there is no target to keep a state for). ARKs not in the ledger
+	// are Rejected, ARKs with another target in the ledger Differences.
+	LinkRecords       int64 `json:"link_records,omitempty"`
+	LinkLoaded        int64 `json:"link_loaded,omitempty"`
+	LinkBroken        int64 `json:"link_broken,omitempty"`
+	LinkNeverChecked  int64 `json:"link_never_checked,omitempty"`
+	LinkKept          int64 `json:"link_kept,omitempty"`
+	LinkDefaultTarget int64 `json:"link_default_target,omitempty"`
 }
 
 // Add adds o to c.
@@ -159,6 +172,12 @@ func (c *Counts) Add(o Counts) {
 	c.CheckVerified += o.CheckVerified
 	c.CheckFailed += o.CheckFailed
 	c.CheckNone += o.CheckNone
+	c.LinkRecords += o.LinkRecords
+	c.LinkLoaded += o.LinkLoaded
+	c.LinkBroken += o.LinkBroken
+	c.LinkNeverChecked += o.LinkNeverChecked
+	c.LinkKept += o.LinkKept
+	c.LinkDefaultTarget += o.LinkDefaultTarget
 }
 
 // SkippedNonARKTotal sums SkippedNonARK.
@@ -414,30 +433,15 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 	if err != nil {
 		return res, err
 	}
-	conflicts := map[string]struct{}{}
-	for pass := 1; ; pass++ {
-		p := &filePass{cfg: cfg, client: client, rej: rej, path: path, format: res.Format, pass: pass,
-			tx: tx, runID: runID, clientPK: clientPK, conflicts: conflicts}
+	if isLinkFormat(res.Format) {
+		// a legacy link checker's state: one pass, no identifiers, no conflicts
+		p := &linkPass{cfg: cfg, client: client, rej: rej, path: path, format: res.Format, tx: tx, runID: runID}
 		if err := p.run(ctx); err != nil {
 			return res, err
 		}
-		res.Passes = pass
-		if !p.restart {
-			res.Counts = p.counts
-			res.Truncated = p.truncated
-			res.Refusals = p.refusals
-			res.Digest = p.digest
-			break
-		}
-		if pass >= 2 {
-			return res, fmt.Errorf("import %s: conflicts across batches persist after a second pass (a defect)", path)
-		}
-		if _, err := tx.Exec(ctx, `rollback to savepoint import_pass`); err != nil {
-			return res, fmt.Errorf("import %s: %w", path, err)
-		}
-		if err := rej.rewind(mark); err != nil {
-			return res, err
-		}
+		res.Passes, res.Counts, res.Truncated, res.Refusals, res.Digest = 1, p.counts, p.truncated, p.refusals, p.digest
+	} else if err := importIdentifiers(ctx, cfg, client, rej, path, tx, runID, clientPK, mark, &res); err != nil {
+		return res, err
 	}
 	counts, err := json.Marshal(res.Counts)
 	if err != nil {
@@ -456,6 +460,38 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// importIdentifiers reads a file of identifiers (and registry records) in one or two passes
+// (see Run) into tx.
+func importIdentifiers(ctx context.Context, cfg *Config, client *clientInfo, rej *rejectFile, path string, tx pgx.Tx,
+	runID int64, clientPK *int64, mark rejectMark, res *FileResult) error {
+	conflicts := map[string]struct{}{}
+	for pass := 1; ; pass++ {
+		p := &filePass{cfg: cfg, client: client, rej: rej, path: path, format: res.Format, pass: pass,
+			tx: tx, runID: runID, clientPK: clientPK, conflicts: conflicts}
+		if err := p.run(ctx); err != nil {
+			return err
+		}
+		res.Passes = pass
+		if !p.restart {
+			res.Counts = p.counts
+			res.Truncated = p.truncated
+			res.Refusals = p.refusals
+			res.Digest = p.digest
+			break
+		}
+		if pass >= 2 {
+			return fmt.Errorf("import %s: conflicts across batches persist after a second pass (a defect)", path)
+		}
+		if _, err := tx.Exec(ctx, `rollback to savepoint import_pass`); err != nil {
+			return fmt.Errorf("import %s: %w", path, err)
+		}
+		if err := rej.rewind(mark); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // filePass reads one file once: a reading goroutine runs the legacy reader, a normalizing one

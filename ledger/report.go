@@ -23,6 +23,11 @@ type ReportFilter struct {
 	// Shoulder keeps only the rows of this shoulder, in stored ("/x9") or bare ("x9") form;
 	// "" for all. Without NAAN it matches that shoulder string in every NAAN.
 	Shoulder string
+	// Manager keeps only the rows of ARKs under this manager's shoulders, by name (LinkRows
+	// only); "" for all.
+	Manager string
+	// BrokenOnly keeps only the ARKs whose target is broken (LinkRows only).
+	BrokenOnly bool
 }
 
 // Validate reports a filter that can select nothing by construction: Until not after Since.
@@ -92,13 +97,19 @@ func ARKRows(ctx context.Context, l *Ledger, f ReportFilter) iter.Seq2[ARKRow, e
 // streamRows runs query with f's parameters and yields each row through scan.
 func streamRows[T any](ctx context.Context, l *Ledger, what, query string, f ReportFilter,
 	scan func(pgx.Rows) (T, error)) iter.Seq2[T, error] {
+	return streamQuery(ctx, l, what, query, f, f.args(), scan)
+}
+
+// streamQuery runs query with args (after validating f) and yields each row through scan.
+func streamQuery[T any](ctx context.Context, l *Ledger, what, query string, f ReportFilter, args []any,
+	scan func(pgx.Rows) (T, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		if err := f.Validate(); err != nil {
 			yield(zero, err)
 			return
 		}
-		rows, err := l.Pool.Query(ctx, query, f.args()...)
+		rows, err := l.Pool.Query(ctx, query, args...)
 		if err != nil {
 			yield(zero, fmt.Errorf("report: read %s: %w", what, err))
 			return
@@ -120,4 +131,35 @@ func streamRows[T any](ctx context.Context, l *Ledger, what, query string, f Rep
 			yield(zero, fmt.Errorf("report: read %s: %w", what, err))
 		}
 	}
+}
+
+// linkQuery streams the link state of every ARK that has one, with its manager and shoulder, in
+// the ledger's physical order; %s is the broken-only condition.
+const linkQuery = `select 'ark:' || l.ark, a.naan, coalesce(s.shoulder, ''), m.name, a.url, l.target, a.status,
+		l.checked_at, l.outcome, l.status_code, l.error_class, l.final_url, l.mime_type, l.size, l.duration_ms,
+		l.redirects, encode(l.body_hash, 'hex'), l.hash_alg, l.consecutive_failures, l.first_failure_at,
+		l.last_success_at, l.broken, l.due_at, l.import_run_id is not null
+	from link_state l
+	join ark a on a.ark = l.ark
+	left join shoulder s on s.id = a.shoulder_id
+	left join manager m on m.id = s.manager_id
+	where ($1::timestamptz is null or l.checked_at >= $1) and ($2::timestamptz is null or l.checked_at < $2)
+	  and ($3::text = '' or a.naan = $3) and ($4::text = '' or s.shoulder = $4) and ($5::text = '' or m.name = $5)`
+
+// LinkRows streams the link state of the ARKs selected by f (see LinkRow for the columns): Since
+// and Until bound the last check's time, Manager and BrokenOnly narrow it (`arkhe report links`,
+// --manager for a report per owner). Streamed like ChangeRows; --broken-only reads the broken
+// ones through their index.
+func LinkRows(ctx context.Context, l *Ledger, f ReportFilter) iter.Seq2[LinkRow, error] {
+	q := linkQuery
+	if f.BrokenOnly {
+		q += " and l.broken"
+	}
+	return streamQuery(ctx, l, "link state", q, f, append(f.args(), f.Manager), func(r pgx.Rows) (LinkRow, error) {
+		var x LinkRow
+		err := r.Scan(&x.ARK, &x.NAAN, &x.Shoulder, &x.Manager, &x.Target, &x.CheckedTarget, &x.Status, &x.CheckedAt,
+			&x.Outcome, &x.StatusCode, &x.ErrorClass, &x.FinalURL, &x.MIMEType, &x.Size, &x.DurationMS, &x.Redirects,
+			&x.BodyHash, &x.HashAlg, &x.ConsecutiveFailures, &x.FirstFailureAt, &x.LastSuccessAt, &x.Broken, &x.DueAt, &x.Imported)
+		return x, err
+	})
 }

@@ -73,3 +73,66 @@ type ARKRow struct {
 	CreatedAt       *time.Time `parquet:"created_at,timestamp(microsecond:utc)"`
 	UpdatedAt       *time.Time `parquet:"updated_at,timestamp(microsecond:utc)"`
 }
+
+// LinkRow is one ARK's link-check state as `arkhe report links` writes it. Columns, in order:
+//
+//   - ark, naan, shoulder (string, never NULL): as in [ChangeRow].
+//   - manager (string, NULL allowed): the name of the manager holding the ARK's shoulder; NULL
+//     when the shoulder has none.
+//   - target (string, NULL allowed): the ARK's target in the ledger now.
+//   - checked_target (string, NULL allowed): the target the state is about (the ARK's target
+//     when it was last checked or repointed); it equals target unless the ARK was repointed to
+//     no target.
+//   - status (string, never NULL): the ARK's status (public, reserved, unavailable).
+//   - checked_at (TIMESTAMP(isAdjustedToUTC=true, unit=MICROS), NULL allowed): the last check;
+//     NULL when the target was never checked (e.g. reset by a repoint).
+//   - outcome (string, NULL allowed): good, failed or inconclusive (429 answers); NULL when
+//     never checked.
+//   - status_code (INT32, NULL allowed): the HTTP status of the last answer; NULL when there
+//     was none.
+//   - error_class (string, NULL allowed): why there was no usable answer (dns, refused,
+//     unreachable, reset, timeout, tls, blocked, bad_url, bad_scheme, redirect_loop,
+//     too_many_redirects, bad_redirect, other); NULL when the status is the verdict.
+//   - final_url (string, NULL allowed): the last URL requested, after redirects; NULL when no
+//     request was made or the source did not record it (imported state).
+//   - mime_type (string, NULL allowed): the Content-Type of the last answer, verbatim.
+//   - size (INT64, NULL allowed): the body's size in bytes; NULL when unknown.
+//   - duration_ms (INT32, NULL allowed): time spent in requests, in milliseconds; NULL when no
+//     request was timed.
+//   - redirects (INT32, NULL allowed): redirects followed; NULL when never checked.
+//   - body_hash (string, NULL allowed): lower-case hex digest of the body bytes a GET read,
+//     and hash_alg (string, NULL allowed) its algorithm: sha256 for arkhe's checks, md5 for
+//     state imported from EZID.
+//   - consecutive_failures (INT32, never NULL): failed checks since the last good one.
+//   - first_failure_at, last_success_at (TIMESTAMP, NULL allowed): the first of those failures
+//     and the last good check; NULL when none (or unknown, for imported state).
+//   - broken (BOOLEAN, never NULL): the target failed at least the threshold's number of
+//     checks in a row over at least the fail span.
+//   - due_at (TIMESTAMP, NULL allowed): when the target is next due; NULL: due now.
+//   - imported (BOOLEAN, never NULL): the state came from a legacy link checker's export.
+type LinkRow struct {
+	ARK                 string     `parquet:"ark"`
+	NAAN                string     `parquet:"naan,dict"`
+	Shoulder            string     `parquet:"shoulder,dict"`
+	Manager             *string    `parquet:"manager,dict"`
+	Target              *string    `parquet:"target"`
+	CheckedTarget       *string    `parquet:"checked_target"`
+	Status              string     `parquet:"status,dict"`
+	CheckedAt           *time.Time `parquet:"checked_at,timestamp(microsecond:utc)"`
+	Outcome             *string    `parquet:"outcome,dict"`
+	StatusCode          *int32     `parquet:"status_code"`
+	ErrorClass          *string    `parquet:"error_class,dict"`
+	FinalURL            *string    `parquet:"final_url"`
+	MIMEType            *string    `parquet:"mime_type,dict"`
+	Size                *int64     `parquet:"size"`
+	DurationMS          *int32     `parquet:"duration_ms"`
+	Redirects           *int32     `parquet:"redirects"`
+	BodyHash            *string    `parquet:"body_hash"`
+	HashAlg             *string    `parquet:"hash_alg,dict"`
+	ConsecutiveFailures int32      `parquet:"consecutive_failures"`
+	FirstFailureAt      *time.Time `parquet:"first_failure_at,timestamp(microsecond:utc)"`
+	LastSuccessAt       *time.Time `parquet:"last_success_at,timestamp(microsecond:utc)"`
+	Broken              bool       `parquet:"broken"`
+	DueAt               *time.Time `parquet:"due_at,timestamp(microsecond:utc)"`
+	Imported            bool       `parquet:"imported"`
+}

@@ -21,14 +21,16 @@ var naan2023RE = regexp.MustCompile(`^\{\s*"[0-9a-z]+"\s*:\s*\{`)
 // (uncompressed) export; path is used only in the error. head should hold a
 // few KiB (Open passes 64 KiB). Rules, in order: a `VERSION=`/`HEADER=END`
 // header is N2TDump; JSON is told apart by its first "model" (ark.* →
-// ArkletJSON, ezidapp.shoulder → EZIDDBShoulders, other ezidapp.* →
-// EZIDDB) or by registry keys ("rtype", "data" → NAANJSON2024; an object
-// of NAAN-keyed objects → NAANJSON2023); ANVL by its first record (`::`
-// with `_` elements → EZIDANVL, with type/minter → ShoulderListN2TANVL;
-// `erc:`/`naa:` → NAANANVL); log lines with " shoulder - " →
-// ShoulderListEZIDLog; CSV by its first row (an `ark` column →
-// ArkletCSV, an `_id` column → EZIDCSV, a three-field `ark:`/`doi:` row →
-// ShoulderListEZIDCSV). Otherwise the error wraps ErrUnknownFormat.
+// ArkletJSON, ezidapp.shoulder → EZIDDBShoulders, ezidapp.linkchecker →
+// EZIDLinkCheck, other ezidapp.* → EZIDDB) or by registry keys ("rtype",
+// "data" → NAANJSON2024; an object of NAAN-keyed objects → NAANJSON2023); a
+// tab-separated header naming identifier, url and returnCode →
+// EZIDLinkCheckTSV; ANVL by its first record (`::` with `_` elements →
+// EZIDANVL, with type/minter → ShoulderListN2TANVL; `erc:`/`naa:` →
+// NAANANVL); log lines with " shoulder - " → ShoulderListEZIDLog; CSV by its
+// first row (an `ark` column → ArkletCSV, an `_id` column → EZIDCSV, a
+// three-field `ark:`/`doi:` row → ShoulderListEZIDCSV). Otherwise the error
+// wraps ErrUnknownFormat.
 func DetectFormat(path string, head []byte) (Format, error) {
 	h := bytes.TrimPrefix(head, []byte(utf8BOM))
 	h = bytes.TrimLeft(h, " \t\r\n")
@@ -51,6 +53,8 @@ func DetectFormat(path string, head []byte) (Format, error) {
 				return ArkletJSON, nil
 			case model == "ezidapp.shoulder":
 				return EZIDDBShoulders, nil
+			case model == "ezidapp.linkchecker":
+				return EZIDLinkCheck, nil
 			case strings.HasPrefix(model, "ezidapp."):
 				return EZIDDB, nil
 			}
@@ -82,6 +86,15 @@ func DetectFormat(path string, head []byte) (Format, error) {
 		return fail()
 	}
 	first := content[0]
+	if tsv := strings.Split(strings.ToLower(first), "\t"); len(tsv) > 2 {
+		cols := map[string]bool{}
+		for _, c := range tsv {
+			cols[strings.TrimSpace(c)] = true
+		}
+		if cols["identifier"] && cols["url"] && cols["returncode"] {
+			return EZIDLinkCheckTSV, nil
+		}
+	}
 	switch {
 	case strings.HasPrefix(first, "::"):
 		for _, l := range content[1:] {

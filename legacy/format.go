@@ -52,6 +52,15 @@ const (
 	ShoulderListEZIDCSV Format = "shoulders-ezid-csv"
 	// ShoulderListN2TANVL: N2T master_shoulders.txt, `:: prefix` blocks.
 	ShoulderListN2TANVL Format = "shoulders-n2t-anvl"
+	// EZIDLinkCheck: EZID's link-checker state, ezidapp.linkchecker objects
+	// in Django dump shape (shared/data/ezid/db.linkchecker.jsonl); each
+	// yields an Item.LinkCheck.
+	EZIDLinkCheck Format = "ezid-linkcheck"
+	// EZIDLinkCheckTSV: EZID's link-checker TSV, a header naming identifier,
+	// url, returnCode, from_unixtime(lastChecktime) and numFailures, times
+	// without a zone read in EZIDLinkCheckZone
+	// (linkchecker_test_id_url_v0.tsv); each row yields an Item.LinkCheck.
+	EZIDLinkCheckTSV Format = "ezid-linkcheck-tsv"
 	// ShoulderListEZIDLog: EZID shoulder-list log lines
 	// (`… shoulder - ark:/13030/bn        ?1?`, naan_reg_public magic/shoulder-list.txt).
 	ShoulderListEZIDLog Format = "shoulders-ezid-log"
@@ -60,7 +69,7 @@ const (
 // Formats returns every Format this package reads, in a stable order.
 func Formats() []Format {
 	return []Format{ArkletJSON, ArkletCSV, N2TDump, EZIDANVL, EZIDCSV, EZIDDB, EZIDDBShoulders,
-		NAANANVL, NAANJSON2023, NAANJSON2024, ShoulderListEZIDCSV, ShoulderListN2TANVL, ShoulderListEZIDLog}
+		EZIDLinkCheck, EZIDLinkCheckTSV, NAANANVL, NAANJSON2023, NAANJSON2024, ShoulderListEZIDCSV, ShoulderListN2TANVL, ShoulderListEZIDLog}
 }
 
 // ParseFormat returns the Format named s (case-insensitive), or an error
@@ -135,6 +144,10 @@ func newReader(r io.Reader, name string, format Format, closer io.Closer) (Reade
 		s = newDjangoReader(name, br, ezidDBObject)
 	case EZIDDBShoulders:
 		s = newDjangoReader(name, br, ezidDBShoulderObject)
+	case EZIDLinkCheck:
+		s = newDjangoReader(name, br, ezidLinkCheckObject)
+	case EZIDLinkCheckTSV:
+		s = newEZIDLinkTSVReader(name, br)
 	case ArkletCSV:
 		s, err = newArkletCSVReader(name, br)
 	case EZIDCSV:

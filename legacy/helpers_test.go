@@ -41,9 +41,10 @@ type collected struct {
 	naans     []*NAANRecord
 	shoulders []*ShoulderRecord
 	refused   []*Refused
+	links     []*LinkCheckRecord
 	errs      []*RecordError
 	truncated *TruncatedError
-	order     []string // "R", "N", "S", "X" (refused), "E", "T" in yield order
+	order     []string // "R", "N", "S", "X" (refused), "L" (link check), "E", "T" in yield order
 }
 
 func drain(t testing.TB, r Reader) collected {
@@ -92,6 +93,9 @@ func drain(t testing.TB, r Reader) collected {
 		case it.Refused != nil:
 			c.refused = append(c.refused, it.Refused)
 			c.order = append(c.order, "X")
+		case it.LinkCheck != nil:
+			c.links = append(c.links, it.LinkCheck)
+			c.order = append(c.order, "L")
 		default:
 			t.Fatal("empty item without error")
 		}

@@ -203,6 +203,8 @@ type Item struct {
 	NAAN     *NAANRecord
 	Shoulder *ShoulderRecord
 	Refused  *Refused
+	// LinkCheck is a legacy link checker's state for one identifier.
+	LinkCheck *LinkCheckRecord
 }
 
 // Loc returns the location of whichever record the item holds.
@@ -216,6 +218,8 @@ func (it Item) Loc() Location {
 		return it.Shoulder.Source
 	case it.Refused != nil:
 		return it.Refused.Source
+	case it.LinkCheck != nil:
+		return it.LinkCheck.Source
 	}
 	return Location{}
 }

@@ -48,7 +48,7 @@ func TestParseFormat(t *testing.T) {
 	if _, err := ParseFormat("csv"); !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), "arklet-json") {
 		t.Errorf("unknown: %v", err)
 	}
-	if len(Formats()) != 13 {
+	if len(Formats()) != 15 {
 		t.Errorf("%d formats", len(Formats()))
 	}
 	if _, err := NewReader(strings.NewReader(""), "x", "bogus"); !errors.Is(err, ErrUnknownFormat) {

@@ -81,6 +81,7 @@ func newApp(e *env) *cli.App {
 			importCommand(e),
 			reconcileCommand(e),
 			verifyCommand(e),
+			linkcheckCommand(e),
 			reportCommand(e),
 			sizingCommand(e),
 			benchCommand(e),

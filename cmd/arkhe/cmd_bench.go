@@ -14,6 +14,7 @@ func benchCommand(e *env) *cli.Command {
 			benchImportCommand(e),
 			benchVerifyCommand(e),
 			benchSizingCommand(e),
+			benchLinkcheckCommand(e),
 		},
 	}
 }

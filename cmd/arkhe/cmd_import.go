@@ -122,7 +122,7 @@ func exportBase(path string) string {
 	for {
 		lower := strings.ToLower(name)
 		trimmed := false
-		for _, ext := range []string{".gz", ".xz", ".csv", ".jsonl", ".json", ".txt", ".anvl", ".dump", ".parquet"} {
+		for _, ext := range []string{".gz", ".xz", ".csv", ".tsv", ".jsonl", ".json", ".txt", ".anvl", ".dump", ".parquet"} {
 			if strings.HasSuffix(lower, ext) && len(name) > len(ext) {
 				name = name[:len(name)-len(ext)]
 				trimmed = true
@@ -169,13 +169,19 @@ func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 	fmt.Fprintf(w, "               %s reserved (--include-reserved imports them), %s test NAAN 99999 (--include-test)\n", thousands(t.ReservedSkipped), thousands(t.TestSkipped))
 	fmt.Fprintf(w, "  rejected     %s\n", plural(t.Rejected, "bad record", "bad records"))
 	if t.Refused > 0 {
-		var models []string
+		var models, reasons []string
 		for _, f := range rep.Files {
 			for _, r := range f.Refusals {
-				models = append(models, r.Model)
+				models, reasons = append(models, r.Model), append(reasons, r.Reason)
 			}
 		}
-		fmt.Fprintf(w, "  refused      %s of %s: they hold credentials and are never imported\n", plural(t.Refused, "record", "records"), strings.Join(models, ", "))
+		fmt.Fprintf(w, "  refused      %s of %s\n", plural(t.Refused, "record", "records"), strings.Join(models, ", "))
+		for _, r := range reasons {
+			fmt.Fprintf(w, "               %s\n", r)
+		}
+	}
+	if t.LinkRecords > 0 {
+		printLinkImport(w, rep)
 	}
 	if t.NAANRecords > 0 || t.ShoulderRecords > 0 {
 		fmt.Fprintf(w, "  registry     %s NAAN and %s shoulder records: %s filled, %s unchanged, %s differ\n", thousands(t.NAANRecords),
@@ -234,4 +240,22 @@ func thousands(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// printLinkImport prints what an import of a legacy link checker's state did, and the rules it
+// applied to what the legacy records leave open.
+func printLinkImport(w io.Writer, rep importer.Report) {
+	t := rep.Total
+	fmt.Fprintf(w, "  link state   %s of a legacy link checker: %s kept as link state (%s broken), %s never checked, "+
+		"%s about EZID's default target (the ledger keeps no target), %s whose ARK has a state already (left alone)\n",
+		plural(t.LinkRecords, "record", "records"), thousands(t.LinkLoaded), thousands(t.LinkBroken), thousands(t.LinkNeverChecked),
+		thousands(t.LinkDefaultTarget), thousands(t.LinkKept))
+	fmt.Fprintln(w, "               rules: EZID's MD5 is kept as md5; its error text is classed (timeout, dns, refused, unreachable, reset, tls, other);")
+	fmt.Fprintln(w, "               a failed check's first failure is its last check time (the only failure time the record proves);")
+	fmt.Fprintln(w, "               an empty failure count of a failed check counts 1; a state is kept only for an ARK in the ledger with the same target")
+	for _, f := range rep.Files {
+		if f.Format == legacy.EZIDLinkCheckTSV {
+			fmt.Fprintf(w, "               %s: times without a zone read in %s (the file writes Unix 0 as 12/31/69 16:00)\n", f.File, legacy.EZIDLinkCheckZone)
+		}
+	}
 }

@@ -35,6 +35,18 @@ func reportCommand(e *env) *cli.Command {
 				},
 			},
 			{
+				Name: "links",
+				Usage: "the targets' health, per ARK with its manager and shoulder (columns: ark naan shoulder manager target " +
+					"checked_target status checked_at outcome status_code error_class final_url mime_type size duration_ms redirects " +
+					"body_hash hash_alg consecutive_failures first_failure_at last_success_at broken due_at imported)",
+				Flags: append(flags("last checks"),
+					&cli.StringFlag{Name: "manager", Usage: "only the ARKs of this manager's shoulders (a report per owner)"},
+					&cli.BoolFlag{Name: "broken-only", Usage: "only the ARKs whose target is broken"}),
+				Action: func(c *cli.Context) error {
+					return runReport(c, e, "links", "link states", ledger.LinkRows)
+				},
+			},
+			{
 				Name:  "arks",
 				Usage: "the ARKs (columns: ark naan shoulder target who what when commitment status tombstone_reason created_at updated_at)",
 				Flags: flags("ARKs created"),
@@ -62,6 +74,7 @@ func runReport[T any](c *cli.Context, e *env, name, what string,
 		return cannot(fmt.Errorf("--until: %w", err))
 	}
 	f.NAAN, f.Shoulder = c.String("naan"), c.String("shoulder")
+	f.Manager, f.BrokenOnly = c.String("manager"), c.Bool("broken-only")
 	if err := f.Validate(); err != nil {
 		return cannot(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/arkhe-ledger/arkhe/metrics"
 	"github.com/arkhe-ledger/arkhe/report"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
@@ -39,6 +40,7 @@ func verifyCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "out", Aliases: []string{"o"}, Usage: "findings file, .jsonl, .parquet or .csv (repeatable)", DefaultText: strings.Join(defaultFindings(), " and ")},
 			&cli.IntFlag{Name: "workers", Usage: "goroutines checking ARKs", DefaultText: "one per CPU"},
 			&cli.StringFlag{Name: "client", Usage: "client_id recorded in the audit event"},
+			&cli.StringFlag{Name: "metrics-file", Usage: "write the audit's figures here in the Prometheus text format (e.g. /var/lib/node_exporter/textfile/arkhe_verify.prom)"},
 			&cli.BoolFlag{Name: "accept-digest", Usage: "after investigating ledger.digest findings: record the ledger as it is now as the next audit's baseline (the findings are still reported)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -113,6 +115,11 @@ func verifyCommand(e *env) *cli.Command {
 				}
 			}
 			printVerify(e.stdout, res, paths)
+			if path := c.String("metrics-file"); path != "" {
+				if err := metrics.Write(path, res.Metrics()); err != nil {
+					return cannot(err)
+				}
+			}
 			if !res.Clean() {
 				return withFindings("")
 			}
