@@ -58,7 +58,7 @@ func TestSSRFGuard(t *testing.T) {
 	// admits exactly that address. It redirects to the loopback server.
 	var outer reqLog
 	front := newServerOn(t, "127.0.0.2:0", outer.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "http://127.0.0.1:"+p+"/secret", 302)
+		http.Redirect(w, r, "http://127.0.0.1:"+p+"/secret", http.StatusFound)
 	})))
 
 	cfg := testConfig()

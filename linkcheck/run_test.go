@@ -42,7 +42,7 @@ func TestStatuses(t *testing.T) {
 	})
 	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
 	mux.HandleFunc("/error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
-	mux.HandleFunc("/gone", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "gone", 410) })
+	mux.HandleFunc("/gone", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "gone", http.StatusGone) })
 	mux.HandleFunc("/nohead", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead {
 			w.WriteHeader(http.StatusMethodNotAllowed)
@@ -140,19 +140,19 @@ func TestTimeout(t *testing.T) {
 // bad Locations.
 func TestRedirects(t *testing.T) {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/r1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/r2", 302) })
-	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "final?x=1", 301) })
+	mux.HandleFunc("/r1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/r2", http.StatusFound) })
+	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "final?x=1", http.StatusMovedPermanently) })
 	mux.HandleFunc("/final", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "2")
 		io.WriteString(w, "ok")
 	})
-	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/b", 307) })
-	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/a", 308) })
+	mux.HandleFunc("/a", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/b", http.StatusTemporaryRedirect) })
+	mux.HandleFunc("/b", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/a", http.StatusPermanentRedirect) })
 	mux.HandleFunc("/n/", func(w http.ResponseWriter, r *http.Request) {
 		k, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/n/"))
-		http.Redirect(w, r, "/n/"+strconv.Itoa(k+1), 302)
+		http.Redirect(w, r, "/n/"+strconv.Itoa(k+1), http.StatusFound)
 	})
-	mux.HandleFunc("/ftp", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "ftp://example.org/x", 302) })
+	mux.HandleFunc("/ftp", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "ftp://example.org/x", http.StatusFound) })
 	mux.HandleFunc("/noloc", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(302) })
 	var log reqLog
 	srv := newServer(t, log.wrap(mux))
@@ -359,7 +359,7 @@ func TestManyHosts(t *testing.T) {
 		}
 		newServerLn(t, lns[i], logs[i].wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(r.URL.Path, "/hop/") && prevURL != "" {
-				http.Redirect(w, r, prevURL, 302) // to the previous host
+				http.Redirect(w, r, prevURL, http.StatusFound) // to the previous host
 				return
 			}
 			w.Header().Set("Content-Length", "2")
