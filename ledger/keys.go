@@ -245,6 +245,9 @@ func (e *KeyError) Error() string {
 	}
 	switch e.Reason {
 	case "missing":
+		if e.ClientID == "" {
+			return "this ledger requires writing commands to act as a registered client (--client) with its API key, in a file named by --api-key-file or in ARKHE_API_KEY (never on the command line)"
+		}
 		return fmt.Sprintf("client %s: this ledger requires the client's API key for writing commands; put it in a file named by --api-key-file or in ARKHE_API_KEY (never on the command line)", e.ClientID)
 	case "malformed":
 		return fmt.Sprintf("client %s: %v", e.ClientID, e.Err)

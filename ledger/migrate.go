@@ -140,12 +140,20 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `select pg_advisory_unlock($1)`, migrationAdvisoryLock)
 	}()
-	if _, err := conn.Exec(ctx, `create table if not exists schema_migration (
-		version    integer primary key,
-		name       text not null,
-		checksum   text not null,
-		applied_at timestamptz not null default now())`); err != nil {
-		return res, fmt.Errorf("create schema_migration: %w", err)
+	// created once, by the first init (a role that may not create tables is refused below, by the
+	// owner check, rather than here)
+	var haveTable bool
+	if err := conn.QueryRow(ctx, `select to_regclass('schema_migration') is not null`).Scan(&haveTable); err != nil {
+		return res, fmt.Errorf("read schema_migration: %w", err)
+	}
+	if !haveTable {
+		if _, err := conn.Exec(ctx, `create table if not exists schema_migration (
+			version    integer primary key,
+			name       text not null,
+			checksum   text not null,
+			applied_at timestamptz not null default now())`); err != nil {
+			return res, fmt.Errorf("create schema_migration: %w", err)
+		}
 	}
 	applied := map[int]string{}
 	rows, err := conn.Query(ctx, `select version, checksum from schema_migration`)

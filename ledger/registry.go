@@ -122,20 +122,32 @@ func (e *RegistrationError) Error() string {
 	return fmt.Sprintf("%s: %s", e.What, e.Rule)
 }
 
+// RuleOperatorOnly is the RegistrationError.Rule of a registration the database refused for the
+// session's role (insufficient_privilege): on a ledger with roles, registration is the
+// operator role's.
+const RuleOperatorOnly = "registration is the operator role's, and this session's database role is not a member of it"
+
 // naanRule explains a refused NAAN insert: a check violation or an over-long value breaks the
-// NAAN form (draft-kunze-ark §2.3); anything else is RuleSeeDatabaseError.
+// NAAN form (draft-kunze-ark §2.3); a refused privilege is RuleOperatorOnly; anything else is
+// RuleSeeDatabaseError.
 func naanRule(err error) string {
 	switch SQLState(err) {
 	case CodeCheckViolation, "22001": // 22001 string_data_right_truncation: over 16 octets
 		return "a NAAN is 1-16 digits or lowercase consonants bcdfghjkmnpqrstvwxz (draft-kunze-ark §2.3)"
+	case CodeInsufficientPrivilege:
+		return RuleOperatorOnly
 	}
 	return RuleSeeDatabaseError
 }
 
-// registrationRule returns rule when err carries SQLSTATE code, else RuleSeeDatabaseError.
+// registrationRule returns rule when err carries SQLSTATE code, RuleOperatorOnly for a refused
+// privilege, else RuleSeeDatabaseError.
 func registrationRule(err error, code, rule string) string {
-	if SQLState(err) == code {
+	switch SQLState(err) {
+	case code:
 		return rule
+	case CodeInsufficientPrivilege:
+		return RuleOperatorOnly
 	}
 	return RuleSeeDatabaseError
 }
@@ -319,6 +331,8 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 				}
 			case CodeForeignKeyViolation:
 				rule = "the NAAN must be registered first"
+			case CodeInsufficientPrivilege:
+				rule = RuleOperatorOnly
 			}
 			return false, &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", name, s.NAAN), Rule: rule, Err: err}
 		}
@@ -500,7 +514,7 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 		case CodeUndefinedObject:
 			rule = fmt.Sprintf("database role %s does not exist; create the login role first", c.DBRole)
 		case CodeInsufficientPrivilege:
-			rule = "registering a client is the operator role's; this session's database role is not a member of it"
+			rule = RuleOperatorOnly
 		}
 		return &RegistrationError{What: "client " + c.ClientID, Rule: rule, Err: err}
 	}

@@ -179,9 +179,9 @@ func TestRolesPlainSQL(t *testing.T) {
 	refusedAs(t, "writer B", wb, ledger.CodeRoleBinding, `select ark_repoint('99999/x9aaa', 'https://example.org/b', (select id from client where client_id = 'ca'), 'test')`)
 	// the database checks reach and scopes of a repoint and a tombstone itself
 	acceptedAs(t, "writer A", w, `select ark_repoint('99999/x9aaa', 'https://example.org/moved', (select id from client where client_id = 'ca'), 'test')`)
-	refusedAs(t, "writer A", w, ledger.CodeReachRefused, `select ark_tombstone('99999/x9aaa', 'gone', (select id from client where client_id = 'ca'), 'test')`) // no ark:tombstone scope
+	refusedAs(t, "writer A", w, ledger.CodeReachRefused, `select ark_tombstone('99999/x9aaa', 'gone', (select id from client where client_id = 'ca'), 'test')`)                    // no ark:tombstone scope
 	refusedAs(t, "writer B", wb, ledger.CodeReachRefused, `select ark_repoint('99999/x9ddd', 'https://example.org/e', (select id from client where client_id = 'other'), 'test')`) // manager m2 does not hold /x9
-	refusedAs(t, "writer", w, ledger.CodeReachRefused, `select ark_repoint('99999/x9aaa', 'https://example.org/f', null, 'test')`)    // no client: operators only
+	refusedAs(t, "writer", w, ledger.CodeReachRefused, `select ark_repoint('99999/x9aaa', 'https://example.org/f', null, 'test')`)                                                 // no client: operators only
 	refusedAs(t, "writer", w, ledger.CodeReachRefused, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
 		select '99999/b5zzz', '99999', s.id, 'b5zzz', c.id, now() from shoulder s, client c where s.shoulder = '/b5' and c.client_id = 'free'`)
 	if n := count(t, su.Pool, `select count(*) from ark_change where ark = '99999/x9aaa'`); n != 1 {

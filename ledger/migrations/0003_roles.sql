@@ -633,17 +633,17 @@ end $$;
 
 -- ---------------------------------------------------------------- triggers, last
 
-create trigger audit_event_actor before insert on audit_event
-    for each row execute function arkhe_audit_actor();
-create trigger naan_import_registration before insert or update on naan
-    for each row execute function arkhe_import_registration();
-create trigger shoulder_import_registration before insert or update on shoulder
-    for each row execute function arkhe_import_registration();
-
 do $$
 declare t text;
 begin
+    -- on Citus, triggers on distributed and reference tables need this (in the migration only)
     perform set_config('citus.enable_unsafe_triggers', 'on', true);
+    create trigger audit_event_actor before insert on audit_event
+        for each row execute function arkhe_audit_actor();
+    create trigger naan_import_registration before insert or update on naan
+        for each row execute function arkhe_import_registration();
+    create trigger shoulder_import_registration before insert or update on shoulder
+        for each row execute function arkhe_import_registration();
     foreach t in array array['naan', 'manager', 'shoulder', 'client', 'credential'] loop
         execute format('create trigger %I after insert or update on %I for each row execute function arkhe_audit_registration()',
                        t || '_audit', t);
