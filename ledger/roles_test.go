@@ -171,6 +171,17 @@ func TestRolesPlainSQL(t *testing.T) {
 	refusedAs(t, "writer", w, ledger.CodeInsufficientPrivilege, `create table mine (i int)`)
 	refusedAs(t, "writer", w, ledger.CodeInsufficientPrivilege, `set session_replication_role = replica`)
 	refusedAs(t, "writer", w, ledger.CodeInsufficientPrivilege, `insert into manager (naan, name) values ('99999', 'm3')`)
+	// the counters a writer upserts only rise
+	acceptedAs(t, "writer", w, `insert into mint_quota (manager_id, day, minted) select id, current_date, 5 from manager where name = 'm1'`)
+	acceptedAs(t, "writer", w, `insert into shoulder_tally (shoulder_id, draws, collisions) select id, 7, 1 from shoulder where shoulder = '/x9'`)
+	refusedAs(t, "writer", w, ledger.CodeUpdateRefused, `update mint_quota set minted = 0`)
+	refusedAs(t, "writer", w, ledger.CodeUpdateRefused, `update shoulder_tally set draws = draws - 1`)
+	refusedAs(t, "writer", w, ledger.CodeUpdateRefused, `update mint_quota set day = day + 1`)
+	acceptedAs(t, "writer", w, `update shoulder_tally set draws = draws + 2, collisions = collisions + 1`)
+	var run int64
+	must(t, w.QueryRow(ctx, `insert into import_run (source_file, format) values ('f', 'ezid-anvl') returning id`).Scan(&run))
+	acceptedAs(t, "writer", w, `update import_run set finished_at = now(), counts = '{"imported": 1}' where id = $1`, run)
+	refusedAs(t, "writer", w, ledger.CodeUpdateRefused, `update import_run set counts = '{"imported": 0}' where id = $1`, run)
 
 	// a client bound to a login role: another writer cannot mint, repoint or tombstone as it
 	refusedAs(t, "writer B", wb, ledger.CodeRoleBinding, mintRowSQL, "ca", "x9bbb")

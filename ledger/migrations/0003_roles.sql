@@ -231,6 +231,35 @@ begin
     return new;
 end $$;
 
+-- ---------------------------------------------------------------- counters and run records
+
+-- A writer upserts the mint counters (shoulder_tally, mint_quota), so it holds UPDATE on them:
+-- an update may only raise a count, never lower one (a quota is never given back) or move it
+-- to another key.
+create function arkhe_counter_rises() returns trigger language plpgsql as $$
+declare k text; t text := regexp_replace(tg_table_name, '_[0-9]+$', '');
+begin
+    for k in select o.key from jsonb_each(to_jsonb(old)) o join jsonb_each(to_jsonb(new)) n using (key)
+             where case when o.key in ('shoulder_id', 'manager_id', 'day') or jsonb_typeof(o.value) <> 'number'
+                        then n.value is distinct from o.value
+                        else (n.value)::numeric < (o.value)::numeric end loop
+        raise exception using errcode = 'AK002',
+            message = format('UPDATE of %s refused: column %s only rises (a key never changes)', t, k);
+    end loop;
+    return new;
+end $$;
+
+-- A run's record (import_run) is written when the run starts and completed once, when it
+-- finishes; a finished run's record never changes.
+create function arkhe_run_final() returns trigger language plpgsql as $$
+begin
+    if old.finished_at is not null then
+        raise exception using errcode = 'AK002',
+            message = format('UPDATE of import_run refused: the record of a finished run never changes');
+    end if;
+    return new;
+end $$;
+
 -- ---------------------------------------------------------------- credentials
 
 -- As before (a machine client holds no password, a person no API key; a credential never changes
@@ -644,6 +673,12 @@ begin
         for each row execute function arkhe_import_registration();
     create trigger shoulder_import_registration before insert or update on shoulder
         for each row execute function arkhe_import_registration();
+    create trigger shoulder_tally_rises before update on shoulder_tally
+        for each row execute function arkhe_counter_rises();
+    create trigger mint_quota_rises before update on mint_quota
+        for each row execute function arkhe_counter_rises();
+    create trigger import_run_final before update on import_run
+        for each row execute function arkhe_run_final();
     foreach t in array array['naan', 'manager', 'shoulder', 'client', 'credential'] loop
         execute format('create trigger %I after insert or update on %I for each row execute function arkhe_audit_registration()',
                        t || '_audit', t);
