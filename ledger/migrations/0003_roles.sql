@@ -234,11 +234,15 @@ end $$;
 -- ---------------------------------------------------------------- counters and run records
 
 -- A writer upserts the mint counters (shoulder_tally, mint_quota), so it holds UPDATE on them:
--- an update may only raise a count, never lower one (a quota is never given back) or move it
--- to another key.
+-- its update may only raise a count, never lower one (giving quota back) or move it to another
+-- key. Correcting a counter is a registrar's decision (the operator or owner role, or the single
+-- operator of a ledger without roles).
 create function arkhe_counter_rises() returns trigger language plpgsql as $$
 declare k text; t text := regexp_replace(tg_table_name, '_[0-9]+$', '');
 begin
+    if arkhe_registrar() then
+        return new;
+    end if;
     for k in select o.key from jsonb_each(to_jsonb(old)) o join jsonb_each(to_jsonb(new)) n using (key)
              where case when o.key in ('shoulder_id', 'manager_id', 'day') or jsonb_typeof(o.value) <> 'number'
                         then n.value is distinct from o.value
