@@ -242,7 +242,8 @@ type clientInfo struct {
 // renaming or overwriting anything.
 //
 // Each file is read by the legacy package, normalized with legacy.NormalizeRecord and imported in one
-// transaction recorded as an import_run (file, format, SHA-256, counts); every ARK, NAAN and
+// transaction recorded as an import_run (file, format, SHA-256, counts) and an audit event
+// (ledger.ActionImport, target the file, detail the counts); every ARK, NAAN and
 // shoulder it creates carries that run. Three goroutines overlap: the legacy reader, the
 // normalizer (shoulder assignment, check characters) and the writer, which owns the transaction;
 // memory holds a few batches of cfg.BatchSize records, whatever the file's size. The writer
@@ -450,6 +451,14 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 	if _, err := tx.Exec(ctx, `update import_run set finished_at = clock_timestamp(), digest = $2, counts = $3 where id = $1`,
 		runID, "sha256:"+res.Digest, counts); err != nil {
 		return res, fmt.Errorf("import %s: record the run: %w", path, err)
+	}
+	ev := ledger.Event{Action: ledger.ActionImport, Target: SourcePath(path),
+		Detail: map[string]any{"format": string(res.Format), "digest": "sha256:" + res.Digest, "counts": res.Counts}}
+	if client != nil {
+		ev.ClientID, ev.Authority = client.id, client.authority
+	}
+	if err := ledger.RecordEvent(ctx, tx, ev); err != nil {
+		return res, fmt.Errorf("import %s: %w", path, err)
 	}
 	if cfg.DryRun {
 		if err := tx.Rollback(ctx); err != nil {

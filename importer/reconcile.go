@@ -477,7 +477,8 @@ func reconcileOnlyInLedger(ctx context.Context, tx pgx.Tx, w *report.Writer[Diff
 	return nil
 }
 
-// reconcileApply accepts the exports' values (ReconcileConfig.Apply) as one recorded run.
+// reconcileApply accepts the exports' values (ReconcileConfig.Apply) as one recorded run: an
+// import_run row and one audit event (ledger.ActionReconcileApply).
 func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *ReconcileSummary, clientPK *int64, digests []string) error {
 	format := string(cfg.Format)
 	if format == "" {
@@ -505,6 +506,13 @@ func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *R
 	counts := fmt.Sprintf(`{"compared": %d, "repointed": %d, "changed": %d, "not_applied": %d}`, sum.Compared, sum.Repointed, sum.Changed, sum.NotApplied)
 	if _, err := tx.Exec(ctx, `update import_run set finished_at = clock_timestamp(), counts = $2::jsonb where id = $1`, run, counts); err != nil {
 		return fmt.Errorf("reconcile: record the run: %w", err)
+	}
+	// the run's audit event; each ARK's change is its ARK_CHANGE row
+	err := ledger.RecordEvent(ctx, tx, ledger.Event{Action: ledger.ActionReconcileApply, ClientID: cfg.ClientID,
+		Target: strings.Join(sources, "\n"), Detail: map[string]any{"compared": sum.Compared, "repointed": sum.Repointed,
+			"changed": sum.Changed, "not_applied": sum.NotApplied, "digests": digests}})
+	if err != nil {
+		return fmt.Errorf("reconcile: %w", err)
 	}
 	return nil
 }

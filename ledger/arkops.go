@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // MaxTargetOctets is the longest target URL the ledger stores (ark.url is varchar(2048)).
@@ -149,7 +150,9 @@ func (l *Ledger) TombstoneARK(ctx context.Context, key, reason, clientID string)
 
 // changeARK checks the client's reach over the ARK and runs one change function
 // (ark_repoint or ark_tombstone, whose parameters are ark, value, by_client, by_text) in one
-// transaction, locking the ARK row first.
+// transaction. The function locks the ARK row and checks the client again in the database
+// (reach, scopes, binding to a database role), so a change through plain SQL gets the same
+// answer; a refusal there is an *ARKRefusedError with the database's statement of the rule.
 func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, value, byText string) (bool, error) {
 	printed := "ark:" + key
 	refuse := func(rule string) (bool, error) { return false, &ARKRefusedError{ARK: printed, Rule: rule} }
@@ -164,7 +167,7 @@ func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, valu
 	var sID, sManager *int64
 	var sNAAN, sShoulder string
 	err = tx.QueryRow(ctx, `select s.id, s.naan, s.shoulder, s.manager_id from ark a join shoulder s on s.id = a.shoulder_id
-		where a.ark = $1 for update of a`, key).Scan(&sID, &sNAAN, &sShoulder, &sManager)
+		where a.ark = $1`, key).Scan(&sID, &sNAAN, &sShoulder, &sManager)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, &UnknownARKError{ARK: printed}
 	}
@@ -214,6 +217,15 @@ func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, valu
 	}
 	var changed bool
 	if err := tx.QueryRow(ctx, call, key, value, pk, byText).Scan(&changed); err != nil {
+		// the database checks the client again (reach, scopes, its database role binding) and
+		// states the rule it applied
+		var pgErr *pgconn.PgError
+		switch SQLState(err) {
+		case CodeReachRefused, CodeRoleBinding, CodeInsufficientPrivilege:
+			if errors.As(err, &pgErr) {
+				return refuse(pgErr.Message)
+			}
+		}
 		return false, fmt.Errorf("%s: %w", printed, err)
 	}
 	if err := tx.Commit(ctx); err != nil {

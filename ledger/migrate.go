@@ -123,7 +123,8 @@ type MigrateResult struct {
 // extension is installed in the database, else LayoutSingle); an existing ledger keeps the layout
 // it was created with, and insisting on another is a *LayoutError, as is LayoutCitus without the
 // citus extension. The migrations read the layout from the transaction-local setting
-// arkhe.layout.
+// arkhe.layout. On a ledger with roles (InitRoles) each migration runs as the owner role (the
+// session must be a member of it) and the roles are granted the privileges of what it created.
 func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult, error) {
 	var res MigrateResult
 	if layout != LayoutAuto && layout != LayoutSingle && layout != LayoutCitus {
@@ -139,12 +140,20 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `select pg_advisory_unlock($1)`, migrationAdvisoryLock)
 	}()
-	if _, err := conn.Exec(ctx, `create table if not exists schema_migration (
-		version    integer primary key,
-		name       text not null,
-		checksum   text not null,
-		applied_at timestamptz not null default now())`); err != nil {
-		return res, fmt.Errorf("create schema_migration: %w", err)
+	// created once, by the first init (a role that may not create tables is refused below, by the
+	// owner check, rather than here)
+	var haveTable bool
+	if err := conn.QueryRow(ctx, `select to_regclass('schema_migration') is not null`).Scan(&haveTable); err != nil {
+		return res, fmt.Errorf("read schema_migration: %w", err)
+	}
+	if !haveTable {
+		if _, err := conn.Exec(ctx, `create table if not exists schema_migration (
+			version    integer primary key,
+			name       text not null,
+			checksum   text not null,
+			applied_at timestamptz not null default now())`); err != nil {
+			return res, fmt.Errorf("create schema_migration: %w", err)
+		}
 	}
 	applied := map[int]string{}
 	rows, err := conn.Query(ctx, `select version, checksum from schema_migration`)
@@ -177,6 +186,21 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 		return res, err
 	}
 	res.Layout = layout
+	// a ledger with roles is changed by its owner role only: the migrations run as that role, so
+	// that what they create is the owner's too
+	roles, hasRoles, err := ledgerRoles(ctx, conn)
+	if err != nil {
+		return res, err
+	}
+	asOwner := func(tx pgx.Tx, what string) error {
+		if !hasRoles {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, "set local role "+ident(roles.Owner)); err != nil {
+			return fmt.Errorf("%s: a ledger with roles is migrated by its owner role %s; connect as a member of it: %w", what, roles.Owner, err)
+		}
+		return nil
+	}
 	for _, m := range ms {
 		sum := checksum(m.SQL)
 		if prev, ok := applied[m.Version]; ok {
@@ -189,6 +213,10 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			return res, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		if err := asOwner(tx, "migration "+m.Name); err != nil {
+			_ = tx.Rollback(ctx)
+			return res, err
 		}
 		if _, err := tx.Exec(ctx, `select set_config('arkhe.layout', $1, true)`, string(layout)); err != nil {
 			_ = tx.Rollback(ctx)
@@ -208,6 +236,23 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 		}
 		res.Applied = append(res.Applied, m)
 		res.Current = m.Version
+	}
+	if hasRoles {
+		// the roles get the privileges of what the migrations created (idempotent)
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			return res, fmt.Errorf("grant the ledger's roles: %w", err)
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		if err := asOwner(tx, "grant the ledger's roles"); err != nil {
+			return res, err
+		}
+		if _, err := tx.Exec(ctx, `select arkhe_grant_roles()`); err != nil {
+			return res, fmt.Errorf("grant the ledger's roles: %w", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return res, fmt.Errorf("grant the ledger's roles: %w", err)
+		}
 	}
 	return res, nil
 }

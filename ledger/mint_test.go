@@ -421,7 +421,8 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 	}
 	checkLedger(t, l.Pool, 3)
 	// the ARK repointed since to the manifest's URL: no field differs, the digest does
-	mintExec(t, l.Pool, `select ark_repoint($1, 'https://example.org/changed', (select id from client where client_id = 'c1'), 'test')`, r2ARK)
+	// (as the single operator: c1 holds no ark:update scope)
+	mintExec(t, l.Pool, `select ark_repoint($1, 'https://example.org/changed', null, 'test')`, r2ARK)
 	if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
 		run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects}); err != nil {
 		t.Fatal(err)

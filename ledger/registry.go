@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -21,8 +23,10 @@ type Ledger struct {
 }
 
 // Open connects to the ledger at url (a libpq URL or key/value string; "" reads the libpq
-// environment) with a pool of up to maxConns connections (0: pgxpool's default). It does not
-// migrate; call Init for that.
+// environment) with a pool of up to maxConns connections (0: pgxpool's default). Each session
+// reports the OS account the program runs as in the setting arkhe.os_user, which audit records
+// carry. It does not migrate; call Init for that (and CheckSchema to refuse a database without
+// the ledger).
 func Open(ctx context.Context, url string, maxConns int32) (*Ledger, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -30,6 +34,13 @@ func Open(ctx context.Context, url string, maxConns int32) (*Ledger, error) {
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	// the OS account the program runs as, for the actor of audit records (arkhe.os_user: as
+	// reported by the client; the database role is the database's own knowledge)
+	if _, set := cfg.ConnConfig.RuntimeParams["arkhe.os_user"]; !set {
+		if name := osUser(); name != "" {
+			cfg.ConnConfig.RuntimeParams["arkhe.os_user"] = name
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -56,13 +67,20 @@ func (l *Ledger) Init(ctx context.Context, layout Layout) (MigrateResult, error)
 	return Migrate(ctx, conn.Conn(), layout)
 }
 
-// SQLSTATE codes raised by the ledger's own triggers (ledger/migrations/0001_ledger.sql).
+// SQLSTATE codes raised by the ledger's own triggers and functions, and the PostgreSQL codes
+// callers branch on.
 const (
 	CodeDeleteRefused = "AK001" // nothing is deleted
 	CodeUpdateRefused = "AK002" // identity columns, append-only tables, the repoint path
 	CodeRetiredOneWay = "AK003" // a retired shoulder stays retired
 	CodeReachRefused  = "AK004" // reach comes from the client's registration only
 	CodeCredentialFit = "AK005" // machine clients hold no password, person clients no API key
+	CodeRoleBinding   = "AK006" // the client is bound to a database role the session is not in
+	// CodeInsufficientPrivilege is PostgreSQL's insufficient_privilege: the session's role may
+	// not do this (a writer's DELETE, an auditor's INSERT into ark, ...).
+	CodeInsufficientPrivilege = "42501"
+	// CodeUndefinedObject is PostgreSQL's undefined_object (e.g. a database role that does not exist).
+	CodeUndefinedObject = "42704"
 	// CodeUniqueViolation is PostgreSQL's unique_violation.
 	CodeUniqueViolation = "23505"
 	// CodeForeignKeyViolation is PostgreSQL's foreign_key_violation.
@@ -104,20 +122,32 @@ func (e *RegistrationError) Error() string {
 	return fmt.Sprintf("%s: %s", e.What, e.Rule)
 }
 
+// RuleOperatorOnly is the RegistrationError.Rule of a registration the database refused for the
+// session's role (insufficient_privilege): on a ledger with roles, registration is the
+// operator role's.
+const RuleOperatorOnly = "registration is the operator role's, and this session's database role is not a member of it"
+
 // naanRule explains a refused NAAN insert: a check violation or an over-long value breaks the
-// NAAN form (draft-kunze-ark §2.3); anything else is RuleSeeDatabaseError.
+// NAAN form (draft-kunze-ark §2.3); a refused privilege is RuleOperatorOnly; anything else is
+// RuleSeeDatabaseError.
 func naanRule(err error) string {
 	switch SQLState(err) {
 	case CodeCheckViolation, "22001": // 22001 string_data_right_truncation: over 16 octets
 		return "a NAAN is 1-16 digits or lowercase consonants bcdfghjkmnpqrstvwxz (draft-kunze-ark §2.3)"
+	case CodeInsufficientPrivilege:
+		return RuleOperatorOnly
 	}
 	return RuleSeeDatabaseError
 }
 
-// registrationRule returns rule when err carries SQLSTATE code, else RuleSeeDatabaseError.
+// registrationRule returns rule when err carries SQLSTATE code, RuleOperatorOnly for a refused
+// privilege, else RuleSeeDatabaseError.
 func registrationRule(err error, code, rule string) string {
-	if SQLState(err) == code {
+	switch SQLState(err) {
+	case code:
 		return rule
+	case CodeInsufficientPrivilege:
+		return RuleOperatorOnly
 	}
 	return RuleSeeDatabaseError
 }
@@ -301,6 +331,8 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 				}
 			case CodeForeignKeyViolation:
 				rule = "the NAAN must be registered first"
+			case CodeInsufficientPrivilege:
+				rule = RuleOperatorOnly
 			}
 			return false, &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", name, s.NAAN), Rule: rule, Err: err}
 		}
@@ -440,6 +472,10 @@ type Client struct {
 	Scopes      []string
 	Active      bool
 	ExpiresAt   *time.Time
+	// DBRole binds the client to a database login role: only sessions whose login role is it
+	// or a member of it may mint, import, repoint or tombstone as the client (the database
+	// refuses others, AK006). "" for none: any session with the writer's privileges may.
+	DBRole string
 }
 
 // AddClient registers a client. An existing client_id is a RegistrationError (a registration is
@@ -461,9 +497,9 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 	if err != nil {
 		return &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no shoulder %s in NAAN %s to pin to", c.Shoulder, c.NAAN), Err: err}
 	}
-	_, err = l.Pool.Exec(ctx, `insert into client (client_id, naan, manager_id, subject_type, authority, shoulder_id, allowed_scopes, expires_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		c.ClientID, c.NAAN, managerID, c.SubjectType, c.Authority, shoulderID, c.Scopes, c.ExpiresAt)
+	_, err = l.Pool.Exec(ctx, `insert into client (client_id, naan, manager_id, subject_type, authority, shoulder_id, allowed_scopes, expires_at, db_role)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''))`,
+		c.ClientID, c.NAAN, managerID, c.SubjectType, c.Authority, shoulderID, c.Scopes, c.ExpiresAt, c.DBRole)
 	if err != nil {
 		rule := RuleSeeDatabaseError
 		switch SQLState(err) {
@@ -475,6 +511,10 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 			rule = "NAAN, manager and pinned shoulder must exist and belong to the same NAAN"
 		case CodeReachRefused:
 			rule = "a manager client can be pinned only to a shoulder its manager holds"
+		case CodeUndefinedObject:
+			rule = fmt.Sprintf("database role %s does not exist; create the login role first", c.DBRole)
+		case CodeInsufficientPrivilege:
+			rule = RuleOperatorOnly
 		}
 		return &RegistrationError{What: "client " + c.ClientID, Rule: rule, Err: err}
 	}
@@ -512,8 +552,9 @@ func (l *Ledger) Registered(ctx context.Context, naan, shoulder, clientID string
 	return hasShoulder, hasClient, nil
 }
 
-// SetClientActive disables (active=false) or re-enables a client and appends an audit_event
-// ("client.disable" / "client.enable", target the client_id), in one transaction. A disabled
+// SetClientActive disables (active=false) or re-enables a client; the change is recorded in
+// audit_event (ActionClientDisable / ActionClientEnable, target the client_id) in the same
+// transaction. A disabled
 // client's mints are refused by the database at once (ark_reach checks active: deactivating
 // takes effect at once); its ARKs and receipts stay. Setting the state it
 // already has changes nothing and returns changed=false; an unknown clientID is a
@@ -541,9 +582,19 @@ func (l *Ledger) SetClientActive(ctx context.Context, clientID string, active bo
 	if _, err := tx.Exec(ctx, `update client set active = $2 where client_id = $1`, clientID, active); err != nil {
 		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
 	}
-	// the actor is the operator at the command line, not a client: client_id stays NULL
-	if err := auditEvent(ctx, tx, "", "", action, clientID, map[string]bool{"active": active}); err != nil {
-		return false, err
+	// The database records the change (client.enable / client.disable) where the row changes;
+	// on Citus that trigger fires on the reference table's placements, which may not write
+	// another table, so there the event is written here. The actor is the operator at the
+	// command line, not a client: client_id stays NULL.
+	var layout string
+	if err := tx.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
+		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
+	}
+	if layout == string(LayoutCitus) {
+		if err := RecordEvent(ctx, tx, Event{Action: action, Target: clientID,
+			Before: map[string]bool{"active": !active}, After: map[string]bool{"active": active}}); err != nil {
+			return false, err
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
@@ -554,7 +605,7 @@ func (l *Ledger) SetClientActive(ctx context.Context, clientID string, active bo
 // ListClients returns the clients of naan ("" for all), ordered by client_id.
 func (l *Ledger) ListClients(ctx context.Context, naan string) ([]Client, error) {
 	rows, err := l.Pool.Query(ctx, `select c.client_id, c.naan, coalesce(m.name, ''), c.subject_type, c.authority,
-		coalesce(s.shoulder, ''), c.allowed_scopes, c.active, c.expires_at
+		coalesce(s.shoulder, ''), c.allowed_scopes, c.active, c.expires_at, coalesce(c.db_role, '')
 		from client c left join manager m on m.id = c.manager_id left join shoulder s on s.id = c.shoulder_id
 		where $1::text = '' or c.naan = $1::text order by c.client_id`, naan)
 	if err != nil {
@@ -562,25 +613,15 @@ func (l *Ledger) ListClients(ctx context.Context, naan string) ([]Client, error)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Client, error) {
 		var c Client
-		err := r.Scan(&c.ClientID, &c.NAAN, &c.Manager, &c.SubjectType, &c.Authority, &c.Shoulder, &c.Scopes, &c.Active, &c.ExpiresAt)
+		err := r.Scan(&c.ClientID, &c.NAAN, &c.Manager, &c.SubjectType, &c.Authority, &c.Shoulder, &c.Scopes, &c.Active, &c.ExpiresAt, &c.DBRole)
 		return c, err
 	})
 }
 
-// AuditEvent appends one audit_event row (no foreign keys: the record outlives
-// what it describes). detail is marshalled to jsonb by pgx.
-func (l *Ledger) AuditEvent(ctx context.Context, clientID, authority, action, target string, detail any) error {
-	return auditEvent(ctx, l.Pool, clientID, authority, action, target, detail)
-}
-
-// auditEvent is AuditEvent through e: the pool, or a transaction whose change the event records.
-func auditEvent(ctx context.Context, e interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}, clientID, authority, action, target string, detail any) error {
-	_, err := e.Exec(ctx, `insert into audit_event (client_id, authority, action, target, detail)
-		values (nullif($1, ''), nullif($2, ''), $3, nullif($4, ''), $5)`, clientID, authority, action, target, detail)
-	if err != nil {
-		return fmt.Errorf("audit event %s: %w", action, err)
+// osUser returns the name of the OS account the program runs as, "" when it cannot be told.
+func osUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
 	}
-	return nil
+	return os.Getenv("USER")
 }

@@ -66,6 +66,8 @@ func newApp(e *env) *cli.App {
 				Usage: "PostgreSQL URL of the ledger; without it (and without PGHOST/PGDATABASE/PGSERVICE) arkhe uses its embedded local cluster in --data-dir"},
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"ARKHE_DATA_DIR"},
 				Usage: "where the embedded cluster lives", DefaultText: "$XDG_DATA_HOME/arkhe, ~/.local/share/arkhe, or /var/lib/arkhe as root"},
+			&cli.StringFlag{Name: "api-key-file", EnvVars: []string{"ARKHE_API_KEY_FILE"},
+				Usage: "file holding the client's API key, for the writing commands (mint, import, reconcile --apply, ark repoint, ark tombstone); $ARKHE_API_KEY may hold the key itself; never give a key on the command line"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar or periodic log lines"},
 			&cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version, commit, Go version and the PostgreSQL server binaries found, then exit (offline)"},
 		},
@@ -224,17 +226,55 @@ func openLedger(c *cli.Context, e *env, maxConns int32) (*ledger.Ledger, error) 
 	return l, nil
 }
 
-// openInitialized is openLedger plus Init, so that every command works on a fresh data dir.
-func openInitialized(c *cli.Context, e *env, maxConns int32) (*ledger.Ledger, error) {
+// openChecked is openLedger plus ledger.CheckSchema: only `arkhe init` creates or upgrades the
+// schema, so every other command refuses a database without the ledger, or with another schema
+// version, and changes nothing in it.
+func openChecked(c *cli.Context, e *env, maxConns int32) (*ledger.Ledger, error) {
 	l, err := openLedger(c, e, maxConns)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := l.Init(c.Context, ledger.LayoutAuto); err != nil {
+	if err := l.CheckSchema(c.Context); err != nil {
 		l.Close()
 		return nil, err
 	}
 	return l, nil
+}
+
+// openAsClient is openChecked for a writing command acting as clientID (mint, import,
+// reconcile --apply, ark repoint, ark tombstone): the client's API key, when given or when the
+// ledger requires keys, is checked first (ledger.Authenticate).
+func openAsClient(c *cli.Context, e *env, maxConns int32, clientID string) (*ledger.Ledger, error) {
+	key, err := apiKey(c)
+	if err != nil {
+		return nil, err
+	}
+	l, err := openChecked(c, e, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Authenticate(c.Context, clientID, key); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// apiKey returns the client's API key: the content of --api-key-file, else $ARKHE_API_KEY, else
+// "". A key is never taken from the command line, where other users of the machine see it.
+func apiKey(c *cli.Context) (string, error) {
+	if path := c.String("api-key-file"); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("--api-key-file: %w", err)
+		}
+		key := strings.TrimSpace(string(b))
+		if key == "" {
+			return "", fmt.Errorf("--api-key-file %s: the file is empty", path)
+		}
+		return key, nil
+	}
+	return strings.TrimSpace(os.Getenv("ARKHE_API_KEY")), nil
 }
 
 // isTerminal reports whether w is a terminal (progress bars only there; log lines otherwise).

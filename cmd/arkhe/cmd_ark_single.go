@@ -57,7 +57,7 @@ func arkSingleCommands(e *env) []*cli.Command {
 				if err := ledger.ValidateTarget(target); err != nil {
 					return &exitError{code: exitCannot, err: fmt.Errorf("ark repoint %s: %w", a, err)}
 				}
-				return withLedger(c, e, func(l *ledger.Ledger) error {
+				return withClient(c, e, c.String("client"), func(l *ledger.Ledger) error {
 					changed, err := l.RepointARK(c.Context, a.Key(), target, c.String("client"), c.String("reason"))
 					if err != nil {
 						return &exitError{code: exitCannot, err: err}
@@ -87,7 +87,7 @@ func arkSingleCommands(e *env) []*cli.Command {
 				if strings.TrimSpace(c.String("reason")) == "" {
 					return &exitError{code: exitCannot, err: fmt.Errorf("ark tombstone %s: a tombstone needs a reason (--reason)", a)}
 				}
-				return withLedger(c, e, func(l *ledger.Ledger) error {
+				return withClient(c, e, c.String("client"), func(l *ledger.Ledger) error {
 					changed, err := l.TombstoneARK(c.Context, a.Key(), c.String("reason"), c.String("client"))
 					if err != nil {
 						return &exitError{code: exitCannot, err: err}

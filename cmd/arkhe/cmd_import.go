@@ -85,7 +85,7 @@ func importAction(c *cli.Context, e *env) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	l, err := openInitialized(c, e, 4)
+	l, err := openAsClient(c, e, 4, cfg.ClientID)
 	if err != nil {
 		return cannot(err)
 	}

@@ -71,7 +71,7 @@ func linkcheckCommand(e *env) *cli.Command {
 					if c.NArg() > 0 {
 						return cannot(fmt.Errorf("linkcheck exclusions: unexpected argument %q", c.Args().First()))
 					}
-					l, err := openInitialized(c, e, 2)
+					l, err := openChecked(c, e, 2)
 					if err != nil {
 						return cannot(err)
 					}
@@ -181,7 +181,7 @@ func linkcheckAction(c *cli.Context, e *env) error {
 	if err != nil {
 		return cannot(err)
 	}
-	l, err := openInitialized(c, e, 8)
+	l, err := openChecked(c, e, 8)
 	if err != nil {
 		return cannot(err)
 	}
@@ -297,7 +297,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 			}
 			sp := ledger.LinkExclusionSpec{NAAN: c.String("naan"), Manager: c.String("manager"), Shoulder: c.String("shoulder"),
 				Host: c.String("host"), Reason: c.String("reason"), By: c.String("client")}
-			l, err := openInitialized(c, e, 2)
+			l, err := openChecked(c, e, 2)
 			if err != nil {
 				return cannot(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/importer"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/report"
 )
@@ -71,7 +72,13 @@ func reconcileAction(c *cli.Context, e *env) error {
 	if err := cfg.Validate(); err != nil {
 		return cannot(err)
 	}
-	l, err := openInitialized(c, e, 2)
+	open := openChecked
+	if cfg.Apply {
+		open = func(c *cli.Context, e *env, n int32) (*ledger.Ledger, error) {
+			return openAsClient(c, e, n, cfg.ClientID)
+		}
+	}
+	l, err := open(c, e, 2)
 	if err != nil {
 		return cannot(err)
 	}

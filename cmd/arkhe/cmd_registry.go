@@ -3,8 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,9 +27,19 @@ const (
 func initCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "init",
-		Usage: "create or upgrade the ledger schema (idempotent); optionally register the test NAAN 99999",
+		Usage: "create or upgrade the ledger schema (idempotent; the only command that changes the schema); optionally its roles and the test NAAN 99999",
+		Description: "Applies the migrations this arkhe knows (as the ledger's owner role once the ledger has roles). " +
+			"--roles creates the least-privilege roles PREFIX+owner (DDL, migrations: only init), PREFIX+operator " +
+			"(registration, keys), PREFIX+writer (mint, import, reconcile --apply, repoint, tombstone, through the " +
+			"ledger's functions) and PREFIX+auditor (reads everything, appends its own audit records), hands the " +
+			"ledger to the owner and grants the others; make logins members of them (grant arkhe_writer to alice). " +
+			"It needs a superuser. --require-keys makes every writing command present the client's API key; it " +
+			"cannot be undone.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "test-registration", Usage: "also register NAAN 99999, manager \"" + testManager + "\", shoulder " + testShoulder + " and client " + testClient + " if absent"},
+			&cli.BoolFlag{Name: "roles", Usage: "create the ledger's least-privilege roles (owner, operator, writer, auditor) and grant them"},
+			&cli.StringFlag{Name: "role-prefix", Value: ledger.DefaultRolePrefix, Usage: "prefix of the role names (roles are cluster-wide: one prefix per ledger that must not share them)"},
+			&cli.BoolFlag{Name: "require-keys", Usage: "from now on, writing commands need the client's API key (--api-key-file or ARKHE_API_KEY); one-way"},
 		},
 		Action: func(c *cli.Context) error {
 			l, err := openLedger(c, e, 2)
@@ -45,11 +58,52 @@ func initCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stdout, "applied migration %s (layout %s)\n", m.Name, res.Layout)
 			}
 			if c.Bool("test-registration") {
-				return registerTest(c, e, l)
+				if err := registerTest(c, e, l); err != nil {
+					return err
+				}
+			}
+			if c.Bool("roles") {
+				r, err := l.InitRoles(c.Context, c.String("role-prefix"))
+				if err != nil {
+					return err
+				}
+				printRoles(e.stdout, r)
+			}
+			if c.Bool("require-keys") {
+				changed, err := l.RequireKeys(c.Context)
+				if err != nil {
+					return err
+				}
+				if changed {
+					fmt.Fprintln(e.stdout, "writing commands now need the client's API key (arkhe client key create CLIENT)")
+				} else {
+					fmt.Fprintln(e.stdout, "writing commands need the client's API key already; nothing changed")
+				}
 			}
 			return nil
 		},
 	}
+}
+
+// printRoles says which roles the ledger has, which were created now, and what each may do.
+func printRoles(w io.Writer, r ledger.InitRolesResult) {
+	what := map[string]string{
+		ledger.RoleOwner:    "owns the schema: arkhe init (migrations) only",
+		ledger.RoleOperator: "registration: naan, manager, shoulder, client, client key",
+		ledger.RoleWriter:   "mint, import, reconcile --apply, ark repoint, ark tombstone",
+		ledger.RoleAuditor:  "verify, report, sizing: reads everything, appends its own audit records",
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROLE\tSTATE\tFOR")
+	for _, kind := range ledger.RoleKinds() {
+		name, state := r.Roles.Name(kind), "granted"
+		if slices.Contains(r.Created, name) {
+			state = "created, granted"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, state, what[kind])
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "make logins members of them, e.g.: create role alice login in role %s\n", r.Roles.Writer)
 }
 
 // registerTest idempotently registers the test NAAN, manager, shoulder and client.
@@ -286,7 +340,7 @@ func shoulderCommand(e *env) *cli.Command {
 func clientCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "client",
-		Usage: "register, list, disable and re-enable clients (who may mint where)",
+		Usage: "register, list, disable and re-enable clients (who may mint where), and their API keys",
 		Subcommands: []*cli.Command{
 			{
 				Name: "add", Usage: "register a client", ArgsUsage: "CLIENT_ID",
@@ -298,6 +352,7 @@ func clientCommand(e *env) *cli.Command {
 					&cli.StringSliceFlag{Name: "scope", Value: cli.NewStringSlice("ark:mint"), Usage: "ark:mint ark:update ark:tombstone ark:import ark:read (repeat)"},
 					&cli.StringFlag{Name: "subject", Value: "machine", Usage: "machine | person"},
 					&cli.StringFlag{Name: "expires", Usage: "expiry (RFC 3339 or date); required for authority naan"},
+					&cli.StringFlag{Name: "db-role", Usage: "bind the client to this database login role: only sessions of that role (or its members) may mint, import, repoint or tombstone as the client"},
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
@@ -310,7 +365,7 @@ func clientCommand(e *env) *cli.Command {
 					return withLedger(c, e, func(l *ledger.Ledger) error {
 						err := l.AddClient(c.Context, ledger.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
 							Manager: c.String("manager"), SubjectType: c.String("subject"), Authority: c.String("authority"),
-							Shoulder: c.String("shoulder"), Scopes: c.StringSlice("scope"), ExpiresAt: exp})
+							Shoulder: c.String("shoulder"), Scopes: c.StringSlice("scope"), ExpiresAt: exp, DBRole: c.String("db-role")})
 						if err != nil {
 							return err
 						}
@@ -321,6 +376,7 @@ func clientCommand(e *env) *cli.Command {
 			},
 			clientActiveCommand(e, false),
 			clientActiveCommand(e, true),
+			clientKeyCommand(e),
 			{
 				Name: "list", Usage: "list clients and their reach",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
@@ -331,13 +387,17 @@ func clientCommand(e *env) *cli.Command {
 							return err
 						}
 						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "CLIENT\tNAAN\tSUBJECT\tAUTHORITY\tMANAGER\tPINNED\tSCOPES\tACTIVE\tEXPIRES")
+						fmt.Fprintln(tw, "CLIENT\tNAAN\tSUBJECT\tAUTHORITY\tMANAGER\tPINNED\tSCOPES\tACTIVE\tEXPIRES\tDB ROLE")
 						for _, cl := range cs {
 							exp := "-"
 							if cl.ExpiresAt != nil {
 								exp = cl.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z")
 							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", cl.ClientID, cl.NAAN, cl.SubjectType, cl.Authority, cl.Manager, cl.Shoulder, strings.Join(cl.Scopes, " "), cl.Active, exp)
+							role := cl.DBRole
+							if role == "" {
+								role = "-"
+							}
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\t%s\n", cl.ClientID, cl.NAAN, cl.SubjectType, cl.Authority, cl.Manager, cl.Shoulder, strings.Join(cl.Scopes, " "), cl.Active, exp, role)
 						}
 						return tw.Flush()
 					})
@@ -393,9 +453,19 @@ func dbCommand(e *env) *cli.Command {
 	}
 }
 
-// withLedger opens and initializes the ledger, runs f and closes it.
+// withLedger opens the ledger (openChecked), runs f and closes it.
 func withLedger(c *cli.Context, e *env, f func(*ledger.Ledger) error) error {
-	l, err := openInitialized(c, e, 4)
+	l, err := openChecked(c, e, 4)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return f(l)
+}
+
+// withClient is withLedger for a writing command acting as clientID (openAsClient).
+func withClient(c *cli.Context, e *env, clientID string, f func(*ledger.Ledger) error) error {
+	l, err := openAsClient(c, e, 4, clientID)
 	if err != nil {
 		return err
 	}
@@ -452,6 +522,88 @@ func clientActiveCommand(e *env, active bool) *cli.Command {
 				}
 				return nil
 			})
+		},
+	}
+}
+
+// clientKeyCommand is `client key create|list|revoke`: the API keys of machine clients.
+func clientKeyCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "key",
+		Usage: "issue, list and revoke a machine client's API keys (a key is printed once; the ledger keeps its prefix and an Argon2id hash)",
+		Subcommands: []*cli.Command{
+			{
+				Name: "create", Usage: "issue CLIENT a new API key and print it, once", ArgsUsage: "CLIENT_ID",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{code: exitCannot, err: errors.New("client key create: give exactly one client ID")}
+					}
+					return withLedger(c, e, func(l *ledger.Ledger) error {
+						k, err := l.CreateKey(c.Context, c.Args().First())
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(e.stderr, "API key for client %s (prefix %s); it is shown this once, store it now (e.g. in a file for --api-key-file, readable by its user only):\n", k.ClientID, k.Prefix)
+						fmt.Fprintln(e.stdout, k.Key)
+						return nil
+					})
+				},
+			},
+			{
+				Name: "list", Usage: "list API keys: prefix, client, created, last used, active", ArgsUsage: "[CLIENT_ID]",
+				Action: func(c *cli.Context) error {
+					if c.NArg() > 1 {
+						return &exitError{code: exitCannot, err: errors.New("client key list: give at most one client ID")}
+					}
+					return withLedger(c, e, func(l *ledger.Ledger) error {
+						keys, err := l.ListKeys(c.Context, c.Args().First())
+						if err != nil {
+							return err
+						}
+						stamp := func(t *time.Time) string {
+							if t == nil {
+								return "-"
+							}
+							return t.UTC().Format(time.RFC3339)
+						}
+						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "PREFIX\tCLIENT\tCREATED\tLAST USED\tACTIVE\tREVOKED\tLOCKED UNTIL\tARGON2ID")
+						for _, k := range keys {
+							locked := (*time.Time)(nil)
+							if k.LockedUntil != nil && k.LockedUntil.After(time.Now()) {
+								locked = k.LockedUntil
+							}
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\t%s\t%s\n", k.Prefix, k.ClientID, stamp(&k.CreatedAt), stamp(k.LastUsedAt),
+								k.Active, stamp(k.RevokedAt), stamp(locked), k.Params)
+						}
+						return tw.Flush()
+					})
+				},
+			},
+			{
+				Name: "revoke", Usage: "revoke an API key at once (its row is kept)", ArgsUsage: "PREFIX",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitError{code: exitCannot, err: errors.New("client key revoke: give exactly one key prefix")}
+					}
+					prefix := c.Args().First()
+					if p, _, err := ledger.ParseKey(prefix); err == nil {
+						prefix = p // a whole key was given: name it by its prefix only
+					}
+					return withLedger(c, e, func(l *ledger.Ledger) error {
+						changed, err := l.RevokeKey(c.Context, prefix)
+						if err != nil {
+							return err
+						}
+						if changed {
+							fmt.Fprintf(e.stdout, "API key %s revoked\n", prefix)
+						} else {
+							fmt.Fprintf(e.stdout, "API key %s was revoked already\n", prefix)
+						}
+						return nil
+					})
+				},
+			},
 		},
 	}
 }

@@ -97,7 +97,7 @@ func runReport[T any](c *cli.Context, e *env, name, what string,
 		return cannot(err)
 	}
 	defer w.Abort()
-	l, err := openInitialized(c, e, 2)
+	l, err := openChecked(c, e, 2)
 	if err != nil {
 		return cannot(err)
 	}

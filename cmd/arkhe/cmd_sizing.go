@@ -61,7 +61,7 @@ func sizingCommand(e *env) *cli.Command {
 						return &exitError{code: exitCannot, err: fmt.Errorf("sizing: --%s plans a ledger and needs --model", name)}
 					}
 				}
-				l, err := openInitialized(c, e, 2)
+				l, err := openChecked(c, e, 2)
 				if err != nil {
 					return err
 				}

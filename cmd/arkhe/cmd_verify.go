@@ -99,7 +99,7 @@ func verifyCommand(e *env) *cli.Command {
 					shown = n
 				}
 			}
-			l, err := openInitialized(c, e, 4)
+			l, err := openChecked(c, e, 4)
 			if err != nil {
 				return cannot(err)
 			}

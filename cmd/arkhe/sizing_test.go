@@ -45,7 +45,7 @@ func seedSizingLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 		`insert into manager (naan, name) values ('99999', 'm')`,
 		`insert into shoulder (naan, shoulder, manager_id) values ('99999', '/x9', (select id from manager))`,
 		`insert into shoulder (naan, shoulder, status, check_zone) values ('99999', '/dsp01', 'reserved', 'none')`,
-		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-cli-minter', '99999', 'machine', 'system', '{ark:mint}')`,
+		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-cli-minter', '99999', 'machine', 'system', '{ark:mint,ark:update}')`,
 		// each ARK with its receipt on the row
 		`insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_who, erc_what, erc_when, created_at, created_by,
 				request_id, payload_digest)
