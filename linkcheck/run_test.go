@@ -141,7 +141,9 @@ func TestTimeout(t *testing.T) {
 func TestRedirects(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/r1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/r2", http.StatusFound) })
-	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "final?x=1", http.StatusMovedPermanently) })
+	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "final?x=1", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/final", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "2")
 		io.WriteString(w, "ok")
@@ -152,7 +154,9 @@ func TestRedirects(t *testing.T) {
 		k, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/n/"))
 		http.Redirect(w, r, "/n/"+strconv.Itoa(k+1), http.StatusFound)
 	})
-	mux.HandleFunc("/ftp", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "ftp://example.org/x", http.StatusFound) })
+	mux.HandleFunc("/ftp", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "ftp://example.org/x", http.StatusFound)
+	})
 	mux.HandleFunc("/noloc", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(302) })
 	var log reqLog
 	srv := newServer(t, log.wrap(mux))
