@@ -205,6 +205,11 @@ type lostAttempt struct {
 	draws, collisions int64
 }
 
+// same reports whether a and o are one attempt: every attempt draws new names.
+func (a *lostAttempt) same(o *lostAttempt) bool {
+	return a.rows[0] == o.rows[0] && a.arks[0] == o.arks[0]
+}
+
 // lostAttempt returns the last attempt at b as a lostAttempt, or nil when it minted nothing.
 func (w *mintWorker) lostAttempt(b *pipeline.Batch) *lostAttempt {
 	la := &lostAttempt{draws: b.Draws, collisions: b.Collisions}
@@ -249,6 +254,7 @@ func (w *mintWorker) claimLost(b *pipeline.Batch, lost []*lostAttempt) {
 // *FaultError), stops the run; what was committed stays.
 func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 	p := w.s.cfg.Retry.withDefaults()
+	w.mint = w.mint[:0]     // rows of the last attempt at this batch only (lostAttempt)
 	var first time.Time     // the batch's first fault
 	var lost []*lostAttempt // attempts that failed after settling, the last one latest
 	for attempt := 1; ; attempt++ {
@@ -281,10 +287,8 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within the batch deadline of %s: %w", p.BatchTimeout, err)
 		}
-		if wrote {
-			if la := w.lostAttempt(b); la != nil {
-				lost = append(lost, la)
-			}
+		if la := w.lostAttempt(b); wrote && la != nil && (len(lost) == 0 || !lost[len(lost)-1].same(la)) {
+			lost = append(lost, la) // a new attempt that settled (one that failed early left the last one's rows)
 		}
 		w.resumed = true
 		if first.IsZero() {
