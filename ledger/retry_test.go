@@ -315,20 +315,29 @@ func TestMintLostCommitReplyIsTakenAsCommitted(t *testing.T) {
 	checkMinted(t, l.Pool, 400, rep.Summary, mm)
 }
 
-// copyBackends returns the PIDs of the test database's backends running COPY into ark.
+// copyBackends returns the PIDs of the test database's backends running COPY into ark. Called
+// from a CopyRow hook, it waits for the server to start the COPY: the client sends the COPY
+// statement and then its rows without waiting for the server's reply.
 func copyBackends(t *testing.T, pool *pgxpool.Pool) []int {
 	t.Helper()
-	res, err := pool.Query(context.Background(), `select pid from pg_stat_activity
-		where datname = current_database() and pid <> pg_backend_pid() and query ilike 'copy ark%' and state = 'active'`)
-	if err != nil {
-		t.Error(err)
-		return nil
+	for range 1000 {
+		res, err := pool.Query(context.Background(), `select pid from pg_stat_activity
+			where datname = current_database() and pid <> pg_backend_pid() and query ilike 'copy ark%' and state = 'active'`)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		pids, err := pgx.CollectRows(res, pgx.RowTo[int])
+		if err != nil || len(pids) > 0 {
+			if err != nil {
+				t.Error(err)
+			}
+			return pids
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	pids, err := pgx.CollectRows(res, pgx.RowTo[int])
-	if err != nil {
-		t.Error(err)
-	}
-	return pids
+	t.Error("no backend started a COPY into ark")
+	return nil
 }
 
 // TestMintRidesOutTerminatedBackend terminates the backend of a COPY (pg_terminate_backend)
@@ -493,7 +502,7 @@ func TestMintLockTimeoutRetries(t *testing.T) {
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 100, Seed: 35})
 	rep, err := l.Mint(ctx, ledger.MintJob{
 		Mint: ledger.MintConfig{ClientID: "c1",
-			Retry: ledger.RetryPolicy{BatchTimeout: time.Second, Notify: got.notify}},
+			Retry: ledger.RetryPolicy{BatchTimeout: 4 * time.Second, Notify: got.notify}},
 		Inputs: []string{in}, Workers: 1, BatchSize: 100, MintMapPath: filepath.Join(dir, "map.csv")})
 	once.Do(func() { _ = holder.Rollback(ctx) })
 	if err != nil {

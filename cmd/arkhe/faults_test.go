@@ -261,7 +261,7 @@ func TestMintSaysItRetries(t *testing.T) {
 	}
 	errOut := &lineWatch{want: "retrying in", then: func() { _ = holder.Rollback(ctx) }}
 	var out bytes.Buffer
-	code := run(ctx, []string{"arkhe", "--database-url", url, "--quiet", "mint", "--client", "test-minter", "--batch-timeout", "2s",
+	code := run(ctx, []string{"arkhe", "--database-url", url, "--quiet", "mint", "--client", "test-minter", "--batch-timeout", "4s",
 		"--retry-for", "1m", "-o", filepath.Join(dir, "map.csv"), in}, strings.NewReader(""), &out, errOut)
 	_ = holder.Rollback(ctx)
 	if code != 0 {
