@@ -174,7 +174,7 @@ func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runEr
 	case errors.As(runErr, &refused) && s.Minted == 0 && s.Replayed == 0:
 		status = "refused: nothing minted or replayed (the reason is on stderr)"
 	case runErr != nil:
-		status = "stopped (the error is on stderr); the counts below were committed before it stopped"
+		status = "stopped (the error is on stderr); minted and replayed count what it committed"
 	case s.Rejected > 0:
 		status = "done with rejects"
 	}
