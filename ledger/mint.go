@@ -65,8 +65,9 @@ const NameCheckThreshold = 0.05
 // replays (ReceiptCheck CheckAuto).
 const receiptSample = 32
 
-// maxBatchAttempts bounds the retries of one batch (conflicts with concurrent writers, rows the
-// server refuses); past it the run stops with an error.
+// maxBatchAttempts bounds the attempts at one batch in a row during which no concurrent run
+// committed one of its request IDs (conflicts that make no progress, rows the server refuses);
+// past it the run stops with an error.
 const maxBatchAttempts = 64
 
 // SQLSTATEs the sink retries a batch on.
@@ -130,6 +131,9 @@ type MintConfig struct {
 	// PgxCopyFrom sends the rows with pgx.CopyFrom and a CopyFromSource instead of the sink's own
 	// binary COPY encoder (copy.go); for comparison in benchmarks.
 	PgxCopyFrom bool
+	// Retry says how batches ride out faults (a lost connection, a restarted or frozen
+	// server); the zero value retries for DefaultRetryFor with DefaultBatchTimeout per attempt.
+	Retry RetryPolicy
 	// Hooks are test hooks; the zero value does nothing.
 	Hooks MintHooks
 }
@@ -143,6 +147,9 @@ type MintHooks struct {
 	// Bisect makes the sink locate a row the server refused by re-sending halves, ignoring the
 	// line number in the error's Where field.
 	Bisect bool
+	// LoseCommitReply, if set, is called after worker committed a batch that minted; true
+	// makes the worker act as if its connection was lost before COMMIT's reply came (retry.go).
+	LoseCommitReply func(worker int) bool
 }
 
 // MintTarget is where a run mints, resolved and checked by PrepareMint. Internal keys stay in
@@ -299,6 +306,8 @@ type MintStats struct {
 	Refusals       int64         // of which after the server refused a row's data
 	LookedUpNames  int64         // names looked up before COPY
 	CheckedBatches int64         // batches whose receipts were all read before COPY
+	Deadlocks      int64         // of the conflicts, deadlocks the server broke (SQLSTATE 40P01)
+	Faults         int64         // batch attempts that failed on a fault and were retried (retry.go)
 }
 
 const (
@@ -329,6 +338,7 @@ type MintSink struct {
 	phases                  [numPhases]atomic.Int64 // nanoseconds
 	retries, looked, loaded atomic.Int64
 	conflicts, refusals     atomic.Int64
+	faults                  faultCounters // committed outcomes and faults ridden out (retry.go)
 }
 
 func (s *MintSink) since(phase int, t0 time.Time) { s.phases[phase].Add(int64(time.Since(t0))) }
@@ -339,7 +349,8 @@ func (s *MintSink) Stats() MintStats {
 	return MintStats{ReceiptLookups: d(phaseReceipts), NameLookups: d(phaseNames), Settle: d(phaseSettle) - d(phaseNames),
 		CopyARKs: d(phaseCopyARKs), Commit: d(phaseCommit),
 		Retries: s.retries.Load(), Conflicts: s.conflicts.Load(), Refusals: s.refusals.Load(),
-		LookedUpNames: s.looked.Load(), CheckedBatches: s.loaded.Load()}
+		LookedUpNames: s.looked.Load(), CheckedBatches: s.loaded.Load(),
+		Deadlocks: s.faults.deadlocks.Load(), Faults: s.faults.retried.Load()}
 }
 
 // PrepareMint resolves and checks where cfg.ClientID mints, before any input is read: the client is registered, active, unexpired and holds
@@ -605,6 +616,8 @@ type mintWorker struct {
 	naan       string
 	dense      bool  // this worker saw a ledger collision
 	replays    bool  // this worker saw a receipt conflict after an optimistic COPY
+	resumed    bool  // the batch is sent again after a fault: read all its receipts first
+	session    bool  // the connection's lock and statement timeouts are set (retry.go)
 	reserved   int64 // quota reserved for the current attempt
 
 	// per-batch scratch, reused
@@ -615,6 +628,7 @@ type mintWorker struct {
 	hits      map[string]struct{}
 	name      []string // per row: printed ARK drawn, "" for none
 	draws     []uint8
+	collided  []uint8 // per row: draws that named an existing or held name (drawCounts)
 	verified  []bool
 	serverRej []*pipeline.RowError
 	mint      []int32  // rows to mint, in order
@@ -643,6 +657,7 @@ func (w *mintWorker) reset(n int) {
 	w.hash = resize(w.hash, n)
 	w.name = resize(w.name, n)
 	w.draws = resize(w.draws, n)
+	w.collided = resize(w.collided, n)
 	w.verified = resize(w.verified, n)
 	w.serverRej = resize(w.serverRej, n)
 }
@@ -657,9 +672,9 @@ func resize[T any](s []T, n int) []T {
 	return s
 }
 
-// Write implements pipeline.SinkWorker: it settles every row of b and commits the new ARKs and
-// their receipts in one transaction, retrying the batch after conflicts.
-func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
+// writeBatch settles every row of b and commits the new ARKs and their receipts in one
+// transaction, retrying the batch after conflicts; Write (retry.go) retries it after faults.
+func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 	rows := b.Rows
 	w.reset(len(rows))
 	defer func() {
@@ -677,7 +692,7 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 	var err error
 	checkReceipts := false
 	switch {
-	case w.s.t.QuotaPerDay > 0 || w.s.t.NoNewMints != nil || w.replays || w.s.cfg.ReceiptCheck == CheckAlways:
+	case w.s.t.QuotaPerDay > 0 || w.s.t.NoNewMints != nil || w.replays || w.resumed || w.s.cfg.ReceiptCheck == CheckAlways:
 		checkReceipts = true
 	case w.s.cfg.ReceiptCheck == CheckAuto:
 		t0 := time.Now()
@@ -688,9 +703,10 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 	}
 	checkNames := w.wantNameCheck(len(rows))
 	loaded, conflicted := false, false
-	for attempt := 1; ; attempt++ {
-		if attempt > maxBatchAttempts {
-			return fmt.Errorf("mint batch of %d rows: still conflicting after %d attempts", len(rows), maxBatchAttempts)
+	stalled, known := 0, 0 // attempts since receipts last turned up; receipts known
+	for {
+		if stalled++; stalled > maxBatchAttempts {
+			return fmt.Errorf("mint batch of %d rows: still conflicting after %d attempts without a concurrent run committing", len(rows), maxBatchAttempts)
 		}
 		if checkReceipts && !loaded {
 			t0 := time.Now()
@@ -703,6 +719,9 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 			if conflicted && len(w.receipt) > 0 {
 				w.replays = true // receipts turn up past the sample: look every batch up from now on
 			}
+			if len(w.receipt) > known { // a concurrent run committed some of these request IDs: progress
+				known, stalled = len(w.receipt), 1
+			}
 		}
 		t0 := time.Now()
 		ledgerHits, err := w.settle(ctx, b, checkNames)
@@ -714,6 +733,8 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 			w.dense = true
 			w.s.dense.Store(true)
 		}
+		w.orderByRequestID(rows)
+		b.Draws, b.Collisions = w.drawCounts(rows)
 		err = w.commit(ctx, b)
 		if err == nil {
 			for _, i := range w.mint { // before the names leave inflight (deferred release)
@@ -744,6 +765,9 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 			// ark COPY raises either; find both by querying, never from the error.
 			checkReceipts, loaded, checkNames, conflicted = true, false, true, true
 			w.s.conflicts.Add(1)
+			if code == codeDeadlock {
+				w.s.faults.deadlocks.Add(1)
+			}
 			clear(w.verified)
 		case code == CodeReachRefused:
 			return &ReachError{ClientID: w.s.t.ClientID, Shoulder: w.s.t.NAAN + w.s.t.Shoulder,
@@ -979,6 +1003,7 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 					ledgerHits++
 				}
 				b.Collisions++
+				w.collided[i]++
 				if err := w.draw(b, i); err != nil {
 					return 0, err
 				}
@@ -1090,6 +1115,7 @@ func (w *mintWorker) draw(b *pipeline.Batch, i int32) error {
 		h, ok := w.s.inflight.claim(key, w.id, i)
 		if !ok {
 			b.Collisions++ // another row of this batch, or of another worker's uncommitted batch, holds it
+			w.collided[i]++
 			continue
 		}
 		w.claimed = append(w.claimed, h)
@@ -1458,6 +1484,7 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 		rc.Rejects = rw
 	}
 	rep.Summary, err = pipeline.Run(ctx, rc)
+	rep.Summary = sink.committedSummary(rep.Summary)
 	rep.Stats = sink.Stats()
 	if mm != nil {
 		if err != nil {
@@ -1469,10 +1496,11 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 		}
 	}
 	if rw != nil {
-		if cerr := rw.Close(); cerr != nil && err == nil {
+		cerr := rw.Close()
+		if cerr != nil && err == nil {
 			err = cerr
 		}
-		if rw.Count() > 0 {
+		if cerr == nil && rw.Count() > 0 { // never name a reject file that could not be written
 			rep.Rejects = job.RejectsPath
 		}
 	}
@@ -1485,6 +1513,7 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 		"inputs": job.Inputs, "read": s.Read, "minted": s.Minted, "replayed": s.Replayed, "rejected": s.Rejected,
 		"draws": s.Draws, "collisions": s.Collisions, "elapsed_s": s.Elapsed.Seconds(),
 		"batch": rc.BatchSize, "workers": rc.Workers, "mint_map": rep.MintMap, "rejects": rep.Rejects,
+		"faults_ridden_out": rep.Stats.Faults,
 	}
 	switch {
 	case err != nil:

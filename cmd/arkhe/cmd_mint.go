@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,6 +43,8 @@ func mintCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable)", DefaultText: "http and https"},
 			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "look drawn names up before COPY: auto, always, never"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "look request IDs up before COPY: auto, always, never"},
+			&cli.DurationFlag{Name: "retry-for", Value: ledger.DefaultRetryFor, Usage: "after a fault (lost connection, server restart, no answer within --batch-timeout) retry a batch with back-off for this long, resuming from its receipts; 0s stops at the first fault"},
+			&cli.DurationFlag{Name: "batch-timeout", Value: ledger.DefaultBatchTimeout, Usage: "deadline of one attempt at a batch, which detects a frozen server; the session's lock_timeout is half of it, its statement_timeout three quarters"},
 		},
 		Action: func(c *cli.Context) error { return mintAction(c, e) },
 	}
@@ -69,6 +72,10 @@ func mintAction(c *cli.Context, e *env) error {
 	if c.Int("batch") < 1 || c.Int("workers") < 1 {
 		return cannot(errors.New("mint: --batch and --workers must be at least 1"))
 	}
+	retry, err := retryPolicy(c, e)
+	if err != nil {
+		return cannot(err)
+	}
 	base := manifestName(inputs[0])
 	out := c.String("out")
 	if out == "" {
@@ -92,7 +99,7 @@ func mintAction(c *cli.Context, e *env) error {
 	var done int64
 	job := ledger.MintJob{
 		Mint: ledger.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
-			NameCheck: nameCheck, ReceiptCheck: receiptCheck},
+			NameCheck: nameCheck, ReceiptCheck: receiptCheck, Retry: retry},
 		Inputs:  inputs,
 		Mapping: mapping,
 		Limits: pipeline.Limits{MaxURL: c.Int("max-url"), MaxERC: c.Int("max-erc"),
@@ -167,7 +174,7 @@ func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runEr
 	case errors.As(runErr, &refused) && s.Minted == 0 && s.Replayed == 0:
 		status = "refused: nothing minted or replayed (the reason is on stderr)"
 	case runErr != nil:
-		status = "stopped (the error is on stderr)"
+		status = "stopped (the error is on stderr); minted and replayed count what it committed"
 	case s.Rejected > 0:
 		status = "done with rejects"
 	}
@@ -198,6 +205,11 @@ func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runEr
 	}
 	if rep.Rejects != "" {
 		fmt.Fprintf(w, "  rejects     %s\n", rep.Rejects)
+	} else if s.Rejected > 0 {
+		fmt.Fprintf(w, "  rejects     not written: the reject file failed (the error is on stderr); %s rejected rows are not recorded\n", group(s.Rejected))
+	}
+	if f := rep.Stats.Faults; f > 0 {
+		fmt.Fprintf(w, "  retries     %s (batch attempts that met a fault and were retried; see the log)\n", group(f))
 	}
 	switch {
 	case runErr != nil || s.Minted > 0 || s.Replayed == 0:
@@ -224,4 +236,24 @@ func group(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// retryPolicy reads --retry-for and --batch-timeout; each retry and each batch that resumes
+// after one is logged (stderr).
+func retryPolicy(c *cli.Context, e *env) (ledger.RetryPolicy, error) {
+	p := ledger.RetryPolicy{For: c.Duration("retry-for"), BatchTimeout: c.Duration("batch-timeout")}
+	if p.For < 0 || p.BatchTimeout < time.Second {
+		return p, errors.New("mint: --retry-for must not be negative and --batch-timeout must be at least 1s")
+	}
+	if p.For == 0 {
+		p.For = -1 // no retries
+	}
+	p.Notify = func(n ledger.RetryNotice) {
+		if n.Resumed {
+			e.log.Info("mint: " + n.String())
+		} else {
+			e.log.Warn("mint: " + n.String())
+		}
+	}
+	return p, nil
 }
