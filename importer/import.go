@@ -22,6 +22,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // DefaultBatch is how many records the importer classifies and inserts at a time.
@@ -620,7 +621,7 @@ func (p *filePass) scan(ctx context.Context, r legacy.Reader, out chan<- []scann
 			return send()
 		}
 		if err != nil {
-			var re *legacy.RecordError
+			var re *pipeline.RowError
 			var te *legacy.TruncatedError
 			switch {
 			case errors.As(err, &re), errors.As(err, &te):
@@ -679,7 +680,7 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 // item handles one scanned result.
 func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]bool, read *int64) error {
 	if sc.err != nil {
-		var re *legacy.RecordError
+		var re *pipeline.RowError
 		var te *legacy.TruncatedError
 		switch {
 		case errors.As(sc.err, &re):
@@ -725,7 +726,7 @@ func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]
 	return nil
 }
 
-func recordErrorReason(re *legacy.RecordError) string {
+func recordErrorReason(re *pipeline.RowError) string {
 	if re.Err != nil {
 		return re.Reason + ": " + re.Err.Error()
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
@@ -568,7 +569,7 @@ func (s *reconcileSource) Next() bool {
 			return false
 		}
 		if err != nil {
-			var re *legacy.RecordError
+			var re *pipeline.RowError
 			var te *legacy.TruncatedError
 			switch {
 			case errors.As(err, &re):
@@ -614,7 +615,7 @@ func (s *reconcileSource) Next() bool {
 			id := e.ID
 			shoulder = &id
 		}
-		loc := rec.Source.File + ":" + fmt.Sprint(rec.Source.Line)
+		loc := rec.Source.String()
 		v := &s.vals
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = s.seq, row.Key(), shoulder, row.Original, row.Target, row.Status, row.Reason
 		var skip *string

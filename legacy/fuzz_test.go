@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // fuzzRead drains a reader over data and checks the Reader contract: no
@@ -33,7 +35,7 @@ func fuzzRead(t *testing.T, data []byte, f Format) {
 		if truncated {
 			t.Fatalf("%s: %v after TruncatedError", f, err)
 		}
-		var re *RecordError
+		var re *pipeline.RowError
 		var te *TruncatedError
 		switch {
 		case errors.As(err, &re):

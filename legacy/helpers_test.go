@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // sharedData returns <module root>/../shared/data (COMMON.md), skipping the
@@ -41,7 +43,7 @@ type collected struct {
 	naans     []*NAANRecord
 	shoulders []*ShoulderRecord
 	refused   []*Refused
-	errs      []*RecordError
+	errs      []*pipeline.RowError
 	truncated *TruncatedError
 	order     []string // "R", "N", "S", "X" (refused), "E", "T" in yield order
 }
@@ -62,7 +64,7 @@ func drain(t testing.TB, r Reader) collected {
 			}
 			return c
 		}
-		var re *RecordError
+		var re *pipeline.RowError
 		var te *TruncatedError
 		switch {
 		case errors.As(err, &re):

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 func TestDetectFormatInline(t *testing.T) {
@@ -70,14 +72,14 @@ func TestIdentifierKind(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	loc := Location{File: "dump.txt", Line: 98, Record: 8}
-	if loc.String() != "dump.txt:line 98 (record 8)" {
-		t.Errorf("Location: %s", loc)
+	loc := pipeline.Location{File: "dump.txt", Line: 98, Record: 8}
+	if loc.String() != "dump.txt:98 (record 8)" {
+		t.Errorf("pipeline.Location: %s", loc)
 	}
 	base := errors.New("boom")
-	re := &RecordError{Loc: loc, ID: "ark:/1/x", Field: "_t", Reason: "bad", Err: base}
-	if re.Error() != "dump.txt:line 98 (record 8): ark:/1/x: field _t: bad: boom" || !errors.Is(re, base) {
-		t.Errorf("RecordError: %q", re.Error())
+	re := &pipeline.RowError{Loc: loc, ID: "ark:/1/x", Field: "_t", Reason: "bad", Err: base}
+	if re.Error() != "dump.txt:98 (record 8): ark:/1/x: field _t: bad: boom" || !errors.Is(re, base) {
+		t.Errorf("pipeline.RowError: %q", re.Error())
 	}
 	for in, want := range map[string][2]any{
 		"303 https://x": {303, "https://x"}, "302\thttps://x": {302, "https://x"}, "200 https://x": {0, "200 https://x"},
@@ -157,7 +159,7 @@ func TestContextAndOpen(t *testing.T) {
 
 // TestLongValues: a 300-octet name passes through unchanged (the importer
 // refuses it naming the limit); a line over MaxLineBytes is one
-// RecordError and reading continues.
+// pipeline.RowError and reading continues.
 func TestLongValues(t *testing.T) {
 	name := "ark:/12345/x6" + strings.Repeat("b", 300)
 	c := readString(t, ":: "+name+"\n_target: https://a\n", EZIDANVL)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // Limits on imported values, in octets. A longer value is refused
@@ -48,7 +49,7 @@ type Row struct {
 	// Created and Updated are the times as given; nil when unknown.
 	Created, Updated *time.Time
 	// Source locates the record in its export.
-	Source Location
+	Source pipeline.Location
 
 	key string // ARK.Key(), computed once
 }

@@ -62,7 +62,7 @@ func TestRealN2TSample(t *testing.T) {
 	if got := strings.Join(c.order, ""); got != "RRRRRRRRT" {
 		t.Errorf("yield order %s", got)
 	}
-	if te.Error() != path+":line 98 (record 8): truncated: "+te.Reason {
+	if te.Error() != path+":98 (record 8): truncated: "+te.Reason {
 		t.Errorf("message %q", te.Error())
 	}
 }

@@ -91,9 +91,9 @@ func TestLocationString(t *testing.T) {
 		loc  Location
 		want string
 	}{
-		{Location{"tate.jsonl.gz", 17, 17}, "tate.jsonl.gz:record 17 (line 17)"},
-		{Location{"m.parquet", 0, 4}, "m.parquet:record 4"},
-		{Location{"m.csv", 1, 0}, "m.csv:line 1"},
+		{Location{"tate.jsonl.gz", 17, 17}, "tate.jsonl.gz:17 (record 17)"},
+		{Location{"m.parquet", 0, 4}, "m.parquet (record 4)"},
+		{Location{"m.csv", 1, 0}, "m.csv:1"},
 		{Location{"m.csv", 0, 0}, "m.csv"},
 	}
 	for _, c := range cases {

@@ -81,7 +81,7 @@ func TestParquetManifestRoundTrip(t *testing.T) {
 			t.Errorf("record %d:\n got %+v\nwant %+v", i+1, recs[i], want[i])
 		}
 	}
-	if s := recs[0].Source.String(); s != p+":record 1" {
+	if s := recs[0].Source.String(); s != p+" (record 1)" {
 		t.Errorf("Source.String() = %q", s)
 	}
 	// Floats and UUIDs become text too.

@@ -66,7 +66,7 @@ func TestImportCommandRealFiles(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("N2T sample: exit %d (want 1: truncated)\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"(n2t-dump, sha256:", "imported     8 ARKs", "sample_noid_output.txt:line 98 (record 8): truncated", "done with findings"} {
+	for _, want := range []string{"(n2t-dump, sha256:", "imported     8 ARKs", "sample_noid_output.txt:98 (record 8): truncated", "done with findings"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("N2T summary lacks %q:\n%s", want, out)
 		}
