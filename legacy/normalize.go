@@ -11,6 +11,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/report"
 )
 
 // Limits on imported values, in octets. A longer value is refused
@@ -281,35 +282,11 @@ func metaJSON(m map[string]string) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSON(b, k)
+		b = report.AppendJSONString(b, k)
 		b = append(b, ':')
-		b = appendJSON(b, m[k])
+		b = report.AppendJSONString(b, m[k])
 	}
 	return append(b, '}'), nil
-}
-
-// appendJSON appends s as a JSON string (s is valid UTF-8 without NUL).
-func appendJSON(b []byte, s string) []byte {
-	const hexd = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&15])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
 
 // NormalizeNAAN returns a NAAN as the ledger stores it — lowercased, hyphens removed, 1–16
