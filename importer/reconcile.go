@@ -380,7 +380,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow],
 			covered[*sShoulder] = struct{}{}
 		}
 		covered[*aShoulder] = struct{}{}
-		if !eqString(sURL, aURL) {
+		if !legacy.SameText(sURL, aURL) {
 			if err := emit(DiffTargetDiffers, arkStr, reconcileStrp("target"), sURL, aURL, src); err != nil {
 				return err
 			}
@@ -392,7 +392,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow],
 				return err
 			}
 		}
-		if !eqString(sReason, aReason) {
+		if !legacy.SameText(sReason, aReason) {
 			statusRows++
 			if err := emit(DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), sReason, aReason, src); err != nil {
 				return err
@@ -405,7 +405,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow],
 			name     string
 			exp, led *string
 		}{{"who", sWho, aWho}, {"what", sWhat, aWhat}, {"when", sWhen, aWhen}, {"commitment", sCommit, aCommit}} {
-			if !eqString(f.exp, f.led) {
+			if !legacy.SameText(f.exp, f.led) {
 				if err := emit(DiffMetadataDiffers, arkStr, reconcileStrp(f.name), f.exp, f.led, src); err != nil {
 					return err
 				}

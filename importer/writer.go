@@ -452,7 +452,7 @@ func (w *batchWriter) classify(ctx context.Context, rows []arkItem) (int, error)
 			if f == 7 {
 				d[f] = !sameJSON(exp[f], led[f])
 			} else {
-				d[f] = !eqString(exp[f], led[f])
+				d[f] = !legacy.SameText(exp[f], led[f])
 			}
 			same = same && !d[f]
 		}
@@ -791,12 +791,4 @@ func (f *keyFilter) add(key string) {
 func (f *keyFilter) mayContain(key string) bool {
 	w, m := f.slot(key)
 	return *w&m == m
-}
-
-// eqString reports whether a and b are both nil or point to equal strings.
-func eqString(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return *a == *b
 }

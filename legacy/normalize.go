@@ -67,13 +67,16 @@ func (r *Row) Key() string {
 // kernel, commitment and metadata: the values the importer compares with the ledger (times and
 // spelling are not compared).
 func (r *Row) SameContent(o *Row) bool {
-	return eqString(r.Target, o.Target) && r.Status == o.Status && eqString(r.Reason, o.Reason) &&
-		eqString(r.Who, o.Who) && eqString(r.What, o.What) && eqString(r.When, o.When) &&
-		eqString(r.Commitment, o.Commitment) && string(r.Metadata) == string(o.Metadata) &&
+	return SameText(r.Target, o.Target) && r.Status == o.Status && SameText(r.Reason, o.Reason) &&
+		SameText(r.Who, o.Who) && SameText(r.What, o.What) && SameText(r.When, o.When) &&
+		SameText(r.Commitment, o.Commitment) && string(r.Metadata) == string(o.Metadata) &&
 		(r.Metadata == nil) == (o.Metadata == nil)
 }
 
-func eqString(a, b *string) bool {
+// SameText reports whether two values of a nullable text column are the same, as import and
+// reconcile compare an export with the ledger: both NULL (nil), or both present and equal.
+// NULL and "" differ: an empty value given is not a value missing.
+func SameText(a, b *string) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
