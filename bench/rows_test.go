@@ -10,6 +10,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/bench"
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 func TestGenerateRows(t *testing.T) {
@@ -58,30 +59,8 @@ func TestGenerateRows(t *testing.T) {
 	}
 }
 
-// moduleRoot walks up from the package directory to go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
 func TestReadTate(t *testing.T) {
-	path := filepath.Join(moduleRoot(t), "..", "shared", "data", "tategallery-collection", "artworks.jsonl.gz")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("Tate data not present (shared/ must sit beside the repository): %v", err)
-	}
+	path := fixtures.SharedData(t, "tategallery-collection", "artworks.jsonl.gz")
 	set, err := bench.ReadTate(context.Background(), path, 2000, "99999", "/x9", 1)
 	if err != nil {
 		t.Fatal(err)

@@ -213,35 +213,11 @@ func TestImportArkletJSONFixture(t *testing.T) {
 	_ = legacy.ArkletJSON
 }
 
-// impSharedData returns <module root>/../shared/data (COMMON.md), skipping the test when missing.
-func impSharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	d := filepath.Join(filepath.Dir(dir), "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("shared data not found (shared/ must sit beside the repository): %v", err)
-	}
-	return d
-}
-
 // TestImportRealFiles imports the real registry, shoulder lists, EZID records and the N2T sample
 // in the order a migration would, and checks what each brought.
 func TestImportRealFiles(t *testing.T) {
 	l, pool := impLedger(t)
-	d := impSharedData(t)
+	d := fixtures.SharedData(t)
 	dir := t.TempDir()
 	imp := func(f string, cfg importer.Config) importer.Counts {
 		t.Helper()

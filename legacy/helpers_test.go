@@ -4,38 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
-
-// sharedData returns <module root>/../shared/data (COMMON.md), skipping the
-// test when it is absent.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("module root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("shared data not present (shared/ must sit beside the repository): %v", err)
-	}
-	return d
-}
 
 // result collects everything a reader yields.
 type collected struct {

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/ulikunitz/xz"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // crOnly turns LF and CRLF line ends into bare CRs (classic Mac OS text).

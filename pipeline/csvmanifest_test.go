@@ -10,13 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 // nyplCSVMapping is the NYPL mapping documented in MAPPINGS.md.
 const nyplCSVMapping = "request_id=UUID,url=Digital Collections URL,who=Contributor,what=Title,when=Date"
 
 func TestCSVNYPL(t *testing.T) {
-	r := mustOpen(t, sharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping)
+	r := mustOpen(t, fixtures.SharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping)
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 932 || len(bad) != 0 {
 		t.Fatalf("read %d records, %d bad; want 932, 0 (first bad: %v)", len(recs), len(bad), bad)
@@ -58,7 +60,7 @@ func TestCSVNYPL(t *testing.T) {
 
 func TestCSVBOMAndCRLF(t *testing.T) {
 	// artist_data.csv starts with a UTF-8 BOM (header "\ufeffid") and uses CRLF.
-	p := sharedData(t, "tategallery-collection/artist_data.csv")
+	p := fixtures.SharedData(t, "tategallery-collection/artist_data.csv")
 	r := mustOpen(t, p, "request_id=id,who=name,when=dates,url=url")
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 3532 || len(bad) != 0 {
@@ -92,7 +94,7 @@ func TestCSVBOMQuotedHeader(t *testing.T) {
 
 func TestCSVTruncated(t *testing.T) {
 	// Cut off inside a quoted field of record 2,135, which starts on line 2,634.
-	p := sharedData(t, "tategallery-collection/2013-10-11_40526a2/artwork_data.csv")
+	p := fixtures.SharedData(t, "tategallery-collection/2013-10-11_40526a2/artwork_data.csv")
 	r := mustOpen(t, p, "request_id=accession_number,who=artist,what=title,when=dateText,url=thumbnailUrl")
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 2134 {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 // The mappings documented in MAPPINGS.md.
@@ -20,7 +22,7 @@ const (
 )
 
 func TestJSONTateFirstRecords(t *testing.T) {
-	p := sharedData(t, "tategallery-collection/artworks.jsonl.gz")
+	p := fixtures.SharedData(t, "tategallery-collection/artworks.jsonl.gz")
 	r := mustOpen(t, p, tateMapping)
 	want := []Record{
 		{
@@ -77,7 +79,7 @@ func TestJSONTateFirstRecords(t *testing.T) {
 
 func TestJSONTateAll(t *testing.T) {
 	// 69,202 artworks, every one valid under the default limits.
-	r := mustOpen(t, sharedData(t, "tategallery-collection/artworks.jsonl.gz"), tateMapping)
+	r := mustOpen(t, fixtures.SharedData(t, "tategallery-collection/artworks.jsonl.gz"), tateMapping)
 	ctx := context.Background()
 	n := 0
 	for {
@@ -102,7 +104,7 @@ func TestJSONTateAll(t *testing.T) {
 }
 
 func TestJSONCMOA(t *testing.T) {
-	p := sharedData(t, "cmoa-collection/cmoa.jsonl.gz")
+	p := fixtures.SharedData(t, "cmoa-collection/cmoa.jsonl.gz")
 	r := mustOpen(t, p, cmoaMapping)
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 28258 || len(bad) != 0 {
@@ -144,7 +146,7 @@ func TestJSONCMOA(t *testing.T) {
 
 func TestJSONCMOAEmbeddedNewline(t *testing.T) {
 	// Line 37's medium holds an escaped newline; the first creator by [0].
-	p := sharedData(t, "cmoa-collection/cmoa.jsonl.gz")
+	p := fixtures.SharedData(t, "cmoa-collection/cmoa.jsonl.gz")
 	r := mustOpen(t, p, "request_id=accession_number,what=medium,who=creator[0].cited_name,when=creation_date_earliest")
 	var got Record
 	for i := 0; i < 37; i++ {
@@ -167,7 +169,7 @@ func TestJSONCMOAEmbeddedNewline(t *testing.T) {
 }
 
 func TestJSONTeenie(t *testing.T) {
-	r := mustOpen(t, sharedData(t, "cmoa-collection/teenie.jsonl.gz"), cmoaMapping)
+	r := mustOpen(t, fixtures.SharedData(t, "cmoa-collection/teenie.jsonl.gz"), cmoaMapping)
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 59031 || len(bad) != 0 {
 		t.Fatalf("read %d records, %d bad; want 59031, 0", len(recs), len(bad))
@@ -184,8 +186,8 @@ func TestJSONTeenie(t *testing.T) {
 }
 
 func TestJSONNYPLMatchesCSV(t *testing.T) {
-	js, bad := drainManifest(t, mustOpen(t, sharedData(t, "nypl-publicdomain/pd_collections.ndjson"), nyplNDJSONMapping))
-	cs, _ := drainManifest(t, mustOpen(t, sharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping))
+	js, bad := drainManifest(t, mustOpen(t, fixtures.SharedData(t, "nypl-publicdomain/pd_collections.ndjson"), nyplNDJSONMapping))
+	cs, _ := drainManifest(t, mustOpen(t, fixtures.SharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping))
 	if len(js) != 932 || len(bad) != 0 || len(cs) != 932 {
 		t.Fatalf("ndjson %d (%d bad), csv %d; want 932 each", len(js), len(bad), len(cs))
 	}

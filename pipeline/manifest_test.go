@@ -12,31 +12,6 @@ import (
 	"testing"
 )
 
-// sharedData returns the path of a file under <module root>/../shared/data
-// (COMMON.md: the shared data sits beside the repository).
-func sharedData(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("shared data file missing: %v", err)
-	}
-	return p
-}
-
 // readAll drains a reader, returning the records and the row errors in
 // order; it fails the test on a fatal error.
 func drainManifest(t testing.TB, r Reader) ([]Record, []*RowError) {

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // Querier is what Measure needs of a connection: *pgxpool.Pool, *pgx.Conn and pgx.Tx all

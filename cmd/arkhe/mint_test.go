@@ -36,7 +36,7 @@ func readMintMap(t *testing.T, path string) [][]string {
 // again: the second run mints nothing, replays all 932 with the same ARKs in the same order,
 // and says so.
 func TestMintNYPLTwice(t *testing.T) {
-	nypl := filepath.Join(sharedDir(t), "data", "nypl-publicdomain", "pd_collections.csv")
+	nypl := fixtures.SharedData(t, "nypl-publicdomain", "pd_collections.csv")
 	url := pgtest.URL(t)
 	if code, out, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
 		t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,7 +137,7 @@ func TestARKCheck(t *testing.T) {
 		t.Errorf("name_only: %d %q", code, out)
 	}
 	// the real EZID link-checker file: header, ARKs with and without check characters, DOIs
-	shared := sharedDir(t)
+	shared := fixtures.SharedDir(t)
 	code, out, errOut := arkhe(t, "", "", "ark", "check", "-f", filepath.Join(shared, "data/ezid/linkchecker_test_id_url_v0.tsv"))
 	if code != 1 || !strings.Contains(errOut, "46 verified, 19 failed") {
 		t.Errorf("linkchecker file: exit %d, stderr %q", code, errOut)
@@ -149,25 +148,6 @@ func TestARKCheck(t *testing.T) {
 	code, _, errOut = arkhe(t, "", "", "ark", "check", "--check-zone", "somewhere", "ark:/13030/xf93gt2q")
 	if code != 2 {
 		t.Errorf("bad zone: exit %d %s", code, errOut)
-	}
-}
-
-// sharedDir finds ../shared beside the module root.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
 	}
 }
 
