@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -359,13 +360,17 @@ const probeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bi
 from unnest($1::text[]) with ordinality k(ark, rec)
 cross join lateral (select * from ark where ark.ark = k.ark limit 1) a`
 
-// arkColumns are the ark columns the importer COPYs.
-var arkColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
+// arkColumns are the columns of table ark an import writes, in the order of its COPY.
+var arkColumns = [...]string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
 	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
 	"updated_at", "created_by", "import_run_id"}
 
+// ARKColumns returns the columns of table ark an import writes, in the order of its COPY, as a
+// new slice: the benchmark's floor sends the same columns.
+func ARKColumns() []string { return slices.Clone(arkColumns[:]) }
+
 // copySQL receives a batch's new ARKs (copyEncoder).
-var copySQL = "copy ark (" + strings.Join(arkColumns, ", ") + ") from stdin (format binary)"
+var copySQL = "copy ark (" + strings.Join(arkColumns[:], ", ") + ") from stdin (format binary)"
 
 // SourcePath is how import_run.source_file names an input: its absolute path, so that provenance
 // names the file wherever the command ran; path as given if it cannot be made absolute.

@@ -507,7 +507,7 @@ func sameJSON(a, b *string) bool {
 }
 
 // copyEncoder holds the binary COPY stream (ledger.AppendCopyHeader and the other ledger.Append
-// functions) of a batch's new ARKs, in arkColumns order.
+// functions) of a batch's new ARKs, in ARKColumns order.
 type copyEncoder struct {
 	buf []byte
 }
