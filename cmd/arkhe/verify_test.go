@@ -32,6 +32,15 @@ type verifyDuckResult struct {
 	Rows []map[string]any `json:"rows"`
 }
 
+// types maps column name to DuckDB type from DESCRIBE.
+func (r verifyDuckResult) types() map[string]string {
+	m := map[string]string{}
+	for _, d := range r.Describe {
+		m[d.Name] = d.Type
+	}
+	return m
+}
+
 // verifyDuckRead reads file with DuckDB, the independent reader, through
 // the report package's script, and runs sql against the view t over it. @duckdb/node-api comes
 // from $ARKHE_TOOLS/node_modules (`make test`) or <module root>/.tools/node_modules; missing,
@@ -42,10 +51,7 @@ func verifyDuckRead(t *testing.T, file, sql string) verifyDuckResult {
 	if err != nil {
 		t.Fatalf("DuckDB reader: node is not on PATH (%v); run `make test`", err)
 	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := fixtures.ModuleRoot(t)
 	tools := os.Getenv("ARKHE_TOOLS")
 	if tools == "" {
 		tools = filepath.Join(root, ".tools")
