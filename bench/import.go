@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -102,15 +101,7 @@ func (p ImportPair) Ratio() float64 {
 func (r ImportResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "arkhe bench import: %d-record arklet dump (%.1f MB), batch %d\n", r.Config.Rows,
 		float64(r.InputBytes)/1e6, r.Config.BatchSize)
-	fmt.Fprintf(w, "server: %s\n", r.Server)
-	keys := make([]string, 0, len(r.Settings))
-	for k := range r.Settings {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %-22s %s\n", k, r.Settings[k])
-	}
+	printServer(w, r.Server, r.Settings)
 	fmt.Fprintf(w, "(a) floor: COPY of the %d resulting ark rows   %8.2f s  %10.0f rows/s\n", r.Floor.Rows, r.Floor.Elapsed.Seconds(), r.Floor.Rate())
 	fmt.Fprintf(w, "(b) arkhe import, end to end                   %8.2f s  %10.0f rows/s\n", r.Import.Elapsed.Seconds(), r.Import.Rate())
 	fmt.Fprintf(w, "ratio (b)/(a): %.2f (target ≥ 0.80)\n", r.Ratio())

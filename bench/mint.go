@@ -17,7 +17,6 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -652,15 +651,7 @@ func (r MintResult) Print(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "arkhe bench mint: %d rows into a ledger of %d ARKs, batch %d, %d workers (floor: %d connection(s))\n",
 		c.Rows, c.Preload, c.BatchSize, c.Workers, c.FloorWorkers)
-	fmt.Fprintf(w, "server: %s\n", r.Server)
-	keys := make([]string, 0, len(r.Settings))
-	for k := range r.Settings {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return settingOrder(keys[i]) < settingOrder(keys[j]) })
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %-22s %s\n", k, r.Settings[k])
-	}
+	printServer(w, r.Server, r.Settings)
 	if c.Preload > 0 {
 		if r.PreloadReused {
 			fmt.Fprintf(w, "preload: %d ARKs, reused from an earlier run\n", c.Preload)
@@ -692,14 +683,4 @@ func (r MintResult) Print(w io.Writer) {
 		st.CopyARKs.Seconds(), st.Commit.Seconds())
 	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark %.2f s, commit %.2f s\n",
 		r.FloorCopyARKs.Seconds(), r.FloorCommit.Seconds())
-}
-
-func settingOrder(k string) int {
-	names := ServerSettings()
-	for i, s := range names {
-		if s == k {
-			return i
-		}
-	}
-	return len(names)
 }

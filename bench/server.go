@@ -1,14 +1,17 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -141,4 +144,22 @@ func (s *server) url(db string) string {
 	q.Del("dbname")
 	p.RawQuery = q.Encode()
 	return p.String()
+}
+
+// printServer writes where a benchmark ran and its server settings, one a line, in
+// ServerSettings order (any other name last, by name).
+func printServer(w io.Writer, where string, settings map[string]string) {
+	fmt.Fprintf(w, "server: %s\n", where)
+	order := ServerSettings()
+	rank := func(k string) int {
+		if i := slices.Index(order, k); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	keys := slices.Collect(maps.Keys(settings))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b)) })
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-22s %s\n", k, settings[k])
+	}
 }
