@@ -101,6 +101,7 @@ func impScalar[T any](t *testing.T, pool *pgxpool.Pool, sql string, args ...any)
 }
 
 func TestImportArkletJSONFixture(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	const n = 300
@@ -216,6 +217,7 @@ func TestImportArkletJSONFixture(t *testing.T) {
 // TestImportRealFiles imports the real registry, shoulder lists, EZID records and the N2T sample
 // in the order a migration would, and checks what each brought.
 func TestImportRealFiles(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	d := fixtures.SharedData(t)
 	dir := t.TempDir()
@@ -326,6 +328,7 @@ func TestImportRealFiles(t *testing.T) {
 // TestImportFixtureFormats imports every generated export format with its edge cases, plain and
 // with a BOM and CRLF line ends.
 func TestImportFixtureFormats(t *testing.T) {
+	t.Parallel()
 	const n = 200
 	type gen func(w *bytes.Buffer) error
 	cases := []struct {
@@ -412,6 +415,7 @@ func TestImportFixtureFormats(t *testing.T) {
 // TestImportDuplicates: identical rows for one ARK collapse; differing ones are a conflict and
 // neither lands, also when the rows are in different batches (the file is then read twice).
 func TestImportDuplicates(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	rec := func(id, target string) string {
@@ -466,6 +470,7 @@ func TestImportDuplicates(t *testing.T) {
 
 // TestImportDryRun: everything is counted and reported, nothing is written.
 func TestImportDryRun(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	in := impWriteFixture(t, dir, "arklet.json", func(b *bytes.Buffer) error { return fixtures.ArkletJSON(b, 100, 5) })
@@ -482,6 +487,7 @@ func TestImportDryRun(t *testing.T) {
 
 // TestImportClient: the client must hold ark:import; a NAAN client imports only its NAAN.
 func TestImportClient(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	ctx := context.Background()
 	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "examples"}); err != nil {
@@ -523,6 +529,7 @@ func TestImportClient(t *testing.T) {
 // TestImportDifferenceLeftAlone: an ARK in the ledger with another target is reported and left
 // alone; its ledger value and the export's are in the reject file.
 func TestImportDifferenceLeftAlone(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	a := impWriteText(t, dir, "a.anvl", ":: ark:/12345/x6aa1\n_target: https://e.org/old\nerc.who: Doe\n\n:: ark:/12345/x6bb1\n_target: https://e.org/b\n")
@@ -544,6 +551,7 @@ func TestImportDifferenceLeftAlone(t *testing.T) {
 // TestImportTruncatedAndCompressed: a dump cut in the middle of a record imports every complete
 // record and reports the line where it ends; a gzip'd export imports like the plain one.
 func TestImportTruncatedAndCompressed(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	var b bytes.Buffer
@@ -588,6 +596,7 @@ func TestImportTruncatedAndCompressed(t *testing.T) {
 // TestImportNAANWideShoulder: a name with no primordinal shoulder lands under the NAAN-wide
 // shoulder "/", created reserved; a nested registered shoulder wins by longest prefix.
 func TestImportNAANWideShoulder(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	ctx := context.Background()
 	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "examples"}); err != nil {
@@ -615,6 +624,7 @@ func TestImportNAANWideShoulder(t *testing.T) {
 // server refuses it, the import fails naming the batch, and nothing of the file (no ARK, no run
 // record) is committed. A re-run after the cause is gone imports everything.
 func TestImportServerRefusalInFlight(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	var text strings.Builder
@@ -652,6 +662,7 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 // any session, even one that prefers hash joins (the importer once forced nested loops with
 // session settings, which also forced them on the ark triggers' joins during every COPY).
 func TestImportProbeIsIndexLookups(t *testing.T) {
+	t.Parallel()
 	_, pool := impLedger(t)
 	ctx := context.Background()
 	conn, err := pool.Acquire(ctx)
@@ -687,6 +698,7 @@ func TestImportProbeIsIndexLookups(t *testing.T) {
 // TestImportCancelMidFile: cancelling while batches are in flight returns context.Canceled and
 // commits nothing (no ARK, no run); the re-run imports the whole file.
 func TestImportCancelMidFile(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	in := impWriteFixture(t, dir, "dump.json", func(w *bytes.Buffer) error { return fixtures.ArkletJSON(w, 5000, 3) })

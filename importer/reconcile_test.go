@@ -101,6 +101,7 @@ func reconcileCount(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) i
 }
 
 func TestReconcileReportsAndApplies(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
@@ -225,6 +226,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 // TestReconcileAmbiguousAndParquet: an export that holds one ARK twice with different values is
 // reported and never applied; the default Parquet report is written.
 func TestReconcileAmbiguousAndParquet(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
@@ -267,6 +269,7 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 // reconcile finds no differences; with --include-reserved/--include-test they are reported and
 // say why. A status and its tombstone reason count as one status difference.
 func TestReconcileSkipsReservedAndTest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}

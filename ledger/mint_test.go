@@ -181,6 +181,7 @@ func checkLedger(t *testing.T, pool *pgxpool.Pool, n int64) {
 }
 
 func TestMintAndReplayByteForByte(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -258,6 +259,7 @@ func existingBlade(t *testing.T, l *ledger.Ledger) string {
 }
 
 func TestMintForcedCollisionIsRedrawn(t *testing.T) {
+	t.Parallel()
 	for _, check := range []ledger.Check{ledger.CheckAlways, ledger.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
@@ -317,6 +319,7 @@ func TestMintForcedCollisionIsRedrawn(t *testing.T) {
 }
 
 func TestMintTenCollisionsFailTheRow(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	blade := existingBlade(t, l)
@@ -377,6 +380,7 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 }
 
 func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -433,6 +437,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 }
 
 func TestMintDuplicatesWithinManifest(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -479,12 +484,13 @@ func TestMintDuplicatesWithinManifest(t *testing.T) {
 	}
 	m = readCSV(t, mm)
 	recs = readCSV(t, rejects)
-	if len(recs) != 2 || recs[1][3] != "id4" || !strings.Contains(recs[1][5], m[5][1]) || !strings.Contains(recs[1][5], "line 6") {
-		t.Fatalf("reject file %q, want id4 rejected naming %s and line 6", recs, m[5][1])
+	if len(recs) != 2 || recs[1][3] != "id4" || !strings.Contains(recs[1][5], m[5][1]) || !strings.Contains(recs[1][5], "m.csv:6 (record 5)") {
+		t.Fatalf("reject file %q, want id4 rejected naming %s and m.csv:6 (record 5)", recs, m[5][1])
 	}
 }
 
 func TestMintBadRowsRejectOnlyThemselves(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -513,6 +519,7 @@ func TestMintBadRowsRejectOnlyThemselves(t *testing.T) {
 }
 
 func TestMintServerRefusalRejectsOneRow(t *testing.T) {
+	t.Parallel()
 	for _, v := range []struct{ bisect, pgx bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		t.Run(fmt.Sprintf("bisect=%v,pgx=%v", v.bisect, v.pgx), func(t *testing.T) {
 			l := mintLedger(t)
@@ -566,6 +573,7 @@ func TestMintServerRefusalRejectsOneRow(t *testing.T) {
 }
 
 func TestMintCancelMidCopyThenRerun(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 600, Seed: 5})
@@ -613,6 +621,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 }
 
 func TestMintCrashBeforeMintMapThenRerun(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -648,6 +657,7 @@ func TestMintCrashBeforeMintMapThenRerun(t *testing.T) {
 }
 
 func TestMintConcurrentRunsMintOnce(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 300, Seed: 7})
@@ -676,6 +686,7 @@ func TestMintConcurrentRunsMintOnce(t *testing.T) {
 }
 
 func TestMintReachRefusalsWriteNothing(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 8})
@@ -732,6 +743,7 @@ func TestMintReachRefusalsWriteNothing(t *testing.T) {
 // command the same day replays the 5 and rejects the other 5 (exit 1, not a refusal); the next
 // UTC day it completes the job. A client of the same manager without receipts is refused.
 func TestMintQuota(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -824,6 +836,7 @@ func TestMintQuota(t *testing.T) {
 // for a client with no shoulder to choose at all, the same manifest replays every ARK in its
 // original shoulder; only rows that need a new mint are rejected, naming the rule.
 func TestMintReplayIgnoresShoulder(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -896,6 +909,7 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 // thousands of draws collide: every collision is counted and redrawn, none throws a batch away
 // twice, and every request ID ends with exactly one ARK.
 func TestMintDenseShoulder(t *testing.T) {
+	t.Parallel()
 	for _, check := range []ledger.Check{ledger.CheckAuto, ledger.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
@@ -939,6 +953,7 @@ func TestMintDenseShoulder(t *testing.T) {
 // The sink finds both by querying the ledger, replays the receipt and
 // redraws the name.
 func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
+	t.Parallel()
 	for _, copyFrom := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pgx=%v", copyFrom), func(t *testing.T) {
 			l := mintLedger(t)

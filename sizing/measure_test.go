@@ -42,6 +42,7 @@ func seedLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 }
 
 func TestMeasureCountsTOASTAndIndexes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.New(t)
 	seedLedger(t, pool, 300)
@@ -139,6 +140,7 @@ func TestMeasureCountsTOASTAndIndexes(t *testing.T) {
 }
 
 func TestMeasureNamespacesAndFields(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.New(t)
 	seedLedger(t, pool, 50)
@@ -199,6 +201,7 @@ func TestMeasureNamespacesAndFields(t *testing.T) {
 
 // TestFixedBytes checks ModelFixedBytes against a fresh, migrated ledger.
 func TestFixedBytes(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	tables, err := sizing.MeasureTables(context.Background(), pool)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // gives the same ledger, checked and unchecked; another seed adds disjoint names to the same
 // ledger; counts of receipts and changes follow the options.
 func TestFillLedger(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b := pgtest.New(t), pgtest.New(&subTB{t})
 	opts := fixtures.FillOptions{Shoulders: []string{"x9", "/b5"}, ChangeEvery: 3, BatchRows: 7}

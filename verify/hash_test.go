@@ -12,6 +12,7 @@ import (
 // every length from 0 to 300 octets (UTF-8, multi-octet characters included), and seeds 0,
 // small and 64-bit.
 func TestHashTextExtended(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	var keys []string

@@ -13,6 +13,7 @@ import (
 // TestARKShowRepointTombstone: show, repoint and tombstone one ARK through the CLI, with the
 // client's scope and reach checked and exit 1 for no change.
 func TestARKShowRepointTombstone(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	if code, out, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
 		t.Fatalf("init: %d %s %s", code, out, errOut)

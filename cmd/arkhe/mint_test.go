@@ -101,6 +101,7 @@ func TestMintNYPLTwice(t *testing.T) {
 }
 
 func TestMintCommandRefusalsAndRejects(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	if code, _, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
 		t.Fatalf("init: %s", errOut)
@@ -148,6 +149,7 @@ func TestMintCommandRefusalsAndRejects(t *testing.T) {
 // TestManifestName: the default outputs are named after the first manifest's file name with its
 // extensions kept, so manifests that differ only in format get different outputs.
 func TestManifestName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"../shared/data/nypl-publicdomain/pd_collections.csv":    "pd_collections.csv",
 		"../shared/data/nypl-publicdomain/pd_collections.ndjson": "pd_collections.ndjson",
@@ -166,6 +168,7 @@ func TestManifestName(t *testing.T) {
 // new mints (or why there are none), "all N ARKs replayed" only when every row replayed, and a
 // stopped run's error is left to stderr.
 func TestPrintMintSummary(t *testing.T) {
+	t.Parallel()
 	target := ledger.MintTarget{ClientID: "c1", NAAN: "12345", Shoulder: "/b5"}
 	cases := []struct {
 		name   string
@@ -206,6 +209,7 @@ func TestPrintMintSummary(t *testing.T) {
 // TestMintHelpCitesNoInternalDocuments: the help of mint and bench mint states rules, not
 // references to documents users do not have.
 func TestMintHelpCitesNoInternalDocuments(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"mint", "--help"}, {"bench", "mint", "--help"}} {
 		var out, errb bytes.Buffer
 		run(context.Background(), append([]string{"arkhe"}, args...), strings.NewReader(""), &out, &errb)

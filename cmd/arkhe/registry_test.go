@@ -24,6 +24,7 @@ func arkhe(t *testing.T, url string, stdin string, args ...string) (int, string,
 }
 
 func TestRegistrationCommands(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	steps := []struct {
 		args []string
@@ -110,6 +111,7 @@ func TestRegistrationCommands(t *testing.T) {
 }
 
 func TestInitTestRegistrationIsIdempotent(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	code, out, errOut := arkhe(t, url, "", "init", "--test-registration")
 	if code != 0 || !strings.Contains(out, "registered test NAAN 99999") {
@@ -122,6 +124,7 @@ func TestInitTestRegistrationIsIdempotent(t *testing.T) {
 }
 
 func TestARKCheck(t *testing.T) {
+	t.Parallel()
 	// arguments: normalized form and verdict; exit 1 when one fails
 	code, out, _ := arkhe(t, "", "", "ark", "check", "ark:/13030/xf93gt2q", "https://n2t.net/ark:/77913/r7-2t0f", "ark:/13030/xf93gt2c")
 	if code != 1 {
@@ -156,6 +159,7 @@ func TestARKCheck(t *testing.T) {
 // client in plain SQL mid-run), its ARKs stay, the change is an audit event; enable lets it mint
 // again.
 func TestClientDisableStopsMinting(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	if code, _, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
 		t.Fatalf("init: %s", errOut)

@@ -63,6 +63,7 @@ func seedSizingLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 }
 
 func TestSizingMeasuredLedger(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
 	seedSizingLedger(t, pool, 200)
@@ -187,6 +188,7 @@ func checkTSV(t *testing.T, tsv string) {
 }
 
 func TestSizingModel(t *testing.T) {
+	t.Parallel()
 	code, text, errOut := runArkhe(t, "sizing", "--model", "--arks", "2000000", "--changes", "200000")
 	if code != exitDone {
 		t.Fatalf("sizing --model: exit %d\n%s", code, errOut)
@@ -232,6 +234,7 @@ func TestSizingModel(t *testing.T) {
 }
 
 func TestBenchSizingCLI(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	code, text, errOut := runArkhe(t, "--database-url", url, "bench", "sizing", "--rows", "3000", "--layout", "natural",
 		"--layout", "surrogate", "--layout", "receipt-table", "--layout", "arkhe")

@@ -90,6 +90,7 @@ func verifyExec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
 }
 
 func TestVerifyCommand(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
 	ctx := context.Background()
@@ -162,6 +163,7 @@ func TestVerifyCommand(t *testing.T) {
 }
 
 func TestReportChangesMillion(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
 	ctx := context.Background()
@@ -284,6 +286,7 @@ func strconvI(n int64) string {
 }
 
 func TestBenchVerifySmall(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	code, out, errOut := arkhe(t, url, "", "bench", "verify", "--rows", "3000", "--repeat", "1")
 	if code != 0 {
