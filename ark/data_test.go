@@ -18,6 +18,7 @@ import (
 // all verify with zone naan_name; the three junk lines at the end are not
 // ARKs (NCDA).
 func TestSpings(t *testing.T) {
+	t.Parallel()
 	path := fixtures.SharedData(t, "ezid", "perl_77913_r7_1000000_spings.csv.xz")
 	f, err := os.Open(path)
 	if err != nil {
@@ -73,6 +74,7 @@ func TestSpings(t *testing.T) {
 // verify with zone naan_name is the one an independent count gave (1,164 of
 // 2,693; many real ARKs legitimately have no check character).
 func TestEZIDIdentifiers(t *testing.T) {
+	t.Parallel()
 	path := fixtures.SharedData(t, "ezid", "db.identifier.jsonl")
 	f, err := os.Open(path)
 	if err != nil {

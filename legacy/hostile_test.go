@@ -44,6 +44,7 @@ var lineFixtures = []struct {
 // TestCROnlyLineEnds: each line-oriented reader reads a file with CR-only line ends exactly as
 // the same file with LF line ends: the same items, values and locations, detected alike.
 func TestCROnlyLineEnds(t *testing.T) {
+	t.Parallel()
 	for _, fx := range lineFixtures {
 		lf := readString(t, fx.text, fx.format)
 		if len(lf.order) < 2 {
@@ -150,6 +151,7 @@ func decodedPrefix(t testing.TB, c string, b []byte) []byte {
 // before the cut, exactly as the whole file yields them, then one TruncatedError where the stream
 // ends, naming the line and the last record, then io.EOF.
 func TestTruncatedCompressed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []string{"gzip", "xz"} {
 		n := 3000
@@ -208,6 +210,7 @@ func yielded(c collected) []string {
 // TestCorruptGzipMember: a second gzip member whose header is broken ends the file with a
 // TruncatedError after the first member's records.
 func TestCorruptGzipMember(t *testing.T) {
+	t.Parallel()
 	ex := bigExports(100)[0] // EZID ANVL
 	first := compress(t, "gzip", ex.text)
 	second := compress(t, "gzip", ":: ark:/54321/x6z1\n_target: https://example.org/z\n\n")
@@ -227,6 +230,7 @@ func TestCorruptGzipMember(t *testing.T) {
 // TestLegacyCSVOverlongLine: a CSV row longer than MaxLineBytes (16 MiB) is rejected alone and
 // the rows after it are read; so is a quote left open.
 func TestLegacyCSVOverlongLine(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "long.csv")
 	if err := os.WriteFile(p, []byte("_id,_target\nark:/54321/x6a,https://e.org/a\nark:/54321/x6b,"), 0o644); err != nil {
 		t.Fatal(err)
@@ -264,6 +268,7 @@ func TestLegacyCSVOverlongLine(t *testing.T) {
 // TestArrayElementTooLong: a dumpdata array element longer than the bound is rejected alone;
 // the elements after it are read.
 func TestArrayElementTooLong(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 300)
 	in := "[\n" +
 		" {\"model\": \"ark.ark\", \"pk\": \"12345/x6a\", \"fields\": {\"url\": \"https://e.org/a\"}},\n" +
@@ -290,6 +295,7 @@ func TestArrayElementTooLong(t *testing.T) {
 // dumpdata objects (top level, fields, EZID metadata) and registry records (at any depth); the
 // records around it are read. A secret-bearing record's text stays out of the error.
 func TestDuplicateJSONKeys(t *testing.T) {
+	t.Parallel()
 	ezid := func(fields string) string {
 		return `{"model":"ezidapp.identifier","pk":1,"fields":{` + fields + `}}` + "\n"
 	}
@@ -336,6 +342,7 @@ func TestDuplicateJSONKeys(t *testing.T) {
 // naming the line and the field; the records around it are read, and joined N2T dumps stay
 // aligned.
 func TestMidFileBOM(t *testing.T) {
+	t.Parallel()
 	const bom = utf8BOM
 	c := readString(t, ezidCSV+bom+"ark:/99999/fk4bom,public,2020-01-01T00:00:00Z,https://e.org/b,Who\nark:/99999/fk4end,public,,https://e.org/e,\n", EZIDCSV)
 	if len(c.records) != 4 || len(c.errs) != 1 || c.errs[0].Field != "id" || c.errs[0].Loc != (pipeline.Location{File: "inline", Line: 5, Record: 4}) ||

@@ -13,6 +13,7 @@ import (
 )
 
 func TestDetectFormatInline(t *testing.T) {
+	t.Parallel()
 	for head, want := range map[string]Format{
 		upstreamDump:                         ArkletJSON,
 		"[{\"model\":\"ezidapp.identifier\"": EZIDDB,
@@ -44,6 +45,7 @@ func TestDetectFormatInline(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
+	t.Parallel()
 	if f, err := ParseFormat(" N2T-Dump "); f != N2TDump || err != nil {
 		t.Errorf("ParseFormat: %q %v", f, err)
 	}
@@ -59,6 +61,7 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestIdentifierKind(t *testing.T) {
+	t.Parallel()
 	for id, want := range map[string]string{
 		"ark:/13030/c8251g4t": "ark", "ark:13030/c8": "ark", "ARK:/13030/x": "ark", "Ark:13030/x": "ark",
 		"https://n2t.net/ark:/13030/x": "ark", "http://example.org/ARK:12345/x": "ark", "12345/x6b4dp12wkm": "ark",
@@ -72,6 +75,7 @@ func TestIdentifierKind(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
+	t.Parallel()
 	loc := pipeline.Location{File: "dump.txt", Line: 98, Record: 8}
 	if loc.String() != "dump.txt:98 (record 8)" {
 		t.Errorf("pipeline.Location: %s", loc)
@@ -122,6 +126,7 @@ func TestHelpers(t *testing.T) {
 }
 
 func TestContextAndOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "download.anvl.gz")
 	f, err := os.Create(path)
@@ -161,6 +166,7 @@ func TestContextAndOpen(t *testing.T) {
 // refuses it naming the limit); a line over MaxLineBytes is one
 // pipeline.RowError and reading continues.
 func TestLongValues(t *testing.T) {
+	t.Parallel()
 	name := "ark:/12345/x6" + strings.Repeat("b", 300)
 	c := readString(t, ":: "+name+"\n_target: https://a\n", EZIDANVL)
 	if len(c.records) != 1 || c.records[0].ID != name {

@@ -14,6 +14,7 @@ import (
 // were taken from the files independently (Python json/csv).
 
 func TestRealN2TSample(t *testing.T) {
+	t.Parallel()
 	path := fixtures.SharedData(t, "arklet", "sample_noid_output.txt")
 	c := readFile(t, path, "")
 	want := []string{"ark:/13960/fk3ws8hp67", "ark:/13960/t00000018", "ark:/13960/t0000002r", "ark:/13960/t00000037",
@@ -70,6 +71,7 @@ func TestRealN2TSample(t *testing.T) {
 }
 
 func TestRealEZIDIdentifiers(t *testing.T) {
+	t.Parallel()
 	c := readFile(t, fixtures.SharedData(t, "ezid", "db.identifier.jsonl"), "")
 	if len(c.records) != 2724 || len(c.errs) != 0 || c.truncated != nil || len(c.refused) != 0 {
 		t.Fatalf("%d records, %d errors, %v", len(c.records), len(c.errs), c.truncated)
@@ -139,6 +141,7 @@ func TestRealEZIDIdentifiers(t *testing.T) {
 }
 
 func TestRealEZIDShoulders(t *testing.T) {
+	t.Parallel()
 	d := fixtures.SharedData(t)
 	c := readFile(t, filepath.Join(d, "ezid", "db.shoulder.jsonl"), "")
 	if len(c.shoulders) != 566 || len(c.errs) != 0 {
@@ -229,6 +232,7 @@ func TestRealEZIDShoulders(t *testing.T) {
 }
 
 func TestRealNAANRegistryANVL(t *testing.T) {
+	t.Parallel()
 	c := readFile(t, fixtures.SharedData(t, "jkunze-naan", "naan_registry.txt"), "")
 	if len(c.naans) != 583 || len(c.errs) != 0 || len(c.shoulders) != 0 || c.truncated != nil {
 		t.Fatalf("%d NAANs, %d shoulders, %d errors", len(c.naans), len(c.shoulders), len(c.errs))
@@ -268,6 +272,7 @@ func TestRealNAANRegistryANVL(t *testing.T) {
 }
 
 func TestRealNAANRegistryJSON(t *testing.T) {
+	t.Parallel()
 	d := fixtures.SharedData(t)
 	c := readFile(t, filepath.Join(d, "legacy-samples", "naan_registry_public_2023-05.json"), "")
 	if len(c.naans) != 1081 || len(c.errs) != 0 || c.truncated != nil {
@@ -339,6 +344,7 @@ func TestRealNAANRegistryJSON(t *testing.T) {
 
 // TestRealDetect: DetectFormat names every real file's format.
 func TestRealDetect(t *testing.T) {
+	t.Parallel()
 	d := fixtures.SharedData(t)
 	for file, want := range map[string]Format{
 		"arklet/sample_noid_output.txt":                    N2TDump,

@@ -11,6 +11,7 @@ import (
 // TestBenchSmall runs Bench at a small size so the helper stays working;
 // it asserts counts, not speed.
 func TestBenchSmall(t *testing.T) {
+	t.Parallel()
 	res, err := Bench(context.Background(), BenchConfig{Targets: 60, Hosts: 6, Latency: 2 * time.Millisecond, Interval: 5 * time.Millisecond, Workers: 4})
 	if err != nil {
 		t.Fatal(err)

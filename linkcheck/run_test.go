@@ -25,6 +25,7 @@ func sha(s string) string {
 // TestStatuses: 200 with and without Content-Length, 404, 500, 410, a
 // HEAD-refusing server (405 then GET), the User-Agent sent.
 func TestStatuses(t *testing.T) {
+	t.Parallel()
 	const page = "<html><body>hello</body></html>"
 	var uaMu sync.Mutex
 	uas := map[string]bool{}
@@ -121,6 +122,7 @@ func TestStatuses(t *testing.T) {
 
 // TestTimeout: a server slower than RequestTimeout gives ErrTimeout.
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answers; returns when the client gives up
 	}))
@@ -139,6 +141,7 @@ func TestTimeout(t *testing.T) {
 // TestRedirects: a recorded chain, a loop, the redirect limit, relative and
 // bad Locations.
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/r1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/r2", 302) })
 	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "final?x=1", 301) })
@@ -191,6 +194,7 @@ func TestRedirects(t *testing.T) {
 // TestRetryAfter: a 429 with Retry-After pushes the host's next request
 // back by that delay; the check is inconclusive; the cap applies.
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	var log reqLog
 	srv := newServer(t, log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -234,6 +238,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 12, 10, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		in   string
@@ -259,6 +264,7 @@ func TestParseRetryAfter(t *testing.T) {
 // TestContentChanged: three runs over one target whose size, then media
 // type change; state flows from each run to the next.
 func TestContentChanged(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	body, ctype := strings.Repeat("x", 1000), "text/html; charset=utf-8"
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -300,6 +306,7 @@ func TestContentChanged(t *testing.T) {
 // TestManyPathsOneHost: many workers, one host: never two requests at once,
 // the interval held between every pair, including HEAD then GET.
 func TestManyPathsOneHost(t *testing.T) {
+	t.Parallel()
 	var log reqLog
 	srv := newServer(t, log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Each request takes longer than the interval, so a second request
@@ -336,6 +343,7 @@ func TestManyPathsOneHost(t *testing.T) {
 // politely on its own, redirects across hosts wait for the host they go to,
 // and a stalled host does not hold up the others.
 func TestManyHosts(t *testing.T) {
+	t.Parallel()
 	const hosts, per = 5, 8
 	logs := make([]*reqLog, hosts)
 	// Listen first, so every handler is built knowing every port.
@@ -400,6 +408,7 @@ func TestManyHosts(t *testing.T) {
 // other host's targets are recorded; with two workers, one is stuck on it
 // and the other must serve everything else.
 func TestStalledHostDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	stalled := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -453,6 +462,7 @@ func TestStalledHostDoesNotBlockOthers(t *testing.T) {
 
 // TestBadURLs: targets no request can be made for are recorded as failed.
 func TestBadURLs(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	sum, sink := run(t, cfg, []Target{
 		{Key: "ftp", URL: "ftp://example.org/x"}, {Key: "rel", URL: "/just/a/path"},
@@ -472,6 +482,7 @@ func TestBadURLs(t *testing.T) {
 // TestLimitAndDeferred: Limit bounds the checks started; a host's full
 // queue defers further targets, which the summary counts.
 func TestLimitAndDeferred(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "0")
 	}))
@@ -519,6 +530,7 @@ func TestLimitAndDeferred(t *testing.T) {
 // TestCancel: a check in flight when the context is cancelled is not
 // recorded; Run returns the context's error.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		started <- struct{}{}
@@ -538,6 +550,7 @@ func TestCancel(t *testing.T) {
 
 // TestSinkError: a failing sink stops the run with its error.
 func TestSinkError(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "0")
 	}))
@@ -562,6 +575,7 @@ func TestSinkError(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cfg   Config
 		field string
@@ -593,6 +607,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestHostKey(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"http://Example.ORG:8080/x":   "example.org",
 		"https://example.org./":       "example.org",

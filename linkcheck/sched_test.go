@@ -11,6 +11,7 @@ import (
 // TestHostTableBounded: hosts leave the table once idle and past their
 // interval, so it holds only hosts with work.
 func TestHostTableBounded(t *testing.T) {
+	t.Parallel()
 	cfg, err := Config{Contact: testContact, PerHostInterval: time.Hour}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func TestHostTableBounded(t *testing.T) {
 }
 
 func TestHostCap(t *testing.T) {
+	t.Parallel()
 	cfg, _ := Config{Contact: testContact, HostQueue: 50, MaxDuration: 10 * time.Second,
 		HostIntervals: map[string]time.Duration{"slow.example": 5 * time.Second}}.withDefaults()
 	now := time.Now()
@@ -67,6 +69,7 @@ func TestHostCap(t *testing.T) {
 // TestMaxDuration: with the time already up, nothing is checked and every
 // target read is counted as not checked.
 func TestMaxDuration(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	var targets []Target
 	for i := range 5 {
@@ -83,6 +86,7 @@ func TestMaxDuration(t *testing.T) {
 // TestSlowHosts: a host whose targets at its interval take longer than the
 // good window is reported.
 func TestSlowHosts(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "0")
 	}))

@@ -5,6 +5,7 @@ import "testing"
 // TestJSONNumberEnd: the RFC 8259 §6 number grammar, with the offset of the first byte that
 // breaks it, for both instantiations.
 func TestJSONNumberEnd(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in  string
 		end int

@@ -22,6 +22,7 @@ const (
 )
 
 func TestJSONTateFirstRecords(t *testing.T) {
+	t.Parallel()
 	p := fixtures.SharedData(t, "tategallery-collection/artworks.jsonl.gz")
 	r := mustOpen(t, p, tateMapping)
 	want := []Record{
@@ -78,6 +79,7 @@ func TestJSONTateFirstRecords(t *testing.T) {
 }
 
 func TestJSONTateAll(t *testing.T) {
+	t.Parallel()
 	// 69,202 artworks, every one valid under the default limits.
 	r := mustOpen(t, fixtures.SharedData(t, "tategallery-collection/artworks.jsonl.gz"), tateMapping)
 	ctx := context.Background()
@@ -104,6 +106,7 @@ func TestJSONTateAll(t *testing.T) {
 }
 
 func TestJSONCMOA(t *testing.T) {
+	t.Parallel()
 	p := fixtures.SharedData(t, "cmoa-collection/cmoa.jsonl.gz")
 	r := mustOpen(t, p, cmoaMapping)
 	recs, bad := drainManifest(t, r)
@@ -145,6 +148,7 @@ func TestJSONCMOA(t *testing.T) {
 }
 
 func TestJSONCMOAEmbeddedNewline(t *testing.T) {
+	t.Parallel()
 	// Line 37's medium holds an escaped newline; the first creator by [0].
 	p := fixtures.SharedData(t, "cmoa-collection/cmoa.jsonl.gz")
 	r := mustOpen(t, p, "request_id=accession_number,what=medium,who=creator[0].cited_name,when=creation_date_earliest")
@@ -169,6 +173,7 @@ func TestJSONCMOAEmbeddedNewline(t *testing.T) {
 }
 
 func TestJSONTeenie(t *testing.T) {
+	t.Parallel()
 	r := mustOpen(t, fixtures.SharedData(t, "cmoa-collection/teenie.jsonl.gz"), cmoaMapping)
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 59031 || len(bad) != 0 {
@@ -186,6 +191,7 @@ func TestJSONTeenie(t *testing.T) {
 }
 
 func TestJSONNYPLMatchesCSV(t *testing.T) {
+	t.Parallel()
 	js, bad := drainManifest(t, mustOpen(t, fixtures.SharedData(t, "nypl-publicdomain/pd_collections.ndjson"), nyplNDJSONMapping))
 	cs, _ := drainManifest(t, mustOpen(t, fixtures.SharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping))
 	if len(js) != 932 || len(bad) != 0 || len(cs) != 932 {
@@ -214,6 +220,7 @@ func TestJSONNYPLMatchesCSV(t *testing.T) {
 }
 
 func TestJSONScanner(t *testing.T) {
+	t.Parallel()
 	const m = "request_id=id,who=a[].n,what=t,when=d.y,url=u,commitment=c[1]"
 	cases := []struct {
 		line   string
@@ -275,6 +282,7 @@ func TestJSONScanner(t *testing.T) {
 }
 
 func TestJSONSamePathTwice(t *testing.T) {
+	t.Parallel()
 	// who and what read the same value; commitment and url read element 0
 	// both by [] and by [0].
 	mp, _ := ParseMapping("request_id=id,who=t,what=t,url=l[0],commitment=l[]")
@@ -290,6 +298,7 @@ func TestJSONSamePathTwice(t *testing.T) {
 }
 
 func TestJSONLines(t *testing.T) {
+	t.Parallel()
 	content := "\ufeff{\"request_id\":\"a\"}\r\n" +
 		"\n" + // blank: not a record
 		"   \t\n" +
@@ -312,6 +321,7 @@ func TestJSONLines(t *testing.T) {
 }
 
 func TestJSONLineTooLong(t *testing.T) {
+	t.Parallel()
 	long := `{"request_id":"big","what":"` + strings.Repeat("x", 600<<10) + `"}`
 	p := writeTemp(t, "m.jsonl", `{"request_id":"1"}`+"\n"+long+"\n"+`{"request_id":"2","what":"`+strings.Repeat("y", 300<<10)+`"}`+"\n")
 	r := mustOpen(t, p, "")
@@ -326,6 +336,7 @@ func TestJSONLineTooLong(t *testing.T) {
 }
 
 func TestJSONBadPathIsFatal(t *testing.T) {
+	t.Parallel()
 	m, _ := ParseMapping("who=a[x]")
 	_, err := OpenManifest(writeTemp(t, "m.jsonl", "{}\n"), m)
 	var me *MappingError

@@ -62,6 +62,7 @@ func writeTemp(t testing.TB, name, content string) string {
 }
 
 func TestLocationString(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		loc  Location
 		want string
@@ -79,6 +80,7 @@ func TestLocationString(t *testing.T) {
 }
 
 func TestRecordPresence(t *testing.T) {
+	t.Parallel()
 	var r Record
 	r.Set(FieldWho, "")
 	if v, ok := r.Value(FieldWho); !ok || v != "" {
@@ -104,6 +106,7 @@ func TestRecordPresence(t *testing.T) {
 }
 
 func TestPayloadDigest(t *testing.T) {
+	t.Parallel()
 	var a Record
 	a.Set(FieldRequestID, "A00001")
 	a.Set(FieldURL, "http://www.tate.org.uk/art/artworks/a00001")
@@ -144,6 +147,7 @@ func TestPayloadDigest(t *testing.T) {
 }
 
 func TestDetectFormat(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		path string
 		f    Format
@@ -167,6 +171,7 @@ func TestDetectFormat(t *testing.T) {
 }
 
 func TestOpenManifestFatal(t *testing.T) {
+	t.Parallel()
 	_, err := OpenManifest(filepath.Join(t.TempDir(), "missing.csv"), Mapping{})
 	var me *ManifestError
 	if !errors.As(err, &me) || !errors.Is(err, fs.ErrNotExist) {
@@ -190,6 +195,7 @@ func TestOpenManifestFatal(t *testing.T) {
 const goldenDigest = "51e13df5887e0a6f454c19835e7b42bb"
 
 func TestRowErrorCarriesRequestID(t *testing.T) {
+	t.Parallel()
 	// For the reject file, a bad row still reports its request ID when the
 	// reader got that far, and its Source equals the error's location.
 	cases := []struct{ name, content, wantID string }{

@@ -118,6 +118,7 @@ func writeFile(t *testing.T, dir, name, body string) string {
 }
 
 func TestRunKeepsManifestOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.csv")
 	st, err := fixtures.CreateManifestCSV(a, fixtures.ManifestConfig{Rows: 500, Seed: 1, BadEvery: 37, DuplicateEvery: 11})
@@ -177,6 +178,7 @@ func TestRunKeepsManifestOrder(t *testing.T) {
 }
 
 func TestRunSkewedRequestIDsDoNotDeadlock(t *testing.T) {
+	t.Parallel()
 	// one request ID repeated: every row after the first few goes to one worker, while the
 	// oldest rows wait in other workers' partial batches; the window forces them out.
 	var body strings.Builder
@@ -209,6 +211,7 @@ func TestRunSkewedRequestIDsDoNotDeadlock(t *testing.T) {
 }
 
 func TestRunSinkErrorStopsTheRun(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "m.csv")
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 400, Seed: 2}); err != nil {
 		t.Fatal(err)
@@ -225,6 +228,7 @@ func TestRunSinkErrorStopsTheRun(t *testing.T) {
 }
 
 func TestRunCancelFromProgress(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "m.csv")
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 2000, Seed: 3}); err != nil {
 		t.Fatal(err)
@@ -246,6 +250,7 @@ func TestRunCancelFromProgress(t *testing.T) {
 }
 
 func TestRunManifestErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := writeFile(t, dir, "good.csv", "request_id\na\n")
 	_, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{good, filepath.Join(dir, "missing.csv")}, Sink: newMemSink()})
@@ -263,6 +268,7 @@ func TestRunManifestErrors(t *testing.T) {
 }
 
 func TestRunJSONLinesAndMapping(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeFile(t, dir, "m.jsonl", `{"acno":"A1","title":"One","artists":[{"name":"X"},{"name":"Y"}]}
 {"acno":"A2","title":"Two\u0000bad"}
@@ -299,6 +305,7 @@ func (s *recordSink) Write(_ context.Context, b *pipeline.Batch) error {
 }
 
 func TestRunBatchesAreNotCutShort(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "m.csv")
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 3000, Seed: 4}); err != nil {
 		t.Fatal(err)
@@ -337,6 +344,7 @@ func (s *limitedSink) OpenWorker(ctx context.Context, worker int) (pipeline.Sink
 // TestRunWorkerLimiter: a sink that allows one worker gets one, whatever RunConfig.Workers
 // says, and sees every row in manifest order (a daily quota goes to the first rows).
 func TestRunWorkerLimiter(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "m.csv")
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 200, Seed: 5}); err != nil {
 		t.Fatal(err)
@@ -390,6 +398,7 @@ func (r *recordSeq) Write(_ context.Context, b *pipeline.Batch) error {
 }
 
 func TestRunRoutesBlocksOfConsecutiveIDs(t *testing.T) {
+	t.Parallel()
 	// 4,000 consecutive IDs in blocks of 1,000 (routeKey drops the last 3 octets): each block
 	// goes to one worker, so each worker's batches hold runs of consecutive IDs
 	var body strings.Builder

@@ -6,6 +6,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	base := func() Record {
 		var r Record
 		r.Set(FieldRequestID, "A00001")
@@ -95,6 +96,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateErrorText(t *testing.T) {
+	t.Parallel()
 	var r Record
 	r.Set(FieldRequestID, "A00001")
 	r.Set(FieldWho, "a\x00b")
@@ -106,6 +108,7 @@ func TestValidateErrorText(t *testing.T) {
 }
 
 func TestValidateRealManifestRows(t *testing.T) {
+	t.Parallel()
 	// A NUL byte and an invalid UTF-8 byte reject their row only:
 	// the reader delivers them, Validate names the field.
 	p := writeTemp(t, "m.csv", "request_id,url,who,what\n"+

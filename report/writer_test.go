@@ -78,6 +78,7 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 func TestChangeRowParquetDuckDB(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "changes.parquet")
 	rows := changeFixture()
 	writeAll(t, path, Parquet, rows)
@@ -160,6 +161,7 @@ func TestChangeRowParquetDuckDB(t *testing.T) {
 }
 
 func TestChangeRowParquetGo(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "changes.parquet")
 	rows := changeFixture()
 	writeAll(t, path, Parquet, rows)
@@ -233,6 +235,7 @@ const changeJSONL = `{"ark":"ark:99999/x9aaa1","naan":"99999","shoulder":"/x9","
 `
 
 func TestChangeRowTextExact(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		f    Format
 		want string
@@ -290,6 +293,7 @@ const findingJSONL = `{"check":"change_chain","severity":"error","ark":null,"det
 `
 
 func TestFindingRowTextExact(t *testing.T) {
+	t.Parallel()
 	rows := findingFixture()
 	for _, tc := range []struct {
 		f    Format
@@ -327,6 +331,7 @@ func TestFindingRowTextExact(t *testing.T) {
 // DuckDB reads it. (The row types of arkhe's reports are checked the same way where they are
 // declared together with the writer: cmd/arkhe's TestReportRowTypesParquetDuckDB.)
 func TestFindingRowParquetDuckDB(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	findings := filepath.Join(dir, "findings.parquet")
 	writeAll(t, findings, Parquet, findingFixture())
@@ -344,6 +349,7 @@ func TestFindingRowParquetDuckDB(t *testing.T) {
 }
 
 func TestEmptyReport(t *testing.T) {
+	t.Parallel()
 	for _, f := range []Format{Parquet, CSV, JSONL} {
 		t.Run(f.String(), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "empty"+f.Extension())
@@ -372,6 +378,7 @@ func TestEmptyReport(t *testing.T) {
 }
 
 func TestAtomicRename(t *testing.T) {
+	t.Parallel()
 	for _, f := range []Format{Parquet, CSV, JSONL} {
 		t.Run(f.String(), func(t *testing.T) {
 			dir := t.TempDir()
@@ -421,6 +428,7 @@ func TestAtomicRename(t *testing.T) {
 }
 
 func TestAbort(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "changes.parquet")
 	if err := os.WriteFile(path, []byte("old report"), 0o644); err != nil {
@@ -460,6 +468,7 @@ func TestAbort(t *testing.T) {
 }
 
 func TestFailedWriteLeavesNothing(t *testing.T) {
+	t.Parallel()
 	bad := changeFixture()
 	bad[1].BeforeURL = sp("https://example.org/\xff")
 	zero := changeFixture()
@@ -507,6 +516,7 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 }
 
 func TestJSONLNaN(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		X float64 `parquet:"x"`
 	}
@@ -530,6 +540,7 @@ func TestJSONLNaN(t *testing.T) {
 func nanFloat() float64 { z := 0.0; return z / z }
 
 func TestWriteSeq(t *testing.T) {
+	t.Parallel()
 	seqOf := func(n int, failAt int, failErr error) iter.Seq2[findingRow, error] {
 		return func(yield func(findingRow, error) bool) {
 			for i := range n {
@@ -593,6 +604,7 @@ func TestWriteSeq(t *testing.T) {
 }
 
 func TestCreateErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, err := Create[changeRow](filepath.Join(dir, "x.parquet"), Format(0)); !errors.Is(err, ErrUnknownFormat) {
 		t.Errorf("Create with Format(0) = %v, want ErrUnknownFormat", err)
@@ -668,6 +680,7 @@ func TestCreateErrors(t *testing.T) {
 // TestOtherColumnKinds covers the bool, integer, float, millisecond and
 // default-nanosecond time columns of the generic writer.
 func TestOtherColumnKinds(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		B  bool       `parquet:"b"`
 		I  int32      `parquet:"i"`
