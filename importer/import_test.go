@@ -154,7 +154,7 @@ func TestImportArkletJSONFixture(t *testing.T) {
 	get := func(where string, args ...any) arkRow {
 		t.Helper()
 		var r arkRow
-		if err := pool.QueryRow(context.Background(), `select original, url, created_at is not null, check_ok, metadata::text from ark where `+where, args...).
+		if err := pool.QueryRow(t.Context(), `select original, url, created_at is not null, check_ok, metadata::text from ark where `+where, args...).
 			Scan(&r.original, &r.url, &r.created, &r.checkOK, &r.meta); err != nil {
 			t.Fatalf("%s: %v", where, err)
 		}
@@ -225,7 +225,7 @@ func TestImportRealFiles(t *testing.T) {
 		t.Helper()
 		cfg.Inputs = []string{filepath.Join(d, f)}
 		cfg.RejectsPath = filepath.Join(dir, "r.csv")
-		rep, err := importer.Run(context.Background(), l, cfg)
+		rep, err := importer.Run(t.Context(), l, cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -303,7 +303,7 @@ func TestImportRealFiles(t *testing.T) {
 	}
 	// the N2T sample: 8 ARKs, no end marker
 	n2tRejects := filepath.Join(t.TempDir(), "n2t.rejects.csv")
-	rep, err := importer.Run(context.Background(), l, importer.Config{Inputs: []string{filepath.Join(d, "arklet/sample_noid_output.txt")}, RejectsPath: n2tRejects})
+	rep, err := importer.Run(t.Context(), l, importer.Config{Inputs: []string{filepath.Join(d, "arklet/sample_noid_output.txt")}, RejectsPath: n2tRejects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestImportDryRun(t *testing.T) {
 func TestImportClient(t *testing.T) {
 	t.Parallel()
 	l, pool := impLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "examples"}); err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +598,7 @@ func TestImportTruncatedAndCompressed(t *testing.T) {
 func TestImportNAANWideShoulder(t *testing.T) {
 	t.Parallel()
 	l, pool := impLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "examples"}); err != nil {
 		t.Fatal(err)
 	}
@@ -633,10 +633,10 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 	}
 	in := impWriteText(t, dir, "refused.anvl", text.String())
 	// a constraint the importer knows nothing of: the server refuses the ARK of record 23 (batch 3 of 4)
-	if _, err := pool.Exec(context.Background(), `alter table ark add constraint test_refuse check (ark <> '12345/x6r022')`); err != nil {
+	if _, err := pool.Exec(t.Context(), `alter table ark add constraint test_refuse check (ark <> '12345/x6r022')`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := importer.Run(context.Background(), l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
+	_, err := importer.Run(t.Context(), l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
 	if err == nil || ledger.SQLState(err) != "23514" || !strings.Contains(err.Error(), "insert the batch ending at line 117") {
 		t.Fatalf("import error %v (SQLSTATE %q), want the refusal of the batch whose last record starts on line 117", err, ledger.SQLState(err))
 	}
@@ -646,7 +646,7 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 	if got := impScalar[int64](t, pool, `select count(*) from import_run`); got != 0 {
 		t.Errorf("%d import runs recorded by a failed import", got)
 	}
-	if _, err := pool.Exec(context.Background(), `alter table ark drop constraint test_refuse`); err != nil {
+	if _, err := pool.Exec(t.Context(), `alter table ark drop constraint test_refuse`); err != nil {
 		t.Fatal(err)
 	}
 	rep := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
@@ -664,7 +664,7 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 func TestImportProbeIsIndexLookups(t *testing.T) {
 	t.Parallel()
 	_, pool := impLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -702,7 +702,7 @@ func TestImportCancelMidFile(t *testing.T) {
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	in := impWriteFixture(t, dir, "dump.json", func(w *bytes.Buffer) error { return fixtures.ArkletJSON(w, 5000, 3) })
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, err := importer.Run(ctx, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 200,
 		Progress: func(p importer.Progress) {

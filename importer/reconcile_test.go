@@ -102,7 +102,7 @@ func reconcileCount(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) i
 
 func TestReconcileReportsAndApplies(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
@@ -227,7 +227,7 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 // reported and never applied; the default Parquet report is written.
 func TestReconcileAmbiguousAndParquet(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
@@ -270,7 +270,7 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 // say why. A status and its tombstone reason count as one status difference.
 func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()

@@ -183,7 +183,7 @@ func checkLedger(t *testing.T, pool *pgxpool.Pool, n int64) {
 func TestMintAndReplayByteForByte(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 40, Seed: 1})
 	first := filepath.Join(dir, "first.csv")
@@ -263,7 +263,7 @@ func TestMintForcedCollisionIsRedrawn(t *testing.T) {
 	for _, check := range []ledger.Check{ledger.CheckAlways, ledger.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			blade := existingBlade(t, l)
 			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 2})
 			blades := func(int) ark.BladeSource { return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg") }
@@ -321,7 +321,7 @@ func TestMintForcedCollisionIsRedrawn(t *testing.T) {
 func TestMintTenCollisionsFailTheRow(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	blade := existingBlade(t, l)
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 2, Seed: 3})
@@ -382,7 +382,7 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "m.csv")
 	write := func(url string) {
@@ -439,7 +439,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 func TestMintDuplicatesWithinManifest(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "m.csv")
 	var body strings.Builder
@@ -492,7 +492,7 @@ func TestMintDuplicatesWithinManifest(t *testing.T) {
 func TestMintBadRowsRejectOnlyThemselves(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	st, err := fixtures.CreateManifestCSV(filepath.Join(dir, "m.csv"), fixtures.ManifestConfig{Rows: 30, Seed: 4, BadEvery: 6})
 	if err != nil {
@@ -523,7 +523,7 @@ func TestMintServerRefusalRejectsOneRow(t *testing.T) {
 	for _, v := range []struct{ bisect, pgx bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		t.Run(fmt.Sprintf("bisect=%v,pgx=%v", v.bisect, v.pgx), func(t *testing.T) {
 			l := mintLedger(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", PgxCopyFrom: v.pgx, Hooks: ledger.MintHooks{Bisect: v.bisect}})
 			if err != nil {
 				t.Fatal(err)
@@ -577,7 +577,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 	l := mintLedger(t)
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 600, Seed: 5})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var once sync.Once
 	var batches sync.Map
@@ -606,7 +606,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 	}
 	checkLedger(t, l.Pool, done)
 	mm := filepath.Join(dir, "map.csv")
-	sum, err := doMint(t, context.Background(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
+	sum, err := doMint(t, t.Context(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
 		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 100}, mapPath: mm})
 	if err != nil {
 		t.Fatal(err)
@@ -623,7 +623,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 func TestMintCrashBeforeMintMapThenRerun(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 25, Seed: 6})
 	mm := filepath.Join(dir, "map.csv")
@@ -666,7 +666,7 @@ func TestMintConcurrentRunsMintOnce(t *testing.T) {
 	errs := make([]error, 2)
 	for i := range 2 {
 		wg.Go(func() {
-			sums[i], errs[i] = doMint(t, context.Background(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckNever},
+			sums[i], errs[i] = doMint(t, t.Context(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckNever},
 				run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 20, Workers: 2}})
 		})
 	}
@@ -688,7 +688,7 @@ func TestMintConcurrentRunsMintOnce(t *testing.T) {
 func TestMintReachRefusalsWriteNothing(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 8})
 	mintExec(t, l.Pool, `update shoulder set status = 'retired', retired_at = now() where shoulder = '/q7'`)
 	cases := []struct {
@@ -745,7 +745,7 @@ func TestMintReachRefusalsWriteNothing(t *testing.T) {
 func TestMintQuota(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	mintExec(t, l.Pool, `update manager set quota_per_day = 5 where name = 'm1'`)
 	in := filepath.Join(dir, "q.csv")
@@ -838,7 +838,7 @@ func TestMintQuota(t *testing.T) {
 func TestMintReplayIgnoresShoulder(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	first := filepath.Join(dir, "first.csv")
 	more := filepath.Join(dir, "more.csv")
@@ -913,7 +913,7 @@ func TestMintDenseShoulder(t *testing.T) {
 	for _, check := range []ledger.Check{ledger.CheckAuto, ledger.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			mintExec(t, l.Pool, `insert into shoulder (naan, shoulder, manager_id, blade_length)
 				select '99999', '/d4', id, 3 from manager where name = 'm1'`)
 			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 6000, Seed: 10})
@@ -957,7 +957,7 @@ func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 	for _, copyFrom := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pgx=%v", copyFrom), func(t *testing.T) {
 			l := mintLedger(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			blade := existingBlade(t, l)
 			dir := t.TempDir()
 			in := filepath.Join(dir, "m.csv")

@@ -345,7 +345,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 func TestIdentityColumnsAreCollateC(t *testing.T) {
 	t.Parallel()
 	l, _ := registered(t)
-	rows, err := l.Pool.Query(context.Background(), `select table_name || '.' || column_name, coalesce(collation_name, '')
+	rows, err := l.Pool.Query(t.Context(), `select table_name || '.' || column_name, coalesce(collation_name, '')
 		from information_schema.columns where table_schema = 'public'
 		and column_name in ('ark', 'naan', 'assigned_name', 'shoulder', 'client_id', 'request_id', 'original')`)
 	must(t, err)
@@ -368,7 +368,7 @@ func TestInternalKeysStartHigh(t *testing.T) {
 	t.Parallel()
 	l, _ := registered(t)
 	var id int64
-	must(t, l.Pool.QueryRow(context.Background(), `select id from client where client_id = 'c1'`).Scan(&id))
+	must(t, l.Pool.QueryRow(t.Context(), `select id from client where client_id = 'c1'`).Scan(&id))
 	if id < 7_000_000_000_001 {
 		t.Errorf("client id %d: test sequences must start at 7,000,000,000,001", id)
 	}

@@ -137,12 +137,12 @@ func TestContextAndOpen(t *testing.T) {
 	zw.Write([]byte(ezidANVL))
 	zw.Close()
 	f.Close()
-	r, err := Open(context.Background(), path, "") // gzip + detection
+	r, err := Open(t.Context(), path, "") // gzip + detection
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := r.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
@@ -154,7 +154,7 @@ func TestContextAndOpen(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := Open(context.Background(), filepath.Join(dir, "missing"), N2TDump); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Open(t.Context(), filepath.Join(dir, "missing"), N2TDump); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	if _, err := Open(ctx, path, ""); !errors.Is(err, context.Canceled) {

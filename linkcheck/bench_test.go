@@ -12,7 +12,7 @@ import (
 // it asserts counts, not speed.
 func TestBenchSmall(t *testing.T) {
 	t.Parallel()
-	res, err := Bench(context.Background(), BenchConfig{Targets: 60, Hosts: 6, Latency: 2 * time.Millisecond, Interval: 5 * time.Millisecond, Workers: 4})
+	res, err := Bench(t.Context(), BenchConfig{Targets: 60, Hosts: 6, Latency: 2 * time.Millisecond, Interval: 5 * time.Millisecond, Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -438,7 +438,7 @@ func TestStalledHostDoesNotBlockOthers(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workers = 2
 	cfg.Resolver = loopbackResolver(names...)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	sum, err := Run(ctx, cfg, SliceSource(targets), sink)
 	if err != nil {
@@ -518,7 +518,7 @@ func TestLimitAndDeferred(t *testing.T) {
 	cfg = testConfig()
 	cfg.Workers, cfg.HostQueue = 1, 2
 	sink := &collectSink{}
-	sum, err := Run(context.Background(), cfg, src, sink)
+	sum, err := Run(t.Context(), cfg, src, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +536,7 @@ func TestCancel(t *testing.T) {
 		started <- struct{}{}
 		<-r.Context().Done()
 	}))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-started; cancel() }()
 	sink := &collectSink{}
 	sum, err := Run(ctx, testConfig(), SliceSource([]Target{{Key: "a", URL: srv.URL + "/a"}, {Key: "b", URL: srv.URL + "/b"}}), sink)
@@ -568,7 +568,7 @@ func TestSinkError(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.Workers = 1
-	sum, err := Run(context.Background(), cfg, SliceSource(targets), sink)
+	sum, err := Run(t.Context(), cfg, SliceSource(targets), sink)
 	if !errors.Is(err, boom) || sum.Stop != StopSinkError || sum.Checked != 1 {
 		t.Errorf("err %v, summary %+v", err, sum)
 	}
@@ -590,7 +590,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Contact: testContact, Policy: Policy{SizeShare: 1.5}}, "Policy.SizeShare"},
 		{Config{Contact: testContact, Body: 7}, "Body"},
 	} {
-		_, err := Run(context.Background(), c.cfg, SliceSource(nil), &collectSink{})
+		_, err := Run(t.Context(), c.cfg, SliceSource(nil), &collectSink{})
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Field != c.field {
 			t.Errorf("%+v: err %v, want a ConfigError on %s", c.cfg, err, c.field)

@@ -1,7 +1,6 @@
 package linkcheck
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"testing"
@@ -17,7 +16,7 @@ func TestHostTableBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSched(cfg, time.Now())
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range 100 {
 		key := "h" + strconv.Itoa(i) + ".example"
 		if !s.admit(ctx, key, item{t: Target{Key: key}}) {

@@ -125,7 +125,7 @@ func TestCSVTruncated(t *testing.T) {
 	}
 	// Records with CRLF inside quoted fields keep their start line: the
 	// embedded line ends are normalised to "\n" by encoding/csv.
-	if _, err := r.Next(context.Background()); !errors.Is(err, io.EOF) {
+	if _, err := r.Next(t.Context()); !errors.Is(err, io.EOF) {
 		t.Errorf("after the end: %v, want io.EOF", err)
 	}
 }
@@ -218,7 +218,7 @@ func TestCSVGzip(t *testing.T) {
 func TestCSVContextCancelled(t *testing.T) {
 	t.Parallel()
 	r := mustOpen(t, writeTemp(t, "c.csv", "request_id\n1\n"), "")
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := r.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)

@@ -51,7 +51,7 @@ func TestJSONTateFirstRecords(t *testing.T) {
 	for i, w := range want {
 		w.Has = HasRequestID | HasURL | HasWho | HasWhat | HasWhen
 		w.Source = Location{File: p, Line: i + 1, Record: i + 1}
-		got, err := r.Next(context.Background())
+		got, err := r.Next(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,18 +61,18 @@ func TestJSONTateFirstRecords(t *testing.T) {
 	}
 	// The numeric id 1035 of A00001 becomes its literal text.
 	r2 := mustOpen(t, p, "request_id=id,who=contributors[0].fc,when=contributors[0].birthYear,what=dateRange.text")
-	got, err := r2.Next(context.Background())
+	got, err := r2.Next(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.RequestID != "1035" || got.Who != "Robert Blake" || got.When != "1762" || got.Has&HasWhat != 0 {
 		t.Errorf("record 1 with id/contributors mapping = %+v (dateRange is null: what must be absent)", got)
 	}
-	got, err = r2.Next(context.Background())
+	got, err = r2.Next(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = r2.Next(context.Background())
+	got, err = r2.Next(t.Context())
 	if err != nil || got.What != "?c.1785" {
 		t.Errorf("record 3 dateRange.text = %q, %v; want ?c.1785", got.What, err)
 	}
@@ -82,7 +82,7 @@ func TestJSONTateAll(t *testing.T) {
 	t.Parallel()
 	// 69,202 artworks, every one valid under the default limits.
 	r := mustOpen(t, fixtures.SharedData(t, "tategallery-collection/artworks.jsonl.gz"), tateMapping)
-	ctx := context.Background()
+	ctx := t.Context()
 	n := 0
 	for {
 		rec, err := r.Next(ctx)
@@ -155,7 +155,7 @@ func TestJSONCMOAEmbeddedNewline(t *testing.T) {
 	var got Record
 	for i := 0; i < 37; i++ {
 		var err error
-		if got, err = r.Next(context.Background()); err != nil {
+		if got, err = r.Next(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -206,7 +206,7 @@ func TestRowErrorCarriesRequestID(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := mustOpen(t, writeTemp(t, c.name, c.content), "")
-		rec, err := r.Next(context.Background())
+		rec, err := r.Next(t.Context())
 		var re *RowError
 		if !errors.As(err, &re) {
 			t.Errorf("%q: err = %v, want *RowError", c.content, err)

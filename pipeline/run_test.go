@@ -130,7 +130,7 @@ func TestRunKeepsManifestOrder(t *testing.T) {
 	mm := &memMap{}
 	rw := pipeline.NewRejectWriter(filepath.Join(dir, "rejects.csv"))
 	var progress []pipeline.Progress
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{a, b}, Sink: sink, Workers: 3, BatchSize: 8,
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{a, b}, Sink: sink, Workers: 3, BatchSize: 8,
 		MintMap: mm, Rejects: rw, Progress: func(p pipeline.Progress) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func TestRunSkewedRequestIDsDoNotDeadlock(t *testing.T) {
 	sink.window = probe
 	mm := &memMap{probe: probe}
 	const window = 64
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 4, BatchSize: 1000, Window: window, MintMap: mm})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 4, BatchSize: 1000, Window: window, MintMap: mm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestRunSinkErrorStopsTheRun(t *testing.T) {
 	}
 	sink := newMemSink()
 	sink.failAt = 3
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 10, MintMap: &memMap{}})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 10, MintMap: &memMap{}})
 	if err == nil || !strings.Contains(err.Error(), "sink failed") {
 		t.Fatalf("run error %v, want the sink's", err)
 	}
@@ -233,7 +233,7 @@ func TestRunCancelFromProgress(t *testing.T) {
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 2000, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	sum, err := pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: newMemSink(), Workers: 2, BatchSize: 10,
 		Progress: func(p pipeline.Progress) {
@@ -253,16 +253,16 @@ func TestRunManifestErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	good := writeFile(t, dir, "good.csv", "request_id\na\n")
-	_, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{good, filepath.Join(dir, "missing.csv")}, Sink: newMemSink()})
+	_, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{good, filepath.Join(dir, "missing.csv")}, Sink: newMemSink()})
 	var me *pipeline.ManifestError
 	if !errors.As(err, &me) || me.Loc.File != filepath.Join(dir, "missing.csv") {
 		t.Fatalf("missing manifest: %v, want a *ManifestError naming it", err)
 	}
-	_, err = pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{writeFile(t, dir, "x.txt", "a")}, Sink: newMemSink()})
+	_, err = pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{writeFile(t, dir, "x.txt", "a")}, Sink: newMemSink()})
 	if !errors.Is(err, pipeline.ErrUnknownFormat) {
 		t.Fatalf("unknown format: %v", err)
 	}
-	if _, err := pipeline.Run(context.Background(), pipeline.RunConfig{Sink: newMemSink()}); err == nil {
+	if _, err := pipeline.Run(t.Context(), pipeline.RunConfig{Sink: newMemSink()}); err == nil {
 		t.Fatal("a run without manifests was accepted")
 	}
 }
@@ -280,7 +280,7 @@ func TestRunJSONLinesAndMapping(t *testing.T) {
 	}
 	var seen []pipeline.Record
 	sink := &recordSink{seen: &seen}
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Mapping: m, Sink: sink, Workers: 1})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Mapping: m, Sink: sink, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestRunBatchesAreNotCutShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := newMemSink()
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1, BatchSize: 100, MintMap: &memMap{}})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1, BatchSize: 100, MintMap: &memMap{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestRunWorkerLimiter(t *testing.T) {
 	}
 	var seq []int64
 	rec := &seqSink{limitedSink: sink, seq: &seq}
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: rec, Workers: 4, BatchSize: 10})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: rec, Workers: 4, BatchSize: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +408,7 @@ func TestRunRoutesBlocksOfConsecutiveIDs(t *testing.T) {
 	}
 	in := writeFile(t, t.TempDir(), "m.csv", body.String())
 	sink := newMemSink()
-	if _, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 500}); err != nil {
+	if _, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 500}); err != nil {
 		t.Fatal(err)
 	}
 	for block := range 4 {

@@ -561,7 +561,7 @@ func TestWriteSeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := w.WriteSeq(context.Background(), seqOf(2500, -1, nil))
+	n, err := w.WriteSeq(t.Context(), seqOf(2500, -1, nil))
 	if err != nil || n != 2500 {
 		t.Fatalf("WriteSeq = %d, %v; want 2500, nil", n, err)
 	}
@@ -578,7 +578,7 @@ func TestWriteSeq(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err = w.WriteSeq(context.Background(), seqOf(3000, 2100, boom))
+	n, err = w.WriteSeq(t.Context(), seqOf(3000, 2100, boom))
 	if !errors.Is(err, boom) || n != 2048 {
 		t.Errorf("WriteSeq with a failing cursor = %d, %v; want 2048 rows written and the cursor error", n, err)
 	}
@@ -586,7 +586,7 @@ func TestWriteSeq(t *testing.T) {
 		t.Errorf("Close after a failing cursor = %v, want it", err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	w, err = Create[findingRow](filepath.Join(dir, "cancelled.jsonl"), JSONL)
 	if err != nil {

@@ -43,7 +43,7 @@ func seedLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 
 func TestMeasureCountsTOASTAndIndexes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	seedLedger(t, pool, 300)
 	before, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{})
@@ -141,7 +141,7 @@ func TestMeasureCountsTOASTAndIndexes(t *testing.T) {
 
 func TestMeasureNamespacesAndFields(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	seedLedger(t, pool, 50)
 	m, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{CollisionWarning: 0.001})
@@ -203,7 +203,7 @@ func TestMeasureNamespacesAndFields(t *testing.T) {
 func TestFixedBytes(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.New(t)
-	tables, err := sizing.MeasureTables(context.Background(), pool)
+	tables, err := sizing.MeasureTables(t.Context(), pool)
 	if err != nil {
 		t.Fatal(err)
 	}

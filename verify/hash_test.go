@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -33,7 +32,7 @@ func TestHashTextExtended(t *testing.T) {
 	}
 	keys = append(keys, "99999/x9bcdfghjk3", "ark", "")
 	seeds = append(seeds, 7_000_000_000_001, 0, 5)
-	rows, err := pool.Query(context.Background(), `select hashtextextended(k, s)
+	rows, err := pool.Query(t.Context(), `select hashtextextended(k, s)
 		from unnest($1::text[], $2::bigint[]) with ordinality as u(k, s, i) order by i`, keys, seeds)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,13 +90,13 @@ func TestImportCommandArkletAndReconcile(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "dry run: nothing was written") || !strings.Contains(out, "imported     94 ARKs") {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)
 	}
-	conn, err := pgx.Connect(context.Background(), url)
+	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(t.Context())
 	var n int64
-	if err := conn.QueryRow(context.Background(), `select (select count(*) from ark) + (select count(*) from import_run)`).Scan(&n); err != nil || n != 0 {
+	if err := conn.QueryRow(t.Context(), `select (select count(*) from ark) + (select count(*) from import_run)`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("dry run wrote %d rows (%v)", n, err)
 	}
 	code, out, errOut = arkhe(t, url, "", "import", "dump.json", "--rejects", "bad.csv")
@@ -156,7 +155,7 @@ func TestImportCommandArkletAndReconcile(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "no differences") || !strings.Contains(out, "applied          0 repointed, 0") {
 		t.Errorf("second apply: exit %d\n%s", code, out)
 	}
-	if err := conn.QueryRow(context.Background(), `select count(*) from ark_change where by_text like 'arkhe reconcile --apply sha256:% changed.anvl'`).Scan(&n); err != nil || n != 1 {
+	if err := conn.QueryRow(t.Context(), `select count(*) from ark_change where by_text like 'arkhe reconcile --apply sha256:% changed.anvl'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d ARK_CHANGE rows after two applies, want 1 (%v)", n, err)
 	}
 	if code, out, _ = arkhe(t, url, "", "import", "--input-format", "nope", "x"); code != 2 {

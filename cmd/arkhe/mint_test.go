@@ -84,13 +84,13 @@ func TestMintNYPLTwice(t *testing.T) {
 		t.Fatalf("the mint map does not follow the manifest: first row %q", first[1])
 	}
 	// the ledger: 932 ARKs with receipts, one audit event per run with its counts
-	conn, err := pgx.Connect(context.Background(), url)
+	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(t.Context())
 	var arks, receipts, audits, replayed int64
-	if err := conn.QueryRow(context.Background(), `select (select count(*) from ark), (select count(*) from mint_receipt),
+	if err := conn.QueryRow(t.Context(), `select (select count(*) from ark), (select count(*) from mint_receipt),
 		(select count(*) from audit_event where action = 'mint'),
 		(select (detail->>'replayed')::bigint from audit_event where action = 'mint' order by id desc limit 1)`).Scan(&arks, &receipts, &audits, &replayed); err != nil {
 		t.Fatal(err)
@@ -212,7 +212,7 @@ func TestMintHelpCitesNoInternalDocuments(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"mint", "--help"}, {"bench", "mint", "--help"}} {
 		var out, errb bytes.Buffer
-		run(context.Background(), append([]string{"arkhe"}, args...), strings.NewReader(""), &out, &errb)
+		run(t.Context(), append([]string{"arkhe"}, args...), strings.NewReader(""), &out, &errb)
 		help := out.String() + errb.String()
 		if !strings.Contains(help, "--client") && !strings.Contains(help, "--rows") {
 			t.Fatalf("arkhe %s printed no help:\n%s", strings.Join(args, " "), help)

@@ -195,15 +195,15 @@ func TestClientDisableStopsMinting(t *testing.T) {
 		t.Fatalf("a disabled client minted: %d\n%s\n%s", code, out, errOut)
 	}
 	t.Logf("the disabled client's run: exit %d\n%s%s", code, out, errOut)
-	conn, err := pgx.Connect(context.Background(), url)
+	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(t.Context())
 	count := func(sql string) int64 {
 		t.Helper()
 		var n int64
-		if err := conn.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		if err := conn.QueryRow(t.Context(), sql).Scan(&n); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 		return n

@@ -69,7 +69,7 @@ func TestSizingMeasuredLedger(t *testing.T) {
 	seedSizingLedger(t, pool, 200)
 
 	// NAANs without ARKs or active shoulders (as the imported NAAN registry brings) are summarized
-	if _, err := pool.Exec(context.Background(), `insert into naan (naan, name) values ('12345', 'idle'), ('23456', 'idle too')`); err != nil {
+	if _, err := pool.Exec(t.Context(), `insert into naan (naan, name) values ('12345', 'idle'), ('23456', 'idle too')`); err != nil {
 		t.Fatal(err)
 	}
 	code, text, errOut := runArkhe(t, "--database-url", url, "sizing")
@@ -143,7 +143,7 @@ func TestSizingMeasuredLedger(t *testing.T) {
 	}
 	raw := make([]byte, 7_500)
 	rand.Read(raw)
-	if _, err := pool.Exec(context.Background(), `insert into ark (ark, naan, shoulder_id, assigned_name, erc_what, created_at, created_by)
+	if _, err := pool.Exec(t.Context(), `insert into ark (ark, naan, shoulder_id, assigned_name, erc_what, created_at, created_by)
 		values ('99999/x9zzzzzzzzb', '99999', (select id from shoulder where shoulder = '/x9'), 'x9zzzzzzzzb', $1, now(),
 			(select id from client))`, base64.StdEncoding.EncodeToString(raw)); err != nil {
 		t.Fatal(err)
@@ -269,7 +269,7 @@ func TestBenchSizingCLI(t *testing.T) {
 	}
 	// the bench dropped every database it made
 	var n int
-	if err := pgtest.New(t).QueryRow(context.Background(), `select count(*) from pg_database where datname like 'arkhe_sizing_%'`).Scan(&n); err != nil || n != 0 {
+	if err := pgtest.New(t).QueryRow(t.Context(), `select count(*) from pg_database where datname like 'arkhe_sizing_%'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d bench databases left (%v)", n, err)
 	}
 }

@@ -93,7 +93,7 @@ func TestVerifyCommand(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := fixtures.FillLedger(ctx, pool, 300, 7, fixtures.FillOptions{ChangeEvery: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestReportChangesMillion(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	start := time.Now()
 	// 100,000 ARKs, each repointed once, then nine more changes each: 1,000,000 ARK_CHANGE rows,
 	// with NULL times (every 10th), NULL before targets, empty after targets, by_text and
