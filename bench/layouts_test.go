@@ -65,7 +65,7 @@ func TestBuildLayouts(t *testing.T) {
 	var all []*bench.BuildResult
 	for _, l := range bench.Layouts() {
 		conn := emptyDatabase(t, l.Name)
-		r, err := bench.Build(context.Background(), conn, l, rows, bench.BuildOptions{Batch: 1000, Workers: 1, NoAutovacuum: true})
+		r, err := bench.Build(t.Context(), conn, l, rows, bench.BuildOptions{Batch: 1000, Workers: 1, NoAutovacuum: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,12 +147,13 @@ func TestBuildLayouts(t *testing.T) {
 // TestModelPredictsBuiltLedger builds arkhe's schema with 20,000 Tate-like ARKs (receipts, one
 // change per ten) and checks the structural model within 10 % of the measurement, table by table.
 func TestModelPredictsBuiltLedger(t *testing.T) {
+	t.Parallel()
 	rows, err := bench.GenerateRows("99999", "/x9", 20_000, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l, _ := bench.LayoutByName("arkhe")
-	r, err := bench.Build(context.Background(), emptyDatabase(t, "model"), l, rows, bench.BuildOptions{})
+	r, err := bench.Build(t.Context(), emptyDatabase(t, "model"), l, rows, bench.BuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
