@@ -9,6 +9,7 @@ import (
 // TestNormalizeTable is the normalization table of draft-kunze-ark §3.2, row by
 // row, plus the parts each row splits into.
 func TestNormalizeTable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want                               string
 		shoulder, blade, qualifier, inflection string
@@ -58,6 +59,7 @@ func TestNormalizeTable(t *testing.T) {
 // TestRejectTable is the rejected rows of the draft-kunze-ark §3.2 table, with the
 // reason each must give.
 func TestRejectTable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in     string
 		reason string // substring of SyntaxError.Reason
@@ -107,6 +109,7 @@ func TestRejectTable(t *testing.T) {
 
 // TestParseMore covers the steps of draft-kunze-ark §3.2 beyond the table.
 func TestParseMore(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want, inflection string }{
 		{"ark:12345/x5?", "ark:12345/x5", "?"},
 		{"ark:12345/x5??", "ark:12345/x5", "??"},
@@ -171,6 +174,7 @@ func TestParseMore(t *testing.T) {
 // TestImportHyphenLikes: U+2010–U+2015 are removed on import, rejected
 // otherwise (draft-kunze-ark §3.2); U+2016 is not a hyphen-like.
 func TestImportHyphenLikes(t *testing.T) {
+	t.Parallel()
 	for r := '\u2010'; r <= '\u2015'; r++ {
 		in := "ark:123" + string(r) + "45/x5" + string(r) + "4xz" + string(r) + "321"
 		if _, err := Parse(in); err == nil {
@@ -193,6 +197,7 @@ func TestImportHyphenLikes(t *testing.T) {
 // TestLimits: NAAN 16, assigned name 255, in normalized form, errors naming
 // the limit.
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	naan16 := "1234567890bcdfgh"
 	if a, err := Parse("ark:" + naan16 + "/x5"); err != nil || a.NAAN != naan16 {
 		t.Errorf("16-octet NAAN: %v, %v", a, err)
@@ -235,6 +240,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestARKForms(t *testing.T) {
+	t.Parallel()
 	a, err := Parse("https://n2t.net/ark:/13030/xf93gt2q/c3.pdf?info")
 	if err != nil {
 		t.Fatal(err)
@@ -261,6 +267,7 @@ func TestARKForms(t *testing.T) {
 }
 
 func TestOriginalDiffers(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		want bool
@@ -284,6 +291,7 @@ func TestOriginalDiffers(t *testing.T) {
 }
 
 func TestParseKey(t *testing.T) {
+	t.Parallel()
 	a, err := ParseKey("13030/xf93gt2q/c3")
 	if err != nil || a.Key() != "13030/xf93gt2q/c3" || a.Original != "13030/xf93gt2q/c3" {
 		t.Errorf("ParseKey: %+v %v", a, err)

@@ -1,42 +1,25 @@
-package ark
+package ark_test
 
 import (
 	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ulikunitz/xz"
-)
 
-// sharedDir returns <module root>/../shared, the module root found by walking
-// up from the working directory to go.mod.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/fixtures"
+)
 
 // TestSpings: the 1,000,000 ARKs the N2T Perl minter made under 77913/r7
 // all verify with zone naan_name; the three junk lines at the end are not
 // ARKs (NCDA).
 func TestSpings(t *testing.T) {
-	path := filepath.Join(sharedDir(t), "data", "ezid", "perl_77913_r7_1000000_spings.csv.xz")
+	t.Parallel()
+	path := fixtures.SharedData(t, "ezid", "perl_77913_r7_1000000_spings.csv.xz")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -51,11 +34,11 @@ func TestSpings(t *testing.T) {
 	var first, last string
 	for sc.Scan() {
 		line++
-		a, err := Parse("ark:77913/r7" + sc.Text())
+		a, err := ark.Parse("ark:77913/r7" + sc.Text())
 		if err != nil {
-			var se *SyntaxError
+			var se *ark.SyntaxError
 			if !errors.As(err, &se) {
-				t.Fatalf("%s:%d: %v is not a *SyntaxError", path, line, err)
+				t.Fatalf("%s:%d: %v is not a *ark.SyntaxError", path, line, err)
 			}
 			notARK++
 			continue
@@ -66,7 +49,7 @@ func TestSpings(t *testing.T) {
 		if a.Shoulder != "r7" || a.Qualifier != "" {
 			t.Fatalf("%s:%d: %q parts %+v", path, line, a, a)
 		}
-		if err := VerifyDetail(a, ZoneNAANName); err != nil {
+		if err := ark.VerifyDetail(a, ark.ZoneNAANName); err != nil {
 			t.Fatalf("%s:%d: %v", path, line, err)
 		}
 		if verified == 0 {
@@ -87,11 +70,12 @@ func TestSpings(t *testing.T) {
 }
 
 // TestEZIDIdentifiers: every ARK in the EZID identifier dump parses (classic
-// label, normalized to modern), the DOIs are ErrNotARK, and the number that
+// label, normalized to modern), the DOIs are ark.ErrNotARK, and the number that
 // verify with zone naan_name is the one an independent count gave (1,164 of
 // 2,693; many real ARKs legitimately have no check character).
 func TestEZIDIdentifiers(t *testing.T) {
-	path := filepath.Join(sharedDir(t), "data", "ezid", "db.identifier.jsonl")
+	t.Parallel()
+	path := fixtures.SharedData(t, "ezid", "db.identifier.jsonl")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -111,10 +95,10 @@ func TestEZIDIdentifiers(t *testing.T) {
 			t.Fatalf("%s:%d: %v", path, line, err)
 		}
 		id := rec.Fields.Identifier
-		a, err := Parse(id)
+		a, err := ark.Parse(id)
 		if strings.HasPrefix(id, "doi:") {
-			if !errors.Is(err, ErrNotARK) {
-				t.Errorf("%s:%d: %q: %v, want ErrNotARK", path, line, id, err)
+			if !errors.Is(err, ark.ErrNotARK) {
+				t.Errorf("%s:%d: %q: %v, want ark.ErrNotARK", path, line, id, err)
 			}
 			dois++
 			continue
@@ -130,7 +114,7 @@ func TestEZIDIdentifiers(t *testing.T) {
 		if a.Qualifier != "" {
 			qualified++
 		}
-		if Verify(a, ZoneNAANName) {
+		if ark.Verify(a, ark.ZoneNAANName) {
 			verified++
 		}
 	}

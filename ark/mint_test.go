@@ -10,6 +10,7 @@ import (
 // TestRandomBladesDistribution: every one of the 29 characters appears, no
 // other does, and none is far from its expected share.
 func TestRandomBladesDistribution(t *testing.T) {
+	t.Parallel()
 	const n = 29 * 2000
 	b := make([]byte, n)
 	if err := NewRandomBlades().Blade(b); err != nil {
@@ -33,6 +34,7 @@ func TestRandomBladesDistribution(t *testing.T) {
 // TestRejectionSampling feeds known octets: those below 232 map to
 // Alphabet[v%29], those from 232 up are skipped.
 func TestRejectionSampling(t *testing.T) {
+	t.Parallel()
 	src := make([]byte, drawBufSize)
 	want := make([]byte, 0, 256)
 	for i := range src {
@@ -64,6 +66,7 @@ func TestRejectionSampling(t *testing.T) {
 }
 
 func TestMinterLengthAndVerify(t *testing.T) {
+	t.Parallel()
 	for _, length := range []int{1, 4, DefaultBladeLength, 12, 17} {
 		m, err := NewMinter("99999", "/fk4", length, NewRandomBlades())
 		if err != nil {
@@ -100,6 +103,7 @@ func TestMinterLengthAndVerify(t *testing.T) {
 }
 
 func TestMintNameVectors(t *testing.T) {
+	t.Parallel()
 	// Check characters from the NCDA vectors.
 	for _, tt := range []struct{ naan, shoulder, blade, want string }{
 		{"13030", "xf9", "3gt2", "xf93gt2q"},
@@ -121,6 +125,7 @@ func TestMintNameVectors(t *testing.T) {
 // TestScriptedBladesCollision: a scripted source repeats a blade, so the
 // minter gives the same name twice (the collision path).
 func TestScriptedBladesCollision(t *testing.T) {
+	t.Parallel()
 	src := NewScriptedBlades("bbbbbbbb", "bbbbbbbb", "cccccccc")
 	m, err := NewMinter("99999", "x9", 8, src)
 	if err != nil {
@@ -169,6 +174,7 @@ func (badSource) Blade(dst []byte) error {
 }
 
 func TestMinterRefuses(t *testing.T) {
+	t.Parallel()
 	bad := []struct {
 		naan, shoulder string
 		length         int
@@ -205,6 +211,7 @@ func TestMinterRefuses(t *testing.T) {
 }
 
 func TestSeededBlades(t *testing.T) {
+	t.Parallel()
 	seed := [32]byte{1, 2, 3}
 	a, b := NewSeededBlades(seed), NewSeededBlades(seed)
 	x, y := make([]byte, 1000), make([]byte, 1000)
@@ -227,6 +234,7 @@ func TestSeededBlades(t *testing.T) {
 }
 
 func TestShoulderHelpers(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		s    string
 		want bool
@@ -258,6 +266,7 @@ func TestShoulderHelpers(t *testing.T) {
 }
 
 func TestRandomShoulder(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for i := 0; i < 300; i++ {
 		s, err := RandomShoulder(2)

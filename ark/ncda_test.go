@@ -8,6 +8,7 @@ import (
 // TestCheckCharVectors is the test-vector table of NCDA: the
 // literal zone string (not normalized) → check character.
 func TestCheckCharVectors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		zone string
 		want byte
@@ -51,6 +52,7 @@ func TestCheckCharVectors(t *testing.T) {
 // TestCheckCharLong: the sum is reduced as it goes, so a zone longer than the
 // 64 KiB chunk gives the same answer as the plain formula.
 func TestCheckCharLong(t *testing.T) {
+	t.Parallel()
 	b := make([]byte, 200_000)
 	want := 0
 	for i := range b {
@@ -63,6 +65,7 @@ func TestCheckCharLong(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		zone Zone
@@ -125,6 +128,7 @@ func TestVerify(t *testing.T) {
 }
 
 func TestCheckZone(t *testing.T) {
+	t.Parallel()
 	a, _ := Parse("ark:13030/xf93gt2q/c3")
 	if z, ok := a.CheckZone(ZoneNAANName); !ok || z != "13030/xf93gt2q" {
 		t.Errorf("naan_name zone = %q %v", z, ok)
@@ -138,6 +142,7 @@ func TestCheckZone(t *testing.T) {
 }
 
 func TestParseZone(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"naan_name", "name_only", "none"} {
 		z, err := ParseZone(s)
 		if err != nil || string(z) != s || !z.Valid() {

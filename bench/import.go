@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +23,6 @@ import (
 	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
-	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
@@ -60,7 +57,7 @@ type ImportConfig struct {
 // ImportResult is what RunImport measured.
 type ImportResult struct {
 	Config   ImportConfig
-	Server   string            // "local cluster in DIR" or the server's host
+	Server   string            // "a local cluster in DIR" or "the server at HOST:PORT"
 	Settings map[string]string // ServerSettings() as the server reports them
 	// ImportPair is the measurement with the median ratio (the only one without Config.Repeat):
 	// Import is arkhe import of the arklet dump end to end (reading, normalizing, classifying,
@@ -104,15 +101,7 @@ func (p ImportPair) Ratio() float64 {
 func (r ImportResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "arkhe bench import: %d-record arklet dump (%.1f MB), batch %d\n", r.Config.Rows,
 		float64(r.InputBytes)/1e6, r.Config.BatchSize)
-	fmt.Fprintf(w, "server: %s\n", r.Server)
-	keys := make([]string, 0, len(r.Settings))
-	for k := range r.Settings {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %-22s %s\n", k, r.Settings[k])
-	}
+	printServer(w, r.Server, r.Settings)
 	fmt.Fprintf(w, "(a) floor: COPY of the %d resulting ark rows   %8.2f s  %10.0f rows/s\n", r.Floor.Rows, r.Floor.Elapsed.Seconds(), r.Floor.Rate())
 	fmt.Fprintf(w, "(b) arkhe import, end to end                   %8.2f s  %10.0f rows/s\n", r.Import.Elapsed.Seconds(), r.Import.Rate())
 	fmt.Fprintf(w, "ratio (b)/(a): %.2f (target ≥ 0.80)\n", r.Ratio())
@@ -152,52 +141,13 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		cfg.BatchSize = importer.DefaultBatch
 	}
 	res.Config = cfg
-	logw := cfg.Log
-	if logw == nil {
-		logw = io.Discard
-	}
-	logf := func(format string, args ...any) { fmt.Fprintf(logw, "bench: "+format+"\n", args...) }
-
-	dir := cfg.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "arkhe-bench-import-")
-		if err != nil {
-			return res, fmt.Errorf("bench import: %w", err)
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, fmt.Errorf("bench import: %w", err)
-	}
-	adminURL := cfg.DatabaseURL
-	dataDir := "" // the local cluster's, whose processes' CPU time is read
-	if adminURL == "" {
-		if err := os.Chmod(dir, 0o755); err != nil {
-			return res, fmt.Errorf("bench import: %w", err)
-		}
-		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: logw})
-		if err != nil {
-			return res, fmt.Errorf("bench import: %w", err)
-		}
-		defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
-		adminURL = c.URL("postgres")
-		res.Server = "local cluster in " + c.DataDir()
-		dataDir = c.DataDir()
-	} else {
-		u, err := url.Parse(adminURL)
-		if err != nil {
-			return res, fmt.Errorf("bench import: database URL: %w", err)
-		}
-		res.Server = u.Host
-	}
-	admin, err := pgxpool.New(ctx, adminURL)
+	srv, err := openServer(ctx, "import", cfg.DatabaseURL, cfg.Dir, "", cfg.Log)
 	if err != nil {
-		return res, fmt.Errorf("bench import: connect: %w", err)
-	}
-	defer admin.Close()
-	if res.Settings, err = readSettings(ctx, admin); err != nil {
 		return res, err
 	}
+	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }() // a kept Dir keeps its data
+	dir, logf := srv.dir, srv.logf
+	res.Server, res.Settings = srv.desc, srv.settings
 
 	// the dump
 	// v2: the generator that never repeats a blade by chance; a kept dump of another version is not reused
@@ -237,7 +187,7 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 		cfg.Repeat = 1
 	}
 	res.Config = cfg
-	ib := &importBench{cfg: cfg, admin: admin, adminURL: adminURL, dump: dump, dir: dir, dataDir: dataDir, logf: logf}
+	ib := &importBench{cfg: cfg, srv: srv, dump: dump, logf: logf}
 	for run := range cfg.Repeat {
 		if err := ib.pair(ctx, run, &res); err != nil {
 			return res, err
@@ -251,18 +201,16 @@ func RunImport(ctx context.Context, cfg ImportConfig) (ImportResult, error) {
 
 // importBench is what every pair of a RunImport shares.
 type importBench struct {
-	cfg       ImportConfig
-	admin     *pgxpool.Pool
-	adminURL  string
-	dump, dir string
-	dataDir   string // the local cluster's, "" with DatabaseURL
-	logf      func(format string, args ...any)
+	cfg  ImportConfig
+	srv  *server
+	dump string
+	logf func(format string, args ...any)
 }
 
 // pair measures run number run (0-based): arkhe import into a fresh ledger, then the floor into
 // another; it appends the pair to res and keeps the counts, peak heap and (first run) reconcile.
 func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) error {
-	cfg, admin, adminURL, dump, dir, logf := ib.cfg, ib.admin, ib.adminURL, ib.dump, ib.dir, ib.logf
+	cfg, srv, admin, dump, dir, logf := ib.cfg, ib.srv, ib.srv.admin, ib.dump, ib.srv.dir, ib.logf
 	var pr ImportPair
 	// two fresh ledgers
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
@@ -274,7 +222,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		defer func() {
 			_, _ = admin.Exec(context.WithoutCancel(ctx), `drop database if exists `+pgx.Identifier{db}.Sanitize()+` with (force)`)
 		}()
-		l, err := ledger.Open(ctx, databaseURL(adminURL, db), 2)
+		l, err := ledger.Open(ctx, srv.url(db), 2)
 		if err != nil {
 			return err
 		}
@@ -286,7 +234,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	}
 
 	// (b) arkhe import, end to end
-	l, err := ledger.Open(ctx, databaseURL(adminURL, importDB), 4)
+	l, err := ledger.Open(ctx, srv.url(importDB), 4)
 	if err != nil {
 		return err
 	}
@@ -312,12 +260,12 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	cpu0 := sampleCPU(ib.dataDir)
+	cpu0 := sampleCPU(ib.srv.dataDir)
 	start := time.Now()
 	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{dump}, Format: legacy.ArkletJSON,
 		BatchSize: cfg.BatchSize, RejectsPath: filepath.Join(dir, "rejects.csv")})
 	pr.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
-	pr.ImportCPU = sampleCPU(ib.dataDir).Sub(cpu0)
+	pr.ImportCPU = sampleCPU(ib.srv.dataDir).Sub(cpu0)
 	if cfg.CPUProfile != "" && run == 0 {
 		pprof.StopCPUProfile()
 	}
@@ -350,23 +298,23 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		return err
 	}
 	l.Close()
-	floor, err := pgxpool.New(ctx, databaseURL(adminURL, floorDB))
+	floor, err := pgxpool.New(ctx, srv.url(floorDB))
 	if err != nil {
 		return fmt.Errorf("bench import: %w", err)
 	}
 	defer floor.Close()
-	if err := copyImportRegistry(ctx, databaseURL(adminURL, importDB), floor); err != nil {
+	if err := copyImportRegistry(ctx, srv.url(importDB), floor); err != nil {
 		return err
 	}
 	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
 		return fmt.Errorf("bench import: checkpoint: %w", err)
 	}
 	logf("(a) floor: pgx CopyFrom of the same %d ark rows", len(rows))
-	cpu0 = sampleCPU(ib.dataDir)
+	cpu0 = sampleCPU(ib.srv.dataDir)
 	start = time.Now()
-	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, importArkColumns, pgx.CopyFromRows(rows))
+	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, importer.ARKColumns(), pgx.CopyFromRows(rows))
 	pr.Floor = Phase{Rows: n, Elapsed: time.Since(start)}
-	pr.FloorCPU = sampleCPU(ib.dataDir).Sub(cpu0)
+	pr.FloorCPU = sampleCPU(ib.srv.dataDir).Sub(cpu0)
 	if err != nil {
 		return fmt.Errorf("bench import: floor COPY: %w", err)
 	}
@@ -374,15 +322,11 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	return nil
 }
 
-// importArkColumns are the ark columns the importer writes.
-var importArkColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
-	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
-	"updated_at", "created_by", "import_run_id"}
-
 // readBackImported reads every ark row in insertion order, pre-built as CopyFrom values.
 func readBackImported(ctx context.Context, pool *pgxpool.Pool) ([][]any, error) {
-	rows, err := pool.Query(ctx, `select `+strings.Join(importArkColumns[:9], ", ")+`, metadata::text, `+
-		strings.Join(importArkColumns[10:], ", ")+` from ark order by seq`)
+	cols := importer.ARKColumns()
+	cols[slices.Index(cols, "metadata")] = "metadata::text"
+	rows, err := pool.Query(ctx, `select `+strings.Join(cols, ", ")+` from ark order by seq`)
 	if err != nil {
 		return nil, fmt.Errorf("bench import: read back: %w", err)
 	}

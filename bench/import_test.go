@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 // both phases load the same rows each time, the result is the pair with the median ratio, the
 // reconcile (first run only) finds only what the import left out.
 func TestRunImportSmall(t *testing.T) {
-	res, err := RunImport(context.Background(), ImportConfig{Rows: 2000, BatchSize: 300, DatabaseURL: pgtest.URL(t),
+	res, err := RunImport(t.Context(), ImportConfig{Rows: 2000, BatchSize: 300, DatabaseURL: pgtest.URL(t),
 		Dir: t.TempDir(), Seed: 2, Reconcile: true, Repeat: 2})
 	if err != nil {
 		t.Fatal(err)

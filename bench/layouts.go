@@ -184,6 +184,11 @@ type BuildOptions struct {
 	Batch int
 	// ChangeEvery appends one ARK_CHANGE row per this many ARKs; 0: 10, negative: none.
 	ChangeEvery int
+	// NoAutovacuum turns autovacuum off on every table of the layout (autovacuum_enabled and
+	// toast.autovacuum_enabled), so the sizes measured do not depend on whether autovacuum
+	// happened to run before the measurement (its first pass adds each table's free-space and
+	// visibility maps, 32 KiB). Tests set it; a benchmark measures what a live server does.
+	NoAutovacuum bool
 	// Progress, if set, is called after each batch with the ARKs loaded so far (from the
 	// workers' goroutines, one call at a time).
 	Progress func(done int)
@@ -292,6 +297,11 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 	} else if _, err := conn.Exec(ctx, s.ddl()); err != nil {
 		return fail("create schema", err)
 	}
+	if o.NoAutovacuum {
+		if err := autovacuumOff(ctx, conn.Conn()); err != nil {
+			return fail("turn autovacuum off", err)
+		}
+	}
 	var clientKey, shoulderKey int64
 	if err := register(ctx, conn.Conn(), s, rows, &clientKey, &shoulderKey); err != nil {
 		return fail("register", err)
@@ -382,6 +392,26 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 		return fail("measure after reindex", err)
 	}
 	return res, nil
+}
+
+// autovacuumOff turns autovacuum off on every ordinary table of the current schema and its
+// TOAST table.
+func autovacuumOff(ctx context.Context, conn *pgx.Conn) error {
+	rows, err := conn.Query(ctx, `select c.oid::regclass::text from pg_class c
+		where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p') order by 1`)
+	if err != nil {
+		return err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if _, err := conn.Exec(ctx, "alter table "+t+" set (autovacuum_enabled = off, toast.autovacuum_enabled = off)"); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+	}
+	return nil
 }
 
 // copyRefs COPYs rows that refer to an ARK (receipts, ARK_CHANGE) into table. With a bigint

@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -232,10 +234,15 @@ func linkCheckRun(ctx context.Context, admin *pgxpool.Pool, adminURL string, cfg
 	defer func() {
 		_, _ = admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+ident+" with (force)")
 	}()
-	dbURL, err := verifyDatabaseURL(adminURL, db)
-	if err != nil {
-		return r, err
+	srv := &server{adminURL: adminURL}
+	if strings.HasPrefix(adminURL, "postgres://") || strings.HasPrefix(adminURL, "postgresql://") {
+		u, err := url.Parse(adminURL)
+		if err != nil {
+			return r, fmt.Errorf("database URL: %w", err)
+		}
+		srv.base = u
 	}
+	dbURL := srv.url(db)
 	l, err := ledger.Open(ctx, dbURL, 8)
 	if err != nil {
 		return r, err

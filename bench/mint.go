@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -18,7 +17,6 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,7 +28,6 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/ledger"
-	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -102,7 +99,7 @@ func (p Phase) Rate() float64 {
 // MintResult is what RunMint measured.
 type MintResult struct {
 	Config   MintConfig
-	Server   string            // where: "local cluster in DIR" or the database URL's host
+	Server   string            // where: "a local cluster in DIR" or "the server at HOST:PORT"
 	Settings map[string]string // ServerSettings() as the server reports them
 	Floor    Phase             // (a) plain pgx CopyFrom of the final rows
 	Mint     Phase             // (b) arkhe mint end to end from a CSV manifest
@@ -174,48 +171,13 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 		cfg.Repeat = 1
 	}
 	res.Config = cfg
-	logw := cfg.Log
-	if logw == nil {
-		logw = io.Discard
-	}
-	logf := func(format string, args ...any) { fmt.Fprintf(logw, "bench: "+format+"\n", args...) }
-
-	dir := cfg.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "arkhe-bench-")
-		if err != nil {
-			return res, fmt.Errorf("bench mint: %w", err)
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return res, fmt.Errorf("bench mint: %w", err)
-	}
-
-	adminURL := cfg.DatabaseURL
-	if adminURL == "" {
-		if err := os.Chmod(dir, 0o755); err != nil {
-			return res, fmt.Errorf("bench mint: %w", err)
-		}
-		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: logw})
-		if err != nil {
-			return res, fmt.Errorf("bench mint: %w", err)
-		}
-		defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }() // a kept Dir keeps its data
-		adminURL = c.URL("postgres")
-		res.Server = "local cluster in " + c.DataDir()
-		res.dataDir = c.DataDir()
-	} else {
-		res.Server = redactURL(adminURL)
-	}
-	admin, err := pgxpool.New(ctx, adminURL)
+	srv, err := openServer(ctx, "mint", cfg.DatabaseURL, cfg.Dir, "", cfg.Log)
 	if err != nil {
-		return res, fmt.Errorf("bench mint: connect: %w", err)
-	}
-	defer admin.Close()
-	if res.Settings, err = readSettings(ctx, admin); err != nil {
 		return res, err
 	}
+	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }() // a kept Dir keeps its data
+	admin, dir, logf := srv.admin, srv.dir, srv.logf
+	res.Server, res.Settings, res.dataDir = srv.desc, srv.settings, srv.dataDir
 
 	// the template ledger
 	tpl := fmt.Sprintf("bench_tpl_%s_%d", ledger.SchemaHash(), cfg.Preload)
@@ -228,7 +190,7 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 		logf("reusing template ledger %s (%d ARKs preloaded)", tpl, cfg.Preload)
 	} else {
 		start := time.Now()
-		if err := buildMintTemplate(ctx, admin, adminURL, tpl, cfg, logf); err != nil {
+		if err := buildMintTemplate(ctx, srv, tpl, cfg, logf); err != nil {
 			return res, err
 		}
 		res.PreloadElapsed = time.Since(start)
@@ -248,7 +210,7 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 
 	var prev [][]any
 	for i := range cfg.Repeat {
-		p, rows, err := measurePair(ctx, admin, adminURL, tpl, manifest, dir, res.dataDir, cfg, i, &prev, logf)
+		p, rows, err := measurePair(ctx, srv, tpl, manifest, cfg, i, &prev, logf)
 		res.Pairs = append(res.Pairs, p)
 		if err != nil {
 			return res, err
@@ -294,8 +256,9 @@ func (p Pair) Ratio() float64 {
 // floor goes first and sends those rows, so over repeated runs neither phase always runs first on a
 // fresh server state (*prev is cleared before (b) runs); otherwise arkhe goes first and the floor sends exactly the rows it wrote,
 // which are returned for the next pair.
-func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manifest, dir, dataDir string, cfg MintConfig, i int,
+func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg MintConfig, i int,
 	prev *[][]any, logf func(string, ...any)) (Pair, [][]any, error) {
+	admin, dir, dataDir := srv.admin, srv.dir, srv.dataDir
 	var p Pair
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	mintDB, floorDB := "bench_mint_"+suffix, "bench_floor_"+suffix
@@ -311,7 +274,7 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 
 	// (a) the floor: the final rows pre-built, plain CopyFrom
 	floor := func(arks [][]any) error {
-		floorPool, err := pgxpool.New(ctx, databaseURL(adminURL, floorDB))
+		floorPool, err := pgxpool.New(ctx, srv.url(floorDB))
 		if err != nil {
 			return fmt.Errorf("bench mint: %w", err)
 		}
@@ -339,7 +302,7 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 	}
 
 	// (b) arkhe mint, end to end
-	l, err := ledger.Open(ctx, databaseURL(adminURL, mintDB), int32(cfg.Workers+2))
+	l, err := ledger.Open(ctx, srv.url(mintDB), int32(cfg.Workers+2))
 	if err != nil {
 		return p, nil, err
 	}
@@ -410,7 +373,8 @@ func measurePair(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl, manife
 }
 
 // buildMintTemplate creates the template ledger tpl: migrated, registered, preloaded.
-func buildMintTemplate(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl string, cfg MintConfig, logf func(string, ...any)) error {
+func buildMintTemplate(ctx context.Context, srv *server, tpl string, cfg MintConfig, logf func(string, ...any)) error {
+	admin := srv.admin
 	building := tpl + "_building"
 	if _, err := admin.Exec(ctx, `drop database if exists `+pgx.Identifier{building}.Sanitize()+` with (force)`); err != nil {
 		return fmt.Errorf("bench mint: %w", err)
@@ -418,7 +382,7 @@ func buildMintTemplate(ctx context.Context, admin *pgxpool.Pool, adminURL, tpl s
 	if _, err := admin.Exec(ctx, `create database `+pgx.Identifier{building}.Sanitize()); err != nil {
 		return fmt.Errorf("bench mint: %w", err)
 	}
-	l, err := ledger.Open(ctx, databaseURL(adminURL, building), 4)
+	l, err := ledger.Open(ctx, srv.url(building), 4)
 	if err != nil {
 		return err
 	}
@@ -682,45 +646,12 @@ func sampleHeap() func() int64 {
 	}
 }
 
-// databaseURL returns connection string u pointing at database db.
-func databaseURL(u, db string) string {
-	if strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
-		p, err := url.Parse(u)
-		if err == nil {
-			p.Path = "/" + db
-			q := p.Query()
-			q.Del("dbname")
-			p.RawQuery = q.Encode()
-			return p.String()
-		}
-	}
-	return u + " dbname=" + db
-}
-
-// redactURL drops a password from a URL for printing.
-func redactURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return u
-	}
-	p.User = url.User(p.User.Username())
-	return p.String()
-}
-
 // Print writes the result as the one-screen report of `arkhe bench mint`.
 func (r MintResult) Print(w io.Writer) {
 	c := r.Config
 	fmt.Fprintf(w, "arkhe bench mint: %d rows into a ledger of %d ARKs, batch %d, %d workers (floor: %d connection(s))\n",
 		c.Rows, c.Preload, c.BatchSize, c.Workers, c.FloorWorkers)
-	fmt.Fprintf(w, "server: %s\n", r.Server)
-	keys := make([]string, 0, len(r.Settings))
-	for k := range r.Settings {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return settingOrder(keys[i]) < settingOrder(keys[j]) })
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %-22s %s\n", k, r.Settings[k])
-	}
+	printServer(w, r.Server, r.Settings)
 	if c.Preload > 0 {
 		if r.PreloadReused {
 			fmt.Fprintf(w, "preload: %d ARKs, reused from an earlier run\n", c.Preload)
@@ -752,14 +683,4 @@ func (r MintResult) Print(w io.Writer) {
 		st.CopyARKs.Seconds(), st.Commit.Seconds())
 	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark %.2f s, commit %.2f s\n",
 		r.FloorCopyARKs.Seconds(), r.FloorCommit.Seconds())
-}
-
-func settingOrder(k string) int {
-	names := ServerSettings()
-	for i, s := range names {
-		if s == k {
-			return i
-		}
-	}
-	return len(names)
 }

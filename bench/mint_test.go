@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -11,7 +10,7 @@ import (
 // TestRunMintSmall runs the whole macro benchmark at a small size against the test server: the
 // floor and arkhe must load the same number of rows and report rates and settings.
 func TestRunMintSmall(t *testing.T) {
-	res, err := RunMint(context.Background(), MintConfig{Rows: 3000, Preload: 2000, BatchSize: 500, Workers: 2,
+	res, err := RunMint(t.Context(), MintConfig{Rows: 3000, Preload: 2000, BatchSize: 500, Workers: 2,
 		DatabaseURL: pgtest.URL(t), Dir: t.TempDir(), Seed: 7, Repeat: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +38,7 @@ func TestRunMintSmall(t *testing.T) {
 		}
 	}
 	// a second run reuses the preloaded template
-	res, err = RunMint(context.Background(), MintConfig{Rows: 100, Preload: 2000, BatchSize: 500,
+	res, err = RunMint(t.Context(), MintConfig{Rows: 100, Preload: 2000, BatchSize: 500,
 		DatabaseURL: pgtest.URL(t), Dir: t.TempDir(), Seed: 7})
 	if err != nil {
 		t.Fatal(err)

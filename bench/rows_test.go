@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"compress/gzip"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,9 +9,11 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/bench"
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 func TestGenerateRows(t *testing.T) {
+	t.Parallel()
 	a, err := bench.GenerateRows("99999", "/x9", 5000, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -58,31 +59,10 @@ func TestGenerateRows(t *testing.T) {
 	}
 }
 
-// moduleRoot walks up from the package directory to go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
-
 func TestReadTate(t *testing.T) {
-	path := filepath.Join(moduleRoot(t), "..", "shared", "data", "tategallery-collection", "artworks.jsonl.gz")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("Tate data not present (shared/ must sit beside the repository): %v", err)
-	}
-	set, err := bench.ReadTate(context.Background(), path, 2000, "99999", "/x9", 1)
+	t.Parallel()
+	path := fixtures.SharedData(t, "tategallery-collection", "artworks.jsonl.gz")
+	set, err := bench.ReadTate(t.Context(), path, 2000, "99999", "/x9", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +80,7 @@ func TestReadTate(t *testing.T) {
 }
 
 func TestReadTateErrorsNameTheLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bad.jsonl.gz")
 	f, err := os.Create(path)
@@ -110,13 +91,13 @@ func TestReadTateErrorsNameTheLine(t *testing.T) {
 	gz.Write([]byte(`{"acno":"A1","title":"t","url":"http://x/1"}` + "\n" + `{"acno":"A2","title":` + "\n"))
 	gz.Close()
 	f.Close()
-	_, err = bench.ReadTate(context.Background(), path, 0, "99999", "/x9", 1)
+	_, err = bench.ReadTate(t.Context(), path, 0, "99999", "/x9", 1)
 	if err == nil || !strings.Contains(err.Error(), path+" line 2") {
 		t.Errorf("error %v, want one naming %s line 2", err, path)
 	}
 	noID := filepath.Join(dir, "noid.jsonl")
 	os.WriteFile(noID, []byte(`{"title":"t"}`+"\n"), 0o644)
-	_, err = bench.ReadTate(context.Background(), noID, 0, "99999", "/x9", 1)
+	_, err = bench.ReadTate(t.Context(), noID, 0, "99999", "/x9", 1)
 	if err == nil || !strings.Contains(err.Error(), "line 1: field acno") {
 		t.Errorf("error %v, want one naming line 1 and field acno", err)
 	}

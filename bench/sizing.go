@@ -6,14 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/sizing"
 )
@@ -134,38 +131,17 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 	if err != nil {
 		return nil, err
 	}
-	adminURL := cfg.DatabaseURL
-	if adminURL == "" {
-		dir, err := os.MkdirTemp(cfg.TempDir, "arkhe-bench-sizing-")
-		if err != nil {
-			return nil, fmt.Errorf("bench sizing: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		if err := os.Chmod(dir, 0o755); err != nil { // the postgres account must reach it when run as root
-			return nil, fmt.Errorf("bench sizing: %w", err)
-		}
-		fmt.Fprintf(cfg.Log, "starting a throw-away PostgreSQL cluster in %s\n", dir)
-		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"),
-			SocketDir: filepath.Join(dir, "s"), Persistent: true, Log: cfg.Log})
-		if err != nil {
-			return nil, fmt.Errorf("bench sizing: %w", err)
-		}
-		defer func() {
-			if serr := c.Stop(context.WithoutCancel(ctx)); serr != nil && err == nil {
-				err = fmt.Errorf("bench sizing: %w", serr)
-			}
-		}()
-		adminURL = c.URL("postgres")
-	}
-	admin, err := pgx.Connect(ctx, adminURL)
+	srv, err := openServer(ctx, "sizing", cfg.DatabaseURL, "", cfg.TempDir, cfg.Log)
 	if err != nil {
-		return nil, fmt.Errorf("bench sizing: connect: %w", err)
-	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	rep := &SizingReport{Source: rows.Source, ARKs: len(rows.Rows), Fields: rows.Fields()}
-	if rep.Settings, err = readSettings(ctx, admin); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if cerr := srv.close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+			err = fmt.Errorf("bench sizing: %w", cerr)
+		}
+	}()
+	rep := &SizingReport{Source: rows.Source, ARKs: len(rows.Rows), Fields: rows.Fields()}
+	rep.Settings = srv.settings
 	rep.Server = rep.Settings["server_version"]
 	layouts := Layouts()
 	if len(cfg.Layouts) > 0 {
@@ -177,7 +153,7 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 	}
 	for _, l := range layouts {
 		fmt.Fprintf(cfg.Log, "layout %s: building %d ARKs\n", l.Name, len(rows.Rows))
-		r, err := buildIn(ctx, admin, adminURL, l, rows, cfg)
+		r, err := buildIn(ctx, srv, l, rows, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("bench sizing: %w", err)
 		}
@@ -199,7 +175,8 @@ func RunSizing(ctx context.Context, cfg SizingConfig) (_ *SizingReport, err erro
 
 // buildIn creates database arkhe_sizing_<layout>_<8 random hex digits>, builds the layout in
 // it and drops it.
-func buildIn(ctx context.Context, admin *pgx.Conn, adminURL string, l Layout, rows *RowSet, cfg SizingConfig) (*BuildResult, error) {
+func buildIn(ctx context.Context, srv *server, l Layout, rows *RowSet, cfg SizingConfig) (*BuildResult, error) {
+	admin := srv.admin
 	var rnd [4]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, fmt.Errorf("layout %s: %w", l.Name, err)
@@ -210,11 +187,10 @@ func buildIn(ctx context.Context, admin *pgx.Conn, adminURL string, l Layout, ro
 		return nil, fmt.Errorf("layout %s: %w", l.Name, err)
 	}
 	defer admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+ident+" with (force)")
-	pc, err := pgxpool.ParseConfig(adminURL)
+	pc, err := pgxpool.ParseConfig(srv.url(db))
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: %w", l.Name, err)
 	}
-	pc.ConnConfig.Database = db
 	pc.MaxConns = int32(cfg.Workers) + 1
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,7 +14,6 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/ledger"
-	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/verify"
 )
 
@@ -56,7 +52,7 @@ type VerifyConfig struct {
 type VerifyResult struct {
 	// Rows and Changes are the ARKs and ARK_CHANGE rows of the ledger audited.
 	Rows, Changes int64
-	// Server says where it ran ("a local cluster in DIR" or "the server of --database-url");
+	// Server says where it ran ("a local cluster in DIR" or "the server at HOST:PORT");
 	// Settings holds the VerifySettings as the server reported them.
 	Server   string
 	Settings map[string]string
@@ -89,44 +85,16 @@ func (r *VerifyResult) Ratio() float64 {
 // (fixtures.FillLedger) unless it exists, then alternates the floor and the audit cfg.Repeat
 // times after one warm-up COPY. The filled ledger must audit clean.
 func RunVerify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
-	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "bench verify: "+format+"\n", args...) }
 	res := &VerifyResult{}
-	adminURL := cfg.ServerURL
-	if adminURL == "" {
-		dir := cfg.Dir
-		if dir == "" {
-			d, err := os.MkdirTemp("", "arkhe-bench-verify-")
-			if err != nil {
-				return nil, err
-			}
-			defer os.RemoveAll(d)
-			dir = d
-		} else if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.Chmod(dir, 0o755); err != nil { // the postgres account must reach it when run as root
-			return nil, err
-		}
-		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: cfg.Log})
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
-		adminURL = c.URL("postgres")
-		res.Server = "a local cluster in " + c.DataDir()
-	} else {
-		res.Server = "the server of --database-url"
-	}
-	admin, err := pgxpool.New(ctx, adminURL)
-	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
-	}
-	defer admin.Close()
-	db := fmt.Sprintf("bench_verify_%d_%d_%s", cfg.Rows, cfg.Seed, ledger.SchemaHash())
-	dbURL, err := verifyDatabaseURL(adminURL, db)
+	srv, err := openServer(ctx, "verify", cfg.ServerURL, cfg.Dir, "", cfg.Log)
 	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }() // a kept Dir keeps its data
+	admin, logf := srv.admin, srv.logf
+	res.Server = srv.desc
+	db := fmt.Sprintf("bench_verify_%d_%d_%s", cfg.Rows, cfg.Seed, ledger.SchemaHash())
+	dbURL := srv.url(db)
 	if err := admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, db).Scan(&res.Reused); err != nil {
 		return nil, err
 	}
@@ -250,23 +218,4 @@ func fillVerifyLedger(ctx context.Context, admin *pgxpool.Pool, db, dbURL string
 		return err
 	}
 	return nil
-}
-
-// verifyDatabaseURL returns the connection string u with its database replaced by db
-// (URL or keyword/value form).
-func verifyDatabaseURL(u, db string) (string, error) {
-	if strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
-		p, err := url.Parse(u)
-		if err != nil {
-			return "", fmt.Errorf("database URL: %w", err)
-		}
-		p.Path = "/" + db
-		q := p.Query()
-		if q.Has("dbname") {
-			q.Set("dbname", db)
-			p.RawQuery = q.Encode()
-		}
-		return p.String(), nil
-	}
-	return u + " dbname='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(db) + "'", nil
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // DefaultBatch is how many records the importer classifies and inserts at a time.
@@ -378,13 +380,17 @@ const probeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bi
 from unnest($1::text[]) with ordinality k(ark, rec)
 cross join lateral (select * from ark where ark.ark = k.ark limit 1) a`
 
-// arkColumns are the ark columns the importer COPYs.
-var arkColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
+// arkColumns are the columns of table ark an import writes, in the order of its COPY.
+var arkColumns = [...]string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
 	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
 	"updated_at", "created_by", "import_run_id"}
 
+// ARKColumns returns the columns of table ark an import writes, in the order of its COPY, as a
+// new slice: the benchmark's floor sends the same columns.
+func ARKColumns() []string { return slices.Clone(arkColumns[:]) }
+
 // copySQL receives a batch's new ARKs (copyEncoder).
-var copySQL = "copy ark (" + strings.Join(arkColumns, ", ") + ") from stdin (format binary)"
+var copySQL = "copy ark (" + strings.Join(arkColumns[:], ", ") + ") from stdin (format binary)"
 
 // SourcePath is how import_run.source_file names an input: its absolute path, so that provenance
 // names the file wherever the command ran; path as given if it cannot be made absolute.
@@ -665,7 +671,7 @@ func (p *filePass) scan(ctx context.Context, r legacy.Reader, out chan<- []scann
 			return send()
 		}
 		if err != nil {
-			var re *legacy.RecordError
+			var re *pipeline.RowError
 			var te *legacy.TruncatedError
 			switch {
 			case errors.As(err, &re), errors.As(err, &te):
@@ -724,7 +730,7 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 // item handles one scanned result.
 func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]bool, read *int64) error {
 	if sc.err != nil {
-		var re *legacy.RecordError
+		var re *pipeline.RowError
 		var te *legacy.TruncatedError
 		switch {
 		case errors.As(sc.err, &re):
@@ -770,7 +776,7 @@ func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]
 	return nil
 }
 
-func recordErrorReason(re *legacy.RecordError) string {
+func recordErrorReason(re *pipeline.RowError) string {
 	if re.Err != nil {
 		return re.Reason + ": " + re.Err.Error()
 	}

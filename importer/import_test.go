@@ -101,6 +101,7 @@ func impScalar[T any](t *testing.T, pool *pgxpool.Pool, sql string, args ...any)
 }
 
 func TestImportArkletJSONFixture(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	const n = 300
@@ -153,7 +154,7 @@ func TestImportArkletJSONFixture(t *testing.T) {
 	get := func(where string, args ...any) arkRow {
 		t.Helper()
 		var r arkRow
-		if err := pool.QueryRow(context.Background(), `select original, url, created_at is not null, check_ok, metadata::text from ark where `+where, args...).
+		if err := pool.QueryRow(t.Context(), `select original, url, created_at is not null, check_ok, metadata::text from ark where `+where, args...).
 			Scan(&r.original, &r.url, &r.created, &r.checkOK, &r.meta); err != nil {
 			t.Fatalf("%s: %v", where, err)
 		}
@@ -213,41 +214,18 @@ func TestImportArkletJSONFixture(t *testing.T) {
 	_ = legacy.ArkletJSON
 }
 
-// impSharedData returns <module root>/../shared/data (COMMON.md), skipping the test when missing.
-func impSharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	d := filepath.Join(filepath.Dir(dir), "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("shared data not found (shared/ must sit beside the repository): %v", err)
-	}
-	return d
-}
-
 // TestImportRealFiles imports the real registry, shoulder lists, EZID records and the N2T sample
 // in the order a migration would, and checks what each brought.
 func TestImportRealFiles(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
-	d := impSharedData(t)
+	d := fixtures.SharedData(t)
 	dir := t.TempDir()
 	imp := func(f string, cfg importer.Config) importer.Counts {
 		t.Helper()
 		cfg.Inputs = []string{filepath.Join(d, f)}
 		cfg.RejectsPath = filepath.Join(dir, "r.csv")
-		rep, err := importer.Run(context.Background(), l, cfg)
+		rep, err := importer.Run(t.Context(), l, cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -325,7 +303,7 @@ func TestImportRealFiles(t *testing.T) {
 	}
 	// the N2T sample: 8 ARKs, no end marker
 	n2tRejects := filepath.Join(t.TempDir(), "n2t.rejects.csv")
-	rep, err := importer.Run(context.Background(), l, importer.Config{Inputs: []string{filepath.Join(d, "arklet/sample_noid_output.txt")}, RejectsPath: n2tRejects})
+	rep, err := importer.Run(t.Context(), l, importer.Config{Inputs: []string{filepath.Join(d, "arklet/sample_noid_output.txt")}, RejectsPath: n2tRejects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,6 +328,7 @@ func TestImportRealFiles(t *testing.T) {
 // TestImportFixtureFormats imports every generated export format with its edge cases, plain and
 // with a BOM and CRLF line ends.
 func TestImportFixtureFormats(t *testing.T) {
+	t.Parallel()
 	const n = 200
 	type gen func(w *bytes.Buffer) error
 	cases := []struct {
@@ -436,6 +415,7 @@ func TestImportFixtureFormats(t *testing.T) {
 // TestImportDuplicates: identical rows for one ARK collapse; differing ones are a conflict and
 // neither lands, also when the rows are in different batches (the file is then read twice).
 func TestImportDuplicates(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	rec := func(id, target string) string {
@@ -490,6 +470,7 @@ func TestImportDuplicates(t *testing.T) {
 
 // TestImportDryRun: everything is counted and reported, nothing is written.
 func TestImportDryRun(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	in := impWriteFixture(t, dir, "arklet.json", func(b *bytes.Buffer) error { return fixtures.ArkletJSON(b, 100, 5) })
@@ -506,8 +487,9 @@ func TestImportDryRun(t *testing.T) {
 
 // TestImportClient: the client must hold ark:import; a NAAN client imports only its NAAN.
 func TestImportClient(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "examples"}); err != nil {
 		t.Fatal(err)
 	}
@@ -547,6 +529,7 @@ func TestImportClient(t *testing.T) {
 // TestImportDifferenceLeftAlone: an ARK in the ledger with another target is reported and left
 // alone; its ledger value and the export's are in the reject file.
 func TestImportDifferenceLeftAlone(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	a := impWriteText(t, dir, "a.anvl", ":: ark:/12345/x6aa1\n_target: https://e.org/old\nerc.who: Doe\n\n:: ark:/12345/x6bb1\n_target: https://e.org/b\n")
@@ -568,6 +551,7 @@ func TestImportDifferenceLeftAlone(t *testing.T) {
 // TestImportTruncatedAndCompressed: a dump cut in the middle of a record imports every complete
 // record and reports the line where it ends; a gzip'd export imports like the plain one.
 func TestImportTruncatedAndCompressed(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	var b bytes.Buffer
@@ -612,8 +596,9 @@ func TestImportTruncatedAndCompressed(t *testing.T) {
 // TestImportNAANWideShoulder: a name with no primordinal shoulder lands under the NAAN-wide
 // shoulder "/", created reserved; a nested registered shoulder wins by longest prefix.
 func TestImportNAANWideShoulder(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "examples"}); err != nil {
 		t.Fatal(err)
 	}
@@ -639,6 +624,7 @@ func TestImportNAANWideShoulder(t *testing.T) {
 // server refuses it, the import fails naming the batch, and nothing of the file (no ARK, no run
 // record) is committed. A re-run after the cause is gone imports everything.
 func TestImportServerRefusalInFlight(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	var text strings.Builder
@@ -647,10 +633,10 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 	}
 	in := impWriteText(t, dir, "refused.anvl", text.String())
 	// a constraint the importer knows nothing of: the server refuses the ARK of record 23 (batch 3 of 4)
-	if _, err := pool.Exec(context.Background(), `alter table ark add constraint test_refuse check (ark <> '12345/x6r022')`); err != nil {
+	if _, err := pool.Exec(t.Context(), `alter table ark add constraint test_refuse check (ark <> '12345/x6r022')`); err != nil {
 		t.Fatal(err)
 	}
-	_, err := importer.Run(context.Background(), l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
+	_, err := importer.Run(t.Context(), l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
 	if err == nil || ledger.SQLState(err) != "23514" || !strings.Contains(err.Error(), "insert the batch ending at line 117") {
 		t.Fatalf("import error %v (SQLSTATE %q), want the refusal of the batch whose last record starts on line 117", err, ledger.SQLState(err))
 	}
@@ -660,7 +646,7 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 	if got := impScalar[int64](t, pool, `select count(*) from import_run`); got != 0 {
 		t.Errorf("%d import runs recorded by a failed import", got)
 	}
-	if _, err := pool.Exec(context.Background(), `alter table ark drop constraint test_refuse`); err != nil {
+	if _, err := pool.Exec(t.Context(), `alter table ark drop constraint test_refuse`); err != nil {
 		t.Fatal(err)
 	}
 	rep := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 10})
@@ -676,8 +662,9 @@ func TestImportServerRefusalInFlight(t *testing.T) {
 // any session, even one that prefers hash joins (the importer once forced nested loops with
 // session settings, which also forced them on the ark triggers' joins during every COPY).
 func TestImportProbeIsIndexLookups(t *testing.T) {
+	t.Parallel()
 	_, pool := impLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -711,10 +698,11 @@ func TestImportProbeIsIndexLookups(t *testing.T) {
 // TestImportCancelMidFile: cancelling while batches are in flight returns context.Canceled and
 // commits nothing (no ARK, no run); the re-run imports the whole file.
 func TestImportCancelMidFile(t *testing.T) {
+	t.Parallel()
 	l, pool := impLedger(t)
 	dir := t.TempDir()
 	in := impWriteFixture(t, dir, "dump.json", func(w *bytes.Buffer) error { return fixtures.ArkletJSON(w, 5000, 3) })
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, err := importer.Run(ctx, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv"), BatchSize: 200,
 		Progress: func(p importer.Progress) {

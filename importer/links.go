@@ -14,6 +14,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/linkcheck"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // linkBatch is how many link-check records are stored at a time.
@@ -74,7 +75,7 @@ func (p *linkPass) run(ctx context.Context) error {
 		if err == io.EOF {
 			break
 		}
-		var re *legacy.RecordError
+		var re *pipeline.RowError
 		var te *legacy.TruncatedError
 		switch {
 		case errors.As(err, &re):

@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"context"
+	"github.com/arkhe-ledger/arkhe/fixtures"
 	"path/filepath"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // never-checked ones and DOIs are counted, the TSV's ARKs (in no shared export) are rejected as
 // not in the ledger, and a second import leaves the states alone.
 func TestImportEZIDLinkState(t *testing.T) {
-	d := impSharedData(t)
+	d := filepath.Join(fixtures.SharedDir(t), "data")
 	for _, reserved := range []bool{false, true} {
 		t.Run(map[bool]string{false: "public", true: "include-reserved"}[reserved], func(t *testing.T) { importEZIDLinkState(t, d, reserved) })
 	}

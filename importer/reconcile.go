@@ -16,6 +16,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
@@ -379,7 +380,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow],
 			covered[*sShoulder] = struct{}{}
 		}
 		covered[*aShoulder] = struct{}{}
-		if !eqString(sURL, aURL) {
+		if !legacy.SameText(sURL, aURL) {
 			if err := emit(DiffTargetDiffers, arkStr, reconcileStrp("target"), sURL, aURL, src); err != nil {
 				return err
 			}
@@ -391,7 +392,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow],
 				return err
 			}
 		}
-		if !eqString(sReason, aReason) {
+		if !legacy.SameText(sReason, aReason) {
 			statusRows++
 			if err := emit(DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), sReason, aReason, src); err != nil {
 				return err
@@ -404,7 +405,7 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow],
 			name     string
 			exp, led *string
 		}{{"who", sWho, aWho}, {"what", sWhat, aWhat}, {"when", sWhen, aWhen}, {"commitment", sCommit, aCommit}} {
-			if !eqString(f.exp, f.led) {
+			if !legacy.SameText(f.exp, f.led) {
 				if err := emit(DiffMetadataDiffers, arkStr, reconcileStrp(f.name), f.exp, f.led, src); err != nil {
 					return err
 				}
@@ -576,7 +577,7 @@ func (s *reconcileSource) Next() bool {
 			return false
 		}
 		if err != nil {
-			var re *legacy.RecordError
+			var re *pipeline.RowError
 			var te *legacy.TruncatedError
 			switch {
 			case errors.As(err, &re):
@@ -622,7 +623,7 @@ func (s *reconcileSource) Next() bool {
 			id := e.ID
 			shoulder = &id
 		}
-		loc := rec.Source.File + ":" + fmt.Sprint(rec.Source.Line)
+		loc := rec.Source.String()
 		v := &s.vals
 		v[0], v[1], v[2], v[3], v[4], v[5], v[6] = s.seq, row.Key(), shoulder, row.Original, row.Target, row.Status, row.Reason
 		var skip *string

@@ -101,7 +101,8 @@ func reconcileCount(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) i
 }
 
 func TestReconcileReportsAndApplies(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
@@ -225,7 +226,8 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 // TestReconcileAmbiguousAndParquet: an export that holds one ARK twice with different values is
 // reported and never applied; the default Parquet report is written.
 func TestReconcileAmbiguousAndParquet(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
@@ -267,7 +269,8 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 // reconcile finds no differences; with --include-reserved/--include-test they are reported and
 // say why. A status and its tombstone reason count as one status difference.
 func TestReconcileSkipsReservedAndTest(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -65,7 +64,7 @@ func newRejectFile(path string) *rejectFile {
 	return w
 }
 
-func (w *rejectFile) write(kind string, loc legacy.Location, id, canonical, field, reason string, exp, led *string, raw string) error {
+func (w *rejectFile) write(kind string, loc pipeline.Location, id, canonical, field, reason string, exp, led *string, raw string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.n++

@@ -17,6 +17,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // batchWriter is the writing goroutine of an filePass: it owns the transaction, the conflict
@@ -451,7 +452,7 @@ func (w *batchWriter) classify(ctx context.Context, rows []arkItem) (int, error)
 			if f == 7 {
 				d[f] = !sameJSON(exp[f], led[f])
 			} else {
-				d[f] = !eqString(exp[f], led[f])
+				d[f] = !legacy.SameText(exp[f], led[f])
 			}
 			same = same && !d[f]
 		}
@@ -506,7 +507,7 @@ func sameJSON(a, b *string) bool {
 }
 
 // copyEncoder holds the binary COPY stream (ledger.AppendCopyHeader and the other ledger.Append
-// functions) of a batch's new ARKs, in arkColumns order.
+// functions) of a batch's new ARKs, in ARKColumns order.
 type copyEncoder struct {
 	buf []byte
 }
@@ -634,7 +635,7 @@ func (w *batchWriter) shoulderRecord(ctx context.Context, it *shoulderItem) erro
 
 // compareFill compares a registry record's values with the ledger's current ones: a value the
 // ledger lacks is filled (fillSQL with key and the values), a differing one is reported.
-func (w *batchWriter) compareFill(ctx context.Context, loc legacy.Location, id, table string, fields, vals []string, cur []*string, fillSQL string, key any) error {
+func (w *batchWriter) compareFill(ctx context.Context, loc pipeline.Location, id, table string, fields, vals []string, cur []*string, fillSQL string, key any) error {
 	fill, differ := false, false
 	for i := range fields {
 		v := vals[i]
@@ -790,12 +791,4 @@ func (f *keyFilter) add(key string) {
 func (f *keyFilter) mayContain(key string) bool {
 	w, m := f.slot(key)
 	return *w&m == m
-}
-
-// eqString reports whether a and b are both nil or point to equal strings.
-func eqString(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return *a == *b
 }

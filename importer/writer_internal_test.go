@@ -9,6 +9,7 @@ import (
 // keys never added are found rarely: 100,000 keys in the smallest filter (2^20 bits) wrongly match
 // about 1 other key in 100.
 func TestImportKeyFilter(t *testing.T) {
+	t.Parallel()
 	f := newKeyFilter(0)
 	if got := len(f.words) * 64; got != 1<<20 {
 		t.Fatalf("%d bits, want 2^20", got)

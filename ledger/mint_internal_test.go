@@ -3,6 +3,7 @@ package ledger
 import "testing"
 
 func TestCopyLine(t *testing.T) {
+	t.Parallel()
 	for where, want := range map[string]int{
 		"COPY ark, line 3, column erc_what":                   3,
 		"COPY ark, line 100000, column payload_digest":        100000,
@@ -18,6 +19,7 @@ func TestCopyLine(t *testing.T) {
 }
 
 func TestExpectedCollisions(t *testing.T) {
+	t.Parallel()
 	// 100k draws against 10 million ARKs with 8-character blades collide about twice,
 	// against 100 million about twenty times
 	if e := ExpectedCollisions(100_000, 10_000_000, 8); e < 1.9 || e > 2.1 {

@@ -181,8 +181,9 @@ func checkLedger(t *testing.T, pool *pgxpool.Pool, n int64) {
 }
 
 func TestMintAndReplayByteForByte(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 40, Seed: 1})
 	first := filepath.Join(dir, "first.csv")
@@ -258,10 +259,11 @@ func existingBlade(t *testing.T, l *ledger.Ledger) string {
 }
 
 func TestMintForcedCollisionIsRedrawn(t *testing.T) {
+	t.Parallel()
 	for _, check := range []ledger.Check{ledger.CheckAlways, ledger.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			blade := existingBlade(t, l)
 			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 2})
 			blades := func(int) ark.BladeSource { return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg") }
@@ -317,8 +319,9 @@ func TestMintForcedCollisionIsRedrawn(t *testing.T) {
 }
 
 func TestMintTenCollisionsFailTheRow(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	blade := existingBlade(t, l)
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 2, Seed: 3})
@@ -377,8 +380,9 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 }
 
 func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "m.csv")
 	write := func(url string) {
@@ -434,8 +438,9 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 }
 
 func TestMintDuplicatesWithinManifest(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "m.csv")
 	var body strings.Builder
@@ -480,14 +485,15 @@ func TestMintDuplicatesWithinManifest(t *testing.T) {
 	}
 	m = readCSV(t, mm)
 	recs = readCSV(t, rejects)
-	if len(recs) != 2 || recs[1][3] != "id4" || !strings.Contains(recs[1][5], m[5][1]) || !strings.Contains(recs[1][5], "line 6") {
-		t.Fatalf("reject file %q, want id4 rejected naming %s and line 6", recs, m[5][1])
+	if len(recs) != 2 || recs[1][3] != "id4" || !strings.Contains(recs[1][5], m[5][1]) || !strings.Contains(recs[1][5], "m.csv:6 (record 5)") {
+		t.Fatalf("reject file %q, want id4 rejected naming %s and m.csv:6 (record 5)", recs, m[5][1])
 	}
 }
 
 func TestMintBadRowsRejectOnlyThemselves(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	st, err := fixtures.CreateManifestCSV(filepath.Join(dir, "m.csv"), fixtures.ManifestConfig{Rows: 30, Seed: 4, BadEvery: 6})
 	if err != nil {
@@ -514,10 +520,11 @@ func TestMintBadRowsRejectOnlyThemselves(t *testing.T) {
 }
 
 func TestMintServerRefusalRejectsOneRow(t *testing.T) {
+	t.Parallel()
 	for _, v := range []struct{ bisect, pgx bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		t.Run(fmt.Sprintf("bisect=%v,pgx=%v", v.bisect, v.pgx), func(t *testing.T) {
 			l := mintLedger(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", PgxCopyFrom: v.pgx, Hooks: ledger.MintHooks{Bisect: v.bisect}})
 			if err != nil {
 				t.Fatal(err)
@@ -567,10 +574,11 @@ func TestMintServerRefusalRejectsOneRow(t *testing.T) {
 }
 
 func TestMintCancelMidCopyThenRerun(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 600, Seed: 5})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var once sync.Once
 	var batches sync.Map
@@ -599,7 +607,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 	}
 	checkLedger(t, l.Pool, done)
 	mm := filepath.Join(dir, "map.csv")
-	sum, err := doMint(t, context.Background(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
+	sum, err := doMint(t, t.Context(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
 		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 100}, mapPath: mm})
 	if err != nil {
 		t.Fatal(err)
@@ -614,8 +622,9 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 }
 
 func TestMintCrashBeforeMintMapThenRerun(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 25, Seed: 6})
 	mm := filepath.Join(dir, "map.csv")
@@ -649,6 +658,7 @@ func TestMintCrashBeforeMintMapThenRerun(t *testing.T) {
 }
 
 func TestMintConcurrentRunsMintOnce(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 300, Seed: 7})
@@ -657,7 +667,7 @@ func TestMintConcurrentRunsMintOnce(t *testing.T) {
 	errs := make([]error, 2)
 	for i := range 2 {
 		wg.Go(func() {
-			sums[i], errs[i] = doMint(t, context.Background(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckNever},
+			sums[i], errs[i] = doMint(t, t.Context(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckNever},
 				run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 20, Workers: 2}})
 		})
 	}
@@ -677,8 +687,9 @@ func TestMintConcurrentRunsMintOnce(t *testing.T) {
 }
 
 func TestMintReachRefusalsWriteNothing(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 3, Seed: 8})
 	mintExec(t, l.Pool, `update shoulder set status = 'retired', retired_at = now() where shoulder = '/q7'`)
 	cases := []struct {
@@ -733,8 +744,9 @@ func TestMintReachRefusalsWriteNothing(t *testing.T) {
 // command the same day replays the 5 and rejects the other 5 (exit 1, not a refusal); the next
 // UTC day it completes the job. A client of the same manager without receipts is refused.
 func TestMintQuota(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	mintExec(t, l.Pool, `update manager set quota_per_day = 5 where name = 'm1'`)
 	in := filepath.Join(dir, "q.csv")
@@ -825,8 +837,9 @@ func TestMintQuota(t *testing.T) {
 // for a client with no shoulder to choose at all, the same manifest replays every ARK in its
 // original shoulder; only rows that need a new mint are rejected, naming the rule.
 func TestMintReplayIgnoresShoulder(t *testing.T) {
+	t.Parallel()
 	l := mintLedger(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	dir := t.TempDir()
 	first := filepath.Join(dir, "first.csv")
 	more := filepath.Join(dir, "more.csv")
@@ -897,10 +910,11 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 // thousands of draws collide: every collision is counted and redrawn, none throws a batch away
 // twice, and every request ID ends with exactly one ARK.
 func TestMintDenseShoulder(t *testing.T) {
+	t.Parallel()
 	for _, check := range []ledger.Check{ledger.CheckAuto, ledger.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			mintExec(t, l.Pool, `insert into shoulder (naan, shoulder, manager_id, blade_length)
 				select '99999', '/d4', id, 3 from manager where name = 'm1'`)
 			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 6000, Seed: 10})
@@ -940,10 +954,11 @@ func TestMintDenseShoulder(t *testing.T) {
 // The sink finds both by querying the ledger, replays the receipt and
 // redraws the name.
 func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
+	t.Parallel()
 	for _, copyFrom := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pgx=%v", copyFrom), func(t *testing.T) {
 			l := mintLedger(t)
-			ctx := context.Background()
+			ctx := t.Context()
 			blade := existingBlade(t, l)
 			dir := t.TempDir()
 			in := filepath.Join(dir, "m.csv")

@@ -76,6 +76,7 @@ func count(t *testing.T, pool *pgxpool.Pool, sql string) int {
 }
 
 func TestNothingIsDeleted(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	must(t, l.AuditEvent(ctx, "c1", "manager", "mint", "99999/x9abc", nil))
@@ -114,6 +115,7 @@ func TestNothingIsDeleted(t *testing.T) {
 }
 
 func TestAppendOnlyTables(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	must(t, l.AuditEvent(ctx, "c1", "manager", "mint", "99999/x9abc", map[string]int{"minted": 1}))
@@ -142,6 +144,7 @@ const codeWrongObjectType = "42809"
 // index), a receipt is whole (request ID and a 16-octet digest, for a known client), imported ARKs
 // carry none, and a receipt never changes.
 func TestReceiptOnTheARKRow(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	insert := func(name, requestID, digest string) string {
@@ -182,6 +185,7 @@ func TestReceiptOnTheARKRow(t *testing.T) {
 }
 
 func TestShoulderPromises(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	// retired is one-way
@@ -207,6 +211,7 @@ func TestShoulderPromises(t *testing.T) {
 }
 
 func TestDefaultShoulderCycle(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	// created after both tables, by ALTER TABLE: the constraint exists and points at shoulder
@@ -219,6 +224,7 @@ func TestDefaultShoulderCycle(t *testing.T) {
 }
 
 func TestARKInsertOnlyAndRepointPath(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	// minting never becomes an update
@@ -264,6 +270,7 @@ func TestARKInsertOnlyAndRepointPath(t *testing.T) {
 }
 
 func TestMintReachInTheDatabase(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	insert := func(name, shoulder, client string) string {
@@ -296,6 +303,7 @@ func TestMintReachInTheDatabase(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestClientReachIsARegistrationAttribute(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	refused(t, p, ledger.CodeReachRefused, `update client set allowed_scopes = '{ark:mint,ark:update}' where client_id = 'c1'`)
@@ -317,6 +325,7 @@ func TestClientReachIsARegistrationAttribute(t *testing.T) {
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	res, err := l.Init(ctx, ledger.LayoutAuto)
 	must(t, err)
@@ -334,8 +343,9 @@ func TestMigrateIsIdempotent(t *testing.T) {
 }
 
 func TestIdentityColumnsAreCollateC(t *testing.T) {
+	t.Parallel()
 	l, _ := registered(t)
-	rows, err := l.Pool.Query(context.Background(), `select table_name || '.' || column_name, coalesce(collation_name, '')
+	rows, err := l.Pool.Query(t.Context(), `select table_name || '.' || column_name, coalesce(collation_name, '')
 		from information_schema.columns where table_schema = 'public'
 		and column_name in ('ark', 'naan', 'assigned_name', 'shoulder', 'client_id', 'request_id', 'original')`)
 	must(t, err)
@@ -355,9 +365,10 @@ func TestIdentityColumnsAreCollateC(t *testing.T) {
 }
 
 func TestInternalKeysStartHigh(t *testing.T) {
+	t.Parallel()
 	l, _ := registered(t)
 	var id int64
-	must(t, l.Pool.QueryRow(context.Background(), `select id from client where client_id = 'c1'`).Scan(&id))
+	must(t, l.Pool.QueryRow(t.Context(), `select id from client where client_id = 'c1'`).Scan(&id))
 	if id < 7_000_000_000_001 {
 		t.Errorf("client id %d: test sequences must start at 7,000,000,000,001", id)
 	}
@@ -367,6 +378,7 @@ func TestInternalKeysStartHigh(t *testing.T) {
 // ARK_CHANGE row of that number describing the new target and status; the repoint path writes
 // both, and an ARK's history is numbered from 1 in the order it was made.
 func TestRepointProof(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	const key = "99999/x9abc"
@@ -436,6 +448,7 @@ func TestRepointProof(t *testing.T) {
 // TestReachGroupsOfOneCOPY: the reach trigger checks each (shoulder, client) group of a
 // statement; one group out of reach refuses the whole COPY, groups within reach land.
 func TestReachGroupsOfOneCOPY(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m2"})))
@@ -494,6 +507,7 @@ func TestReachGroupsOfOneCOPY(t *testing.T) {
 // TestLayout: a ledger on a server without the citus extension is created with the single layout,
 // recorded in ledger_setting; it never changes, and the citus layout needs the extension.
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	l, ctx := registered(t)
 	p := l.Pool
 	var layout, fn string

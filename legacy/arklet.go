@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"strings"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // Metadata keys under which arklet readers keep the columns that are not
@@ -43,7 +45,7 @@ func isSecretModel(model string) bool {
 // refuse builds the Refused item for a model that is not imported. Nothing
 // of a secret-bearing record (not even its key, which for ark.key is the
 // token itself) is kept.
-func refuse(model string, loc Location) Item {
+func refuse(model string, loc pipeline.Location) Item {
 	reason := fmt.Sprintf("model %q is not an ARK, NAAN or shoulder record; skipped", model)
 	if isSecretModel(model) {
 		reason = fmt.Sprintf("model %q holds credentials (password hashes or API tokens) and is never imported; "+
@@ -54,7 +56,7 @@ func refuse(model string, loc Location) Item {
 
 // arkletObject maps one dumpdata object: ark.ark → Record, ark.naan →
 // NAANRecord, ark.shoulder → ShoulderRecord, anything else → Refused.
-func arkletObject(o *djangoObject, loc Location) (Item, error) {
+func arkletObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 	switch o.Model {
 	case "ark.ark":
 	case "ark.naan":
@@ -70,7 +72,7 @@ func arkletObject(o *djangoObject, loc Location) (Item, error) {
 			id, _, err = jsonText(v)
 		}
 		if err != nil || id == "" {
-			return Item{}, &RecordError{Field: "pk", Reason: "ark.ark record has no ARK (pk)", Err: err}
+			return Item{}, &pipeline.RowError{Field: "pk", Reason: "ark.ark record has no ARK (pk)", Err: err}
 		}
 	}
 	var buf [24]kv // records have a dozen columns: no allocation
@@ -79,7 +81,7 @@ func arkletObject(o *djangoObject, loc Location) (Item, error) {
 		k, raw := f.key, f.raw
 		s, null, err := jsonText(raw)
 		if err != nil {
-			return Item{}, &RecordError{ID: id, Field: k, Reason: "not a JSON value", Err: err}
+			return Item{}, &pipeline.RowError{ID: id, Field: k, Reason: "not a JSON value", Err: err}
 		}
 		if null {
 			continue
@@ -101,7 +103,7 @@ func arkletObject(o *djangoObject, loc Location) (Item, error) {
 // Commitment, Frick `title` → What, other Frick Dublin Core columns →
 // "dc.<name>", created_at/updated_at kept with their zone (NULL → nil).
 // arklet has no status: every row is public.
-func arkletRecord(id string, loc Location, cols []kv) (*Record, error) {
+func arkletRecord(id string, loc pipeline.Location, cols []kv) (*Record, error) {
 	rec := &Record{ID: id, Kind: IdentifierKind(id), Status: StatusPublic, Source: loc}
 	var rights string
 	for _, c := range cols {
@@ -141,7 +143,7 @@ func arkletRecord(id string, loc Location, cols []kv) (*Record, error) {
 			}
 			t, naive, err := parseTimestamp(c.v)
 			if err != nil {
-				return nil, &RecordError{Loc: loc, ID: id, Field: c.k, Reason: "bad time stamp", Err: err}
+				return nil, &pipeline.RowError{Loc: loc, ID: id, Field: c.k, Reason: "bad time stamp", Err: err}
 			}
 			if c.k == "created_at" {
 				rec.Created = &t
@@ -168,17 +170,17 @@ func arkletRecord(id string, loc Location, cols []kv) (*Record, error) {
 	return rec, nil
 }
 
-func arkletNAAN(o *djangoObject, loc Location) (Item, error) {
+func arkletNAAN(o *djangoObject, loc pipeline.Location) (Item, error) {
 	naan, null, err := jsonText(o.PK)
 	if err != nil || null || naan == "" {
-		return Item{}, &RecordError{Field: "pk", Reason: "ark.naan record has no NAAN (pk)", Err: err}
+		return Item{}, &pipeline.RowError{Field: "pk", Reason: "ark.naan record has no NAAN (pk)", Err: err}
 	}
 	n := &NAANRecord{NAAN: naan, Source: loc}
 	for _, f := range o.Fields {
 		k := f.key
 		v, _, err := jsonText(f.raw)
 		if err != nil {
-			return Item{}, &RecordError{ID: naan, Field: k, Reason: "not a JSON value", Err: err}
+			return Item{}, &pipeline.RowError{ID: naan, Field: k, Reason: "not a JSON value", Err: err}
 		}
 		switch k {
 		case "name":
@@ -196,14 +198,14 @@ func arkletNAAN(o *djangoObject, loc Location) (Item, error) {
 	return Item{NAAN: n}, nil
 }
 
-func arkletShoulder(o *djangoObject, loc Location) (Item, error) {
+func arkletShoulder(o *djangoObject, loc pipeline.Location) (Item, error) {
 	s := &ShoulderRecord{Kind: "ark", Source: loc}
 	s.SourceID, _, _ = jsonText(o.PK)
 	for _, f := range o.Fields {
 		k := f.key
 		v, _, err := jsonText(f.raw)
 		if err != nil {
-			return Item{}, &RecordError{Field: k, Reason: "not a JSON value", Err: err}
+			return Item{}, &pipeline.RowError{Field: k, Reason: "not a JSON value", Err: err}
 		}
 		switch k {
 		case "shoulder":
@@ -221,7 +223,7 @@ func arkletShoulder(o *djangoObject, loc Location) (Item, error) {
 		}
 	}
 	if s.Shoulder == "" {
-		return Item{}, &RecordError{ID: s.SourceID, Field: "shoulder", Reason: "ark.shoulder record has no shoulder"}
+		return Item{}, &pipeline.RowError{ID: s.SourceID, Field: "shoulder", Reason: "ark.shoulder record has no shoulder"}
 	}
 	return Item{Shoulder: s}, nil
 }

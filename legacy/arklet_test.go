@@ -22,6 +22,7 @@ const upstreamDump = `[
 `
 
 func TestArkletJSONUpstream(t *testing.T) {
+	t.Parallel()
 	c := readString(t, upstreamDump, ArkletJSON)
 	if got := strings.Join(c.order, ""); got != "NSRRRXXX" {
 		t.Fatalf("yield order %s (errors %v)", got, c.errs)
@@ -73,6 +74,7 @@ func TestArkletJSONUpstream(t *testing.T) {
 // TestArkletJSONFrick: the Frick fork's shoulder FK, `rights` instead of
 // `commitment`, Dublin Core columns and no time stamps.
 func TestArkletJSONFrick(t *testing.T) {
+	t.Parallel()
 	const dump = `[{"model": "ark.ark", "pk": "12345/x6ff272kf1m", "fields": {"naan": 12345, "shoulder": 1, "assigned_name": "ff272kf1m", "url": "https://collections.example.org/objects/77", "metadata": "", "rights": "NR OP", "title": "Study of a horse", "type": "image", "identifier": "FRL-0077", "format": "image/tiff", "relation": "", "source": ""}},
 {"model": "ark.ark", "pk": "12345/x6wm37ppm1v", "fields": {"naan": 12345, "shoulder": 1, "assigned_name": "wm37ppm1v", "url": "('https://google.com?q=1',)", "commitment": "C", "rights": "R", "title": ""}}]`
 	c := readString(t, dump, ArkletJSON)
@@ -98,6 +100,7 @@ func TestArkletJSONFrick(t *testing.T) {
 
 // TestArkletJSONLines: dumpdata --format jsonl.
 func TestArkletJSONLines(t *testing.T) {
+	t.Parallel()
 	const dump = "{\"model\": \"ark.ark\", \"pk\": \"12345/x6b4dp12wkm\", \"fields\": {\"url\": \"https://a.example.org/1\"}}\n\n" +
 		"{\"model\": \"ark.ark\", \"pk\": \"12345/x63cm1j612q\", \"fields\": {\"url\": \"\"}}\n"
 	c := readString(t, dump, ArkletJSON)
@@ -112,6 +115,7 @@ func TestArkletJSONLines(t *testing.T) {
 }
 
 func TestArkletJSONBadRecords(t *testing.T) {
+	t.Parallel()
 	const dump = "[\n" +
 		`{"model": "ark.ark", "pk": "12345/x6b4dp12wkm", "fields": {"url": "https://a.example.org/1", "created_at": "yesterday"}},` + "\n" +
 		`{"model": "ark.ark", "pk": null, "fields": {"url": "x"}},` + "\n" +
@@ -153,6 +157,7 @@ func TestArkletJSONBadRecords(t *testing.T) {
 // TestArkletJSONTruncated: a dump cut inside a record, and one whose array
 // is never closed.
 func TestArkletJSONTruncated(t *testing.T) {
+	t.Parallel()
 	cut := upstreamDump[:strings.Index(upstreamDump, `"12345/x63cm1j612q"`)+30]
 	c := readString(t, cut, ArkletJSON)
 	if got := strings.Join(c.order, ""); got != "NSRT" {
@@ -183,6 +188,7 @@ const frickCSV = `ark,shoulder_id,assigned_name,url,metadata,commitment,naan_id,
 `
 
 func TestArkletCSV(t *testing.T) {
+	t.Parallel()
 	c := readString(t, frickCSV, ArkletCSV)
 	if len(c.records) != 3 || len(c.errs) != 0 || c.truncated != nil {
 		t.Fatalf("%d records %v %v", len(c.records), c.errs, c.truncated)

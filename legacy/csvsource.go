@@ -13,7 +13,7 @@ import (
 )
 
 // csvSource reads CSV rows with pipeline.CSVScanner (RFC 4180; line ends by the rule of
-// textInput), each row bounded by MaxLineBytes. A broken row is a *RecordError and reading
+// textInput), each row bounded by MaxLineBytes. A broken row is a *pipeline.RowError and reading
 // resumes by the scanner's rule (after a quoted field that runs over lines and then breaks, the
 // lines it read are read again, one row per line). PostgreSQL COPY and Python's csv module end
 // every row with a line end, so a last row without one, or a quoted field still open where the
@@ -29,35 +29,35 @@ func newCSVSource(name string, br *bufio.Reader) *csvSource {
 	return &csvSource{name: name, sc: pipeline.NewCSVScanner(br, MaxLineBytes, false)}
 }
 
-// row returns the next row and its location. Errors: io.EOF at the end; a *RecordError for a
+// row returns the next row and its location. Errors: io.EOF at the end; a *pipeline.RowError for a
 // malformed row; a *TruncatedError for a final row without its line end or an unterminated
 // quote at the end of input; any other error is an I/O error (or a compressed stream that
 // breaks, *pipeline.DecodeError).
-func (c *csvSource) row() ([]string, Location, error) {
+func (c *csvSource) row() ([]string, pipeline.Location, error) {
 	if c.done {
-		return nil, Location{}, io.EOF
+		return nil, pipeline.Location{}, io.EOF
 	}
 	f, line, err := c.sc.Scan()
 	if err != nil {
 		if err == io.EOF {
 			c.done = true
-			return nil, Location{}, io.EOF
+			return nil, pipeline.Location{}, io.EOF
 		}
 		var ce *pipeline.CSVError
 		if !errors.As(err, &ce) {
-			return nil, Location{}, fmt.Errorf("%s:line %d: %w", c.name, line, err)
+			return nil, pipeline.Location{}, fmt.Errorf("%s:%d: %w", c.name, line, err)
 		}
 		c.records++
-		loc := Location{File: c.name, Line: ce.StartLine, Record: c.records}
+		loc := pipeline.Location{File: c.name, Line: ce.StartLine, Record: c.records}
 		if ce.Cut {
 			c.done = true
-			return nil, loc, &TruncatedError{Loc: Location{File: c.name, Line: ce.Line, Record: c.records},
+			return nil, loc, &TruncatedError{Loc: pipeline.Location{File: c.name, Line: ce.Line, Record: c.records},
 				Reason: fmt.Sprintf("file ends inside a quoted field of the row that starts on line %d; that row is not yielded", ce.StartLine)}
 		}
-		return nil, loc, &RecordError{Loc: loc, Field: "row", Reason: "malformed CSV row", Err: ce}
+		return nil, loc, &pipeline.RowError{Loc: loc, Field: "row", Reason: "malformed CSV row", Err: ce}
 	}
 	c.records++
-	loc := Location{File: c.name, Line: line, Record: c.records}
+	loc := pipeline.Location{File: c.name, Line: line, Record: c.records}
 	if !c.sc.Terminated() {
 		c.done = true
 		return nil, loc, &TruncatedError{Loc: loc,
@@ -65,14 +65,14 @@ func (c *csvSource) row() ([]string, Location, error) {
 	}
 	for i, v := range f {
 		if !utf8.ValidString(v) {
-			return nil, loc, &RecordError{Loc: loc, Field: fmt.Sprintf("column %d", i+1),
+			return nil, loc, &pipeline.RowError{Loc: loc, Field: fmt.Sprintf("column %d", i+1),
 				Reason: "value is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(strings.Join(f, ","))}
 		}
 	}
 	return f, loc, nil
 }
 
-// rawRow renders a row back as one CSV line for RecordError.Raw.
+// rawRow renders a row back as one CSV line for pipeline.RowError.Raw.
 func rawRow(fields []string) string {
 	var b strings.Builder
 	w := csv.NewWriter(&b)
@@ -114,25 +114,25 @@ func openKeyedCSV(name string, br *bufio.Reader, what, key, hint string, lower b
 		}
 	}
 	if k.key < 0 {
-		return nil, fmt.Errorf("%s:line 1: %s header %q has no %s column (%s): %w", name, what, clip(strings.Join(h, ","), 200), key, hint, ErrUnknownFormat)
+		return nil, fmt.Errorf("%s:1: %s header %q has no %s column (%s): %w", name, what, clip(strings.Join(h, ","), 200), key, hint, ErrUnknownFormat)
 	}
 	return k, nil
 }
 
 // row returns the next row's cells, where it stands and its identifier. A row whose field count
-// differs from the header's, or whose identifier is empty, is a *RecordError.
-func (k *keyedCSV) row() (f []string, loc Location, id string, err error) {
+// differs from the header's, or whose identifier is empty, is a *pipeline.RowError.
+func (k *keyedCSV) row() (f []string, loc pipeline.Location, id string, err error) {
 	f, loc, err = k.src.row()
 	if err != nil {
 		return nil, loc, "", err
 	}
 	if len(f) != len(k.header) {
-		return nil, loc, "", &RecordError{Loc: loc, Field: "row", Raw: rawRow(f),
+		return nil, loc, "", &pipeline.RowError{Loc: loc, Field: "row", Raw: rawRow(f),
 			Reason: fmt.Sprintf("row has %d fields, header has %d", len(f), len(k.header))}
 	}
 	id = f[k.key]
 	if id == "" {
-		return nil, loc, "", &RecordError{Loc: loc, Field: k.header[k.key], Reason: "empty identifier", Raw: rawRow(f)}
+		return nil, loc, "", &pipeline.RowError{Loc: loc, Field: k.header[k.key], Reason: "empty identifier", Raw: rawRow(f)}
 	}
 	return f, loc, id, nil
 }
@@ -149,10 +149,10 @@ func (k *keyedCSV) cells(f []string, skipKey bool) []kv {
 	return out
 }
 
-// recordItem returns rec as an Item; a *RecordError from building it gets row f as its Raw.
+// recordItem returns rec as an Item; a *pipeline.RowError from building it gets row f as its Raw.
 func recordItem(rec *Record, err error, f []string) (Item, error) {
 	if err != nil {
-		if re, ok := err.(*RecordError); ok {
+		if re, ok := err.(*pipeline.RowError); ok {
 			re.Raw = rawRow(f)
 		}
 		return Item{}, err

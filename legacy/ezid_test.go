@@ -54,6 +54,7 @@ _updated: 1400000000
 `
 
 func TestEZIDANVLDoc(t *testing.T) {
+	t.Parallel()
 	c := readString(t, ezidANVL, "")
 	if len(c.records) != 4 || len(c.errs) != 0 || c.truncated != nil {
 		t.Fatalf("%d records, %v, %v", len(c.records), c.errs, c.truncated)
@@ -84,6 +85,7 @@ func TestEZIDANVLDoc(t *testing.T) {
 }
 
 func TestEZIDANVLEdges(t *testing.T) {
+	t.Parallel()
 	in := utf8BOM + "# a comment before the first record\r\n" +
 		":: ark:12345/x6B4-dp%7d\r\n" + // new label, hyphen, case, %-escape: the id is never decoded
 		"_target: https://a.example.org/a%2541\r\n" + // %25 decoded once: %41 stays
@@ -131,6 +133,7 @@ func TestEZIDANVLEdges(t *testing.T) {
 }
 
 func TestEZIDANVLTruncated(t *testing.T) {
+	t.Parallel()
 	cut := strings.TrimSuffix(ezidANVL, "\n")
 	cut = cut[:len(cut)-3] // "_updated: 14000000" without line end
 	c := readString(t, cut, EZIDANVL)
@@ -148,6 +151,7 @@ ark:/99999/fk4m9kwq53d,unavailable | withdrawn by depositor,2017-07-14T02:40:00Z
 `
 
 func TestEZIDCSV(t *testing.T) {
+	t.Parallel()
 	c := readString(t, ezidCSV, "")
 	if len(c.records) != 3 || len(c.errs) != 0 || c.truncated != nil {
 		t.Fatalf("%+v %v %v", c.records, c.errs, c.truncated)

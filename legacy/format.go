@@ -205,12 +205,12 @@ func (r *reader) Next(ctx context.Context) (Item, error) {
 	if err == nil {
 		r.last = max(r.last, it.Loc().Record)
 		if field, id := bomField(it); field != "" {
-			return Item{}, &RecordError{Loc: it.Loc(), ID: id, Field: field,
+			return Item{}, &pipeline.RowError{Loc: it.Loc(), ID: id, Field: field,
 				Reason: "value holds a byte order mark (U+FEFF), which belongs only at the very start of a file (were files joined together?)"}
 		}
 		return it, nil
 	}
-	var re *RecordError
+	var re *pipeline.RowError
 	var te *TruncatedError
 	var de *pipeline.DecodeError
 	switch {
@@ -222,7 +222,7 @@ func (r *reader) Next(ctx context.Context) (Item, error) {
 		// A compressed file that breaks is a truncated file: every whole record before the
 		// break was yielded; the one being read is lost with the rest.
 		r.done = io.EOF
-		return Item{}, &TruncatedError{Loc: Location{File: r.name, Line: int(de.Lines) + 1, Record: r.last + 1},
+		return Item{}, &TruncatedError{Loc: pipeline.Location{File: r.name, Line: int(de.Lines) + 1, Record: r.last + 1},
 			Reason: de.Finding(r.last)}
 	default:
 		r.done = err

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // fuzzRead drains a reader over data and checks the Reader contract: no
@@ -33,7 +35,7 @@ func fuzzRead(t *testing.T, data []byte, f Format) {
 		if truncated {
 			t.Fatalf("%s: %v after TruncatedError", f, err)
 		}
-		var re *RecordError
+		var re *pipeline.RowError
 		var te *TruncatedError
 		switch {
 		case errors.As(err, &re):
@@ -70,18 +72,18 @@ func fuzzRead(t *testing.T, data []byte, f Format) {
 	t.Fatalf("%s: reader does not end", f)
 }
 
+// addSharedSeeds adds the first 8 KiB of each shared data file as a seed; a missing file fails
+// the test (fixtures.SharedData).
 func addSharedSeeds(f *testing.F, files ...string) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return
-	}
 	for _, name := range files {
-		if b, err := os.ReadFile(filepath.Join(dir, "..", "..", "shared", "data", name)); err == nil {
-			if len(b) > 8192 {
-				b = b[:8192]
-			}
-			f.Add(b)
+		b, err := os.ReadFile(fixtures.SharedData(f, name))
+		if err != nil {
+			f.Fatal(err)
 		}
+		if len(b) > 8192 {
+			b = b[:8192]
+		}
+		f.Add(b)
 	}
 }
 

@@ -4,36 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// sharedData returns <module root>/../shared/data (COMMON.md), skipping the
-// test when it is absent.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("module root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		t.Fatalf("shared data not present (shared/ must sit beside the repository): %v", err)
-	}
-	return d
-}
+	"github.com/arkhe-ledger/arkhe/pipeline"
+)
 
 // result collects everything a reader yields.
 type collected struct {
@@ -42,7 +17,7 @@ type collected struct {
 	shoulders []*ShoulderRecord
 	refused   []*Refused
 	links     []*LinkCheckRecord
-	errs      []*RecordError
+	errs      []*pipeline.RowError
 	truncated *TruncatedError
 	order     []string // "R", "N", "S", "X" (refused), "L" (link check), "E", "T" in yield order
 }
@@ -63,7 +38,7 @@ func drain(t testing.TB, r Reader) collected {
 			}
 			return c
 		}
-		var re *RecordError
+		var re *pipeline.RowError
 		var te *TruncatedError
 		switch {
 		case errors.As(err, &re):

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // crOnly turns LF and CRLF line ends into bare CRs (classic Mac OS text).
@@ -42,6 +44,7 @@ var lineFixtures = []struct {
 // TestCROnlyLineEnds: each line-oriented reader reads a file with CR-only line ends exactly as
 // the same file with LF line ends: the same items, values and locations, detected alike.
 func TestCROnlyLineEnds(t *testing.T) {
+	t.Parallel()
 	for _, fx := range lineFixtures {
 		lf := readString(t, fx.text, fx.format)
 		if len(lf.order) < 2 {
@@ -148,6 +151,7 @@ func decodedPrefix(t testing.TB, c string, b []byte) []byte {
 // before the cut, exactly as the whole file yields them, then one TruncatedError where the stream
 // ends, naming the line and the last record, then io.EOF.
 func TestTruncatedCompressed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []string{"gzip", "xz"} {
 		n := 3000
@@ -182,7 +186,7 @@ func TestTruncatedCompressed(t *testing.T) {
 			}
 			te := got.truncated
 			want := fmt.Sprintf("unexpected EOF in the %s stream after line %d (record %d): the file is truncated", c, lines, n)
-			if te == nil || len(got.errs) != 0 || te.Loc != (Location{File: p, Line: lines + 1, Record: n + 1}) ||
+			if te == nil || len(got.errs) != 0 || te.Loc != (pipeline.Location{File: p, Line: lines + 1, Record: n + 1}) ||
 				!strings.HasPrefix(te.Reason, want) || got.order[len(got.order)-1] != "T" {
 				t.Errorf("%s %s: truncation %v, errors %v\nwant %q", c, ex.format, te, got.errs, want)
 			}
@@ -206,6 +210,7 @@ func yielded(c collected) []string {
 // TestCorruptGzipMember: a second gzip member whose header is broken ends the file with a
 // TruncatedError after the first member's records.
 func TestCorruptGzipMember(t *testing.T) {
+	t.Parallel()
 	ex := bigExports(100)[0] // EZID ANVL
 	first := compress(t, "gzip", ex.text)
 	second := compress(t, "gzip", ":: ark:/54321/x6z1\n_target: https://example.org/z\n\n")
@@ -225,6 +230,7 @@ func TestCorruptGzipMember(t *testing.T) {
 // TestLegacyCSVOverlongLine: a CSV row longer than MaxLineBytes (16 MiB) is rejected alone and
 // the rows after it are read; so is a quote left open.
 func TestLegacyCSVOverlongLine(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "long.csv")
 	if err := os.WriteFile(p, []byte("_id,_target\nark:/54321/x6a,https://e.org/a\nark:/54321/x6b,"), 0o644); err != nil {
 		t.Fatal(err)
@@ -248,7 +254,7 @@ func TestLegacyCSVOverlongLine(t *testing.T) {
 		t.Fatalf("%d records, errors %v, truncation %v", len(got.records), got.errs, got.truncated)
 	}
 	e := got.errs[0]
-	if e.Loc != (Location{File: p, Line: 3, Record: 2}) || e.Error() != p+":line 3 (record 2): field row: malformed CSV row: line longer than 16777216 bytes on line 3" {
+	if e.Loc != (pipeline.Location{File: p, Line: 3, Record: 2}) || e.Error() != p+":3 (record 2): field row: malformed CSV row: line longer than 16777216 bytes on line 3" {
 		t.Errorf("error %v", e)
 	}
 
@@ -262,6 +268,7 @@ func TestLegacyCSVOverlongLine(t *testing.T) {
 // TestArrayElementTooLong: a dumpdata array element longer than the bound is rejected alone;
 // the elements after it are read.
 func TestArrayElementTooLong(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 300)
 	in := "[\n" +
 		" {\"model\": \"ark.ark\", \"pk\": \"12345/x6a\", \"fields\": {\"url\": \"https://e.org/a\"}},\n" +
@@ -278,7 +285,7 @@ func TestArrayElementTooLong(t *testing.T) {
 	d.fr.max, d.fr.noWhole = 200, true
 	c := drain(t, r)
 	if strings.Join(c.order, "") != "RER" || c.records[1].ID != "12345/x6c" || c.records[1].Source.Line != 4 ||
-		c.errs[0].Loc != (Location{File: "inline", Line: 3, Record: 2}) ||
+		c.errs[0].Loc != (pipeline.Location{File: "inline", Line: 3, Record: 2}) ||
 		c.errs[0].Reason != "array element longer than 200 octets (skipped; reading goes on after it)" {
 		t.Errorf("order %v, errors %v, records %+v", c.order, c.errs, c.records)
 	}
@@ -288,6 +295,7 @@ func TestArrayElementTooLong(t *testing.T) {
 // dumpdata objects (top level, fields, EZID metadata) and registry records (at any depth); the
 // records around it are read. A secret-bearing record's text stays out of the error.
 func TestDuplicateJSONKeys(t *testing.T) {
+	t.Parallel()
 	ezid := func(fields string) string {
 		return `{"model":"ezidapp.identifier","pk":1,"fields":{` + fields + `}}` + "\n"
 	}
@@ -334,9 +342,10 @@ func TestDuplicateJSONKeys(t *testing.T) {
 // naming the line and the field; the records around it are read, and joined N2T dumps stay
 // aligned.
 func TestMidFileBOM(t *testing.T) {
+	t.Parallel()
 	const bom = utf8BOM
 	c := readString(t, ezidCSV+bom+"ark:/99999/fk4bom,public,2020-01-01T00:00:00Z,https://e.org/b,Who\nark:/99999/fk4end,public,,https://e.org/e,\n", EZIDCSV)
-	if len(c.records) != 4 || len(c.errs) != 1 || c.errs[0].Field != "id" || c.errs[0].Loc != (Location{File: "inline", Line: 5, Record: 4}) ||
+	if len(c.records) != 4 || len(c.errs) != 1 || c.errs[0].Field != "id" || c.errs[0].Loc != (pipeline.Location{File: "inline", Line: 5, Record: 4}) ||
 		!strings.Contains(c.errs[0].Reason, "byte order mark (U+FEFF)") {
 		t.Errorf("EZID CSV: order %v, errors %v", c.order, c.errs)
 	}

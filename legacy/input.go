@@ -12,20 +12,20 @@ import (
 // MaxLineBytes is the longest line (in octets, without its line end) the
 // line-oriented readers accept, and the longest CSV row (which may span
 // lines inside a quoted field). A longer line or row is reported as a
-// *RecordError and skipped, reading resumes after it, so one runaway value
+// *pipeline.RowError and skipped, reading resumes after it, so one runaway value
 // never takes unbounded memory. N2T allows values up to 4 GB; real values are
 // far smaller.
 const MaxLineBytes = 16 << 20
 
 // maxGroupBytes bounds the decoded bytes kept for one N2T identifier, one
 // ANVL block or one element of a dumpdata JSON array before it is refused as
-// too large (a *RecordError; reading goes on after it).
+// too large (a *pipeline.RowError; reading goes on after it).
 const maxGroupBytes = 64 << 20
 
 // utf8BOM is the UTF-8 byte order mark tolerated at the start of any input.
 const utf8BOM = "\xEF\xBB\xBF"
 
-// errLineTooLong is wrapped into a *RecordError when a line exceeds MaxLineBytes.
+// errLineTooLong is wrapped into a *pipeline.RowError when a line exceeds MaxLineBytes.
 var errLineTooLong = errors.New("line longer than the limit")
 
 // textInput returns the text of raw: gunzipped or un-xz'd when its first bytes carry the gzip

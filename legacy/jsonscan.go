@@ -8,6 +8,8 @@ import (
 	"io"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // This file holds a small JSON framer and parser for Django dumpdata
@@ -18,10 +20,9 @@ import (
 // one string per record, so every plain field value it yields is a
 // substring of it, not a copy. It is strict JSON (RFC 8259) and is fuzzed
 // against encoding/json (FuzzDumpObject); the two framing paths against
-// each other (FuzzArrayFramer).
-
-// maxJSONDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxJSONDepth = 512
+// each other (FuzzArrayFramer). Its white space, numbers and depth bound are
+// pipeline's (JSONSpaceEnd, JSONNumberEnd, MaxJSONDepth), shared with the JSON
+// Lines manifest scanner; pipeline/jsonlex.go says why the rest differs.
 
 // errJSONEOF means the input ended inside a value.
 var errJSONEOF = errors.New("input ends inside a JSON value")
@@ -288,21 +289,12 @@ func (p *jsonParser) errf(format string, a ...any) error {
 	return fmt.Errorf("JSON syntax error at octet %d: %s", p.i+1, fmt.Sprintf(format, a...))
 }
 
-func (p *jsonParser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\r', '\n':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *jsonParser) ws() { p.i = pipeline.JSONSpaceEnd(p.b, p.i) }
 
 // value validates the value at p.i and returns its text (a substring of p.b).
 func (p *jsonParser) value(depth int) (string, error) {
-	if depth > maxJSONDepth {
-		return "", p.errf("nesting deeper than %d", maxJSONDepth)
+	if depth > pipeline.MaxJSONDepth {
+		return "", p.errf("nesting deeper than %d", pipeline.MaxJSONDepth)
 	}
 	p.ws()
 	if p.i >= len(p.b) {
@@ -346,48 +338,15 @@ func (p *jsonParser) literal(w string) error {
 }
 
 func (p *jsonParser) number() error {
-	b, i := p.b, p.i
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
+	end, ok := pipeline.JSONNumberEnd(p.b, p.i)
+	p.i = end
 	switch {
-	case i >= len(b):
+	case ok:
+		return nil
+	case end >= len(p.b):
 		return errJSONEOF
-	case b[i] == '0':
-		i++
-	case b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	default:
-		p.i = i
-		return p.errf("bad number")
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || !isDigit(b[i]) {
-			p.i = i
-			return p.errf("bad fraction")
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || !isDigit(b[i]) {
-			p.i = i
-			return p.errf("bad exponent")
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
-	}
-	p.i = i
-	return nil
+	return p.errf("bad number")
 }
 
 // skipString validates the string at p.i and moves past it.

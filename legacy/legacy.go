@@ -9,7 +9,7 @@
 // the file. They keep every value exactly as the source spelled it — an ARK
 // string is not normalized by a reader; times keep their zone and an unknown
 // time stays nil.
-// A bad record is reported as a *RecordError and reading continues; a file
+// A bad record is reported as a *pipeline.RowError and reading continues; a file
 // that ends in the middle of a record yields every complete record and then
 // one *TruncatedError, then io.EOF.
 //
@@ -22,26 +22,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
-
-// Location says where a record came from: File is the path or name given to
-// Open/NewReader, Line the 1-based line on which the record starts (0 when
-// unknown), Record the 1-based ordinal of the record in the file (every
-// record counts, bad ones included; headers, comments and admin keys do not).
-type Location struct {
-	File   string
-	Line   int
-	Record int
-}
-
-// String renders the location as "file:line N (record M)", the form used in
-// reject files and error messages (COMMON.md: errors name file, line, record).
-func (l Location) String() string {
-	return l.File + ":line " + strconv.Itoa(l.Line) + " (record " + strconv.Itoa(l.Record) + ")"
-}
 
 // Status is an identifier's publication status in the source system, in
 // EZID's vocabulary (unavailable is a tombstone; the ARK stays). Systems with no
@@ -102,7 +87,7 @@ type Record struct {
 	// key (EZID database dump: the user table is not exported); "" if unknown.
 	Owner string
 	// Source locates the record.
-	Source Location
+	Source pipeline.Location
 }
 
 // NAANRecord is one Name Assigning Authority from the NAAN registry (ANVL,
@@ -134,7 +119,7 @@ type NAANRecord struct {
 	// Metadata keeps every other element (ANVL `!contact`, …); nil if none.
 	Metadata map[string]string
 	// Source locates the record.
-	Source Location
+	Source pipeline.Location
 }
 
 // ShoulderRecord is one shoulder from a shoulder list (EZID CSV, EZID
@@ -181,7 +166,7 @@ type ShoulderRecord struct {
 	// Metadata keeps every other element; nil if none.
 	Metadata map[string]string
 	// Source locates the record.
-	Source Location
+	Source pipeline.Location
 }
 
 // Refused is a record the reader will not yield: arklet `ark.user`,
@@ -194,7 +179,7 @@ type Refused struct {
 	// Reason is a sentence for the operator.
 	Reason string
 	// Source locates the record.
-	Source Location
+	Source pipeline.Location
 }
 
 // Item holds exactly one of its fields: what the reader found next.
@@ -208,7 +193,7 @@ type Item struct {
 }
 
 // Loc returns the location of whichever record the item holds.
-func (it Item) Loc() Location {
+func (it Item) Loc() pipeline.Location {
 	switch {
 	case it.Record != nil:
 		return it.Record.Source
@@ -221,13 +206,13 @@ func (it Item) Loc() Location {
 	case it.LinkCheck != nil:
 		return it.LinkCheck.Source
 	}
-	return Location{}
+	return pipeline.Location{}
 }
 
 // Reader yields the records of one export in file order.
 //
 // Next returns the next Item, or:
-//   - a *RecordError for a bad record (the Item is empty; call Next again),
+//   - a *pipeline.RowError for a bad record (the Item is empty; call Next again),
 //   - a *TruncatedError once, after the last complete record, when the file
 //     ends mid-record or without its end marker, or when its gzip or xz
 //     stream breaks (cut short or corrupt: the reason then names the line and
@@ -242,57 +227,16 @@ type Reader interface {
 	Close() error
 }
 
-// RecordError reports one bad record; reading continues after it.
-type RecordError struct {
-	// Loc is where the bad record is.
-	Loc Location
-	// ID is the record's identifier when it could be read.
-	ID string
-	// Field names the element or column at fault ("_created", "id", "line").
-	Field string
-	// Reason says what is wrong, naming the limit or the rule.
-	Reason string
-	// Raw holds the record's source text (at most 64 KiB), for the reject
-	// file; bytes are kept as read, including invalid UTF-8.
-	Raw string
-	// Err is the underlying error, if any.
-	Err error
-}
-
-// Error renders "file:line N (record M): ID: field F: reason: cause".
-func (e *RecordError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Loc.String())
-	if e.ID != "" {
-		b.WriteString(": ")
-		b.WriteString(e.ID)
-	}
-	if e.Field != "" {
-		b.WriteString(": field ")
-		b.WriteString(e.Field)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
-}
-
-// Unwrap returns the underlying error.
-func (e *RecordError) Unwrap() error { return e.Err }
-
 // TruncatedError reports that the file ends in the middle of a record or
 // without its end marker (N2T `DATA=END`, a JSON array's `]`). Loc.Line is
 // the line on which the file ends; Loc.Record the record that was cut (or
 // may be incomplete). Every complete record before it has been yielded.
 type TruncatedError struct {
-	Loc    Location
+	Loc    pipeline.Location
 	Reason string
 }
 
-// Error renders "file:line N (record M): truncated: reason".
+// Error renders "FILE:LINE (record R): truncated: reason" (see pipeline.Location).
 func (e *TruncatedError) Error() string {
 	return e.Loc.String() + ": truncated: " + e.Reason
 }
@@ -301,7 +245,7 @@ func (e *TruncatedError) Error() string {
 // format cannot be recognised or is not one of Formats().
 var ErrUnknownFormat = errors.New("unknown legacy export format")
 
-// maxRaw bounds RecordError.Raw.
+// maxRaw bounds pipeline.RowError.Raw.
 const maxRaw = 64 << 10
 
 func clipRaw(s string) string {

@@ -1,7 +1,8 @@
 package legacy
 
 import (
-	"path/filepath"
+	"github.com/arkhe-ledger/arkhe/fixtures"
+
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 // Counts taken from the files independently (Python json/csv).
 
 func TestRealEZIDLinkChecker(t *testing.T) {
-	path := filepath.Join(sharedData(t), "ezid", "db.linkchecker.jsonl")
+	path := fixtures.SharedData(t, "ezid", "db.linkchecker.jsonl")
 	c := readFile(t, path, "")
 	if len(c.links) != 2129 || len(c.errs) != 0 || len(c.records) != 0 || len(c.refused) != 0 {
 		t.Fatalf("%d link records, %d errors, %d records, %d refused; want 2129, 0, 0, 0", len(c.links), len(c.errs), len(c.records), len(c.refused))
@@ -66,7 +67,7 @@ func TestRealEZIDLinkChecker(t *testing.T) {
 }
 
 func TestRealEZIDLinkCheckTSV(t *testing.T) {
-	path := filepath.Join(sharedData(t), "ezid", "linkchecker_test_id_url_v0.tsv")
+	path := fixtures.SharedData(t, "ezid", "linkchecker_test_id_url_v0.tsv")
 	c := readFile(t, path, "")
 	if len(c.links) != 65 || len(c.errs) != 0 || c.truncated != nil {
 		t.Fatalf("%d link records, %d errors (%v), truncated %v; want 65, 0", len(c.links), len(c.errs), c.errs, c.truncated)

@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 func TestDetectFormatInline(t *testing.T) {
+	t.Parallel()
 	for head, want := range map[string]Format{
 		upstreamDump:                         ArkletJSON,
 		"[{\"model\":\"ezidapp.identifier\"": EZIDDB,
@@ -42,6 +45,7 @@ func TestDetectFormatInline(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
+	t.Parallel()
 	if f, err := ParseFormat(" N2T-Dump "); f != N2TDump || err != nil {
 		t.Errorf("ParseFormat: %q %v", f, err)
 	}
@@ -57,6 +61,7 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestIdentifierKind(t *testing.T) {
+	t.Parallel()
 	for id, want := range map[string]string{
 		"ark:/13030/c8251g4t": "ark", "ark:13030/c8": "ark", "ARK:/13030/x": "ark", "Ark:13030/x": "ark",
 		"https://n2t.net/ark:/13030/x": "ark", "http://example.org/ARK:12345/x": "ark", "12345/x6b4dp12wkm": "ark",
@@ -70,14 +75,15 @@ func TestIdentifierKind(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	loc := Location{File: "dump.txt", Line: 98, Record: 8}
-	if loc.String() != "dump.txt:line 98 (record 8)" {
-		t.Errorf("Location: %s", loc)
+	t.Parallel()
+	loc := pipeline.Location{File: "dump.txt", Line: 98, Record: 8}
+	if loc.String() != "dump.txt:98 (record 8)" {
+		t.Errorf("pipeline.Location: %s", loc)
 	}
 	base := errors.New("boom")
-	re := &RecordError{Loc: loc, ID: "ark:/1/x", Field: "_t", Reason: "bad", Err: base}
-	if re.Error() != "dump.txt:line 98 (record 8): ark:/1/x: field _t: bad: boom" || !errors.Is(re, base) {
-		t.Errorf("RecordError: %q", re.Error())
+	re := &pipeline.RowError{Loc: loc, ID: "ark:/1/x", Field: "_t", Reason: "bad", Err: base}
+	if re.Error() != "dump.txt:98 (record 8): ark:/1/x: field _t: bad: boom" || !errors.Is(re, base) {
+		t.Errorf("pipeline.RowError: %q", re.Error())
 	}
 	for in, want := range map[string][2]any{
 		"303 https://x": {303, "https://x"}, "302\thttps://x": {302, "https://x"}, "200 https://x": {0, "200 https://x"},
@@ -120,6 +126,7 @@ func TestHelpers(t *testing.T) {
 }
 
 func TestContextAndOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "download.anvl.gz")
 	f, err := os.Create(path)
@@ -130,12 +137,12 @@ func TestContextAndOpen(t *testing.T) {
 	zw.Write([]byte(ezidANVL))
 	zw.Close()
 	f.Close()
-	r, err := Open(context.Background(), path, "") // gzip + detection
+	r, err := Open(t.Context(), path, "") // gzip + detection
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := r.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
@@ -147,7 +154,7 @@ func TestContextAndOpen(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if _, err := Open(context.Background(), filepath.Join(dir, "missing"), N2TDump); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Open(t.Context(), filepath.Join(dir, "missing"), N2TDump); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	if _, err := Open(ctx, path, ""); !errors.Is(err, context.Canceled) {
@@ -157,8 +164,9 @@ func TestContextAndOpen(t *testing.T) {
 
 // TestLongValues: a 300-octet name passes through unchanged (the importer
 // refuses it naming the limit); a line over MaxLineBytes is one
-// RecordError and reading continues.
+// pipeline.RowError and reading continues.
 func TestLongValues(t *testing.T) {
+	t.Parallel()
 	name := "ark:/12345/x6" + strings.Repeat("b", 300)
 	c := readString(t, ":: "+name+"\n_target: https://a\n", EZIDANVL)
 	if len(c.records) != 1 || c.records[0].ID != name {

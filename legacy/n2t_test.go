@@ -37,6 +37,7 @@ DATA=END
 `
 
 func TestN2TDumpDoc(t *testing.T) {
+	t.Parallel()
 	c := readString(t, n2tDump, "")
 	if len(c.records) != 4 || len(c.errs) != 0 || c.truncated != nil {
 		t.Fatalf("%d records, %v, %v", len(c.records), c.errs, c.truncated)
@@ -61,6 +62,7 @@ func TestN2TDumpDoc(t *testing.T) {
 }
 
 func TestN2TDumpEdges(t *testing.T) {
+	t.Parallel()
 	const head = "VERSION=3\nformat=print\ntype=btree\nHEADER=END\n"
 	dump := head +
 		// EZID legacy binder form: tombstone URL in _t, real target in _t1.
@@ -119,6 +121,7 @@ func TestN2TDumpEdges(t *testing.T) {
 // TestN2TTruncated: cut inside a pair, inside the header, and inside a
 // value line; and the end marker missing after a complete pair.
 func TestN2TTruncated(t *testing.T) {
+	t.Parallel()
 	cut := n2tDump[:strings.Index(n2tDump, " (:unkn) Anonymous")] // key "…|who" read, value missing
 	c := readString(t, cut, N2TDump)
 	if got := strings.Join(c.order, ""); got != "RRT" {
@@ -152,6 +155,7 @@ func TestN2TTruncated(t *testing.T) {
 }
 
 func TestN2TVariants(t *testing.T) {
+	t.Parallel()
 	// CRLF and a BOM.
 	crlf := utf8BOM + strings.ReplaceAll(n2tDump, "\n", "\r\n")
 	c := readString(t, crlf, "")

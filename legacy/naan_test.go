@@ -50,6 +50,7 @@ where:  https://doi.example.org/
 `
 
 func TestNAANANVL(t *testing.T) {
+	t.Parallel()
 	c := readString(t, registryANVL, "")
 	if got := strings.Join(c.order, ""); got != "NESNN" {
 		t.Fatalf("order %s: %v", got, c.errs)
@@ -80,6 +81,7 @@ func TestNAANANVL(t *testing.T) {
 }
 
 func TestNAANJSON(t *testing.T) {
+	t.Parallel()
 	const y2023 = `{"12345": {"what": "12345", "where": "https://ark.example.org", "target": "https://ark.example.org/$arkpid", "when": "2019-06-01T00:00:00+00:00", "who": {"name": "Example Museum of Photography", "acronym": "EMP"}, "na_policy": {"orgtype": "NP", "policy": "NR, OP, CC", "tenure": "2019", "policy_url": null}},
  "012345": {"what": "012345", "where": "https://z.example.org", "target": "https://z.example.org/$pid", "when": "2020-01-01T00:00:00+00:00", "who": {"name": "Z", "acronym": null}, "na_policy": {"orgtype": "NP", "policy": "NR", "tenure": 2020, "policy_url": null}},
  "99999": {"what": "99998", "where": "x", "target": "y", "when": "", "who": {"name": "M"}, "na_policy": {}}}`
@@ -133,6 +135,7 @@ func TestNAANJSON(t *testing.T) {
 }
 
 func TestShoulderLists(t *testing.T) {
+	t.Parallel()
 	c := readString(t, "ark:/87940/m4,UCSB Writing Program,https://n2t.net/a/ezid/m/ark/87940/m4\n"+
 		"ark:/87286/,Biocode Commons (UCB only),\"\"\ndoi:10.7939/DVN,\"Alberta, Univ.\",\nbad,row\n", ShoulderListEZIDCSV)
 	if len(c.shoulders) != 3 || len(c.errs) != 1 || c.errs[0].Loc.Line != 4 {

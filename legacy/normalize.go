@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/report"
 )
 
 // Limits on imported values, in octets. A longer value is refused
@@ -48,7 +50,7 @@ type Row struct {
 	// Created and Updated are the times as given; nil when unknown.
 	Created, Updated *time.Time
 	// Source locates the record in its export.
-	Source Location
+	Source pipeline.Location
 
 	key string // ARK.Key(), computed once
 }
@@ -65,13 +67,16 @@ func (r *Row) Key() string {
 // kernel, commitment and metadata: the values the importer compares with the ledger (times and
 // spelling are not compared).
 func (r *Row) SameContent(o *Row) bool {
-	return eqString(r.Target, o.Target) && r.Status == o.Status && eqString(r.Reason, o.Reason) &&
-		eqString(r.Who, o.Who) && eqString(r.What, o.What) && eqString(r.When, o.When) &&
-		eqString(r.Commitment, o.Commitment) && string(r.Metadata) == string(o.Metadata) &&
+	return SameText(r.Target, o.Target) && r.Status == o.Status && SameText(r.Reason, o.Reason) &&
+		SameText(r.Who, o.Who) && SameText(r.What, o.What) && SameText(r.When, o.When) &&
+		SameText(r.Commitment, o.Commitment) && string(r.Metadata) == string(o.Metadata) &&
 		(r.Metadata == nil) == (o.Metadata == nil)
 }
 
-func eqString(a, b *string) bool {
+// SameText reports whether two values of a nullable text column are the same, as import and
+// reconcile compare an export with the ledger: both NULL (nil), or both present and equal.
+// NULL and "" differ: an empty value given is not a value missing.
+func SameText(a, b *string) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
@@ -280,35 +285,11 @@ func metaJSON(m map[string]string) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSON(b, k)
+		b = report.AppendJSONString(b, k)
 		b = append(b, ':')
-		b = appendJSON(b, m[k])
+		b = report.AppendJSONString(b, m[k])
 	}
 	return append(b, '}'), nil
-}
-
-// appendJSON appends s as a JSON string (s is valid UTF-8 without NUL).
-func appendJSON(b []byte, s string) []byte {
-	const hexd = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&15])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
 
 // NormalizeNAAN returns a NAAN as the ledger stores it — lowercased, hyphens removed, 1–16

@@ -12,6 +12,7 @@ import (
 )
 
 func TestNormalizeRecord(t *testing.T) {
+	t.Parallel()
 	str := func(s string) *string { return &s }
 	zoned := time.Date(2025, 3, 4, 10, 11, 12, 0, time.FixedZone("", 5*3600+1800))
 	cases := []struct {
@@ -93,6 +94,7 @@ func impDeref(p *string) string {
 }
 
 func TestShoulderIndexAssign(t *testing.T) {
+	t.Parallel()
 	x := legacy.NewShoulderIndex()
 	for _, e := range []*legacy.ShoulderEntry{
 		{NAAN: "13030", Bare: "t", Zone: ark.ZoneNone, ID: 1},
@@ -133,6 +135,7 @@ func TestShoulderIndexAssign(t *testing.T) {
 }
 
 func TestNormalizeNAAN(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"12345": "12345", "B5060": "b5060", "123-45": "12345", "012345": "012345"} {
 		if got, err := legacy.NormalizeNAAN(in); err != nil || got != want {
 			t.Errorf("%q: %q %v, want %q", in, got, err, want)

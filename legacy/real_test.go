@@ -6,13 +6,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 // Tests on the real exports in shared/data (SOURCES.md). Counts and values
 // were taken from the files independently (Python json/csv).
 
 func TestRealN2TSample(t *testing.T) {
-	path := filepath.Join(sharedData(t), "arklet", "sample_noid_output.txt")
+	t.Parallel()
+	path := fixtures.SharedData(t, "arklet", "sample_noid_output.txt")
 	c := readFile(t, path, "")
 	want := []string{"ark:/13960/fk3ws8hp67", "ark:/13960/t00000018", "ark:/13960/t0000002r", "ark:/13960/t00000037",
 		"ark:/13960/t0000004q", "ark:/13960/t00000056", "ark:/13960/t0000006p", "ark:/13960/t00000075"}
@@ -62,13 +65,14 @@ func TestRealN2TSample(t *testing.T) {
 	if got := strings.Join(c.order, ""); got != "RRRRRRRRT" {
 		t.Errorf("yield order %s", got)
 	}
-	if te.Error() != path+":line 98 (record 8): truncated: "+te.Reason {
+	if te.Error() != path+":98 (record 8): truncated: "+te.Reason {
 		t.Errorf("message %q", te.Error())
 	}
 }
 
 func TestRealEZIDIdentifiers(t *testing.T) {
-	c := readFile(t, filepath.Join(sharedData(t), "ezid", "db.identifier.jsonl"), "")
+	t.Parallel()
+	c := readFile(t, fixtures.SharedData(t, "ezid", "db.identifier.jsonl"), "")
 	if len(c.records) != 2724 || len(c.errs) != 0 || c.truncated != nil || len(c.refused) != 0 {
 		t.Fatalf("%d records, %d errors, %v", len(c.records), len(c.errs), c.truncated)
 	}
@@ -137,7 +141,8 @@ func TestRealEZIDIdentifiers(t *testing.T) {
 }
 
 func TestRealEZIDShoulders(t *testing.T) {
-	d := sharedData(t)
+	t.Parallel()
+	d := fixtures.SharedData(t)
 	c := readFile(t, filepath.Join(d, "ezid", "db.shoulder.jsonl"), "")
 	if len(c.shoulders) != 566 || len(c.errs) != 0 {
 		t.Fatalf("%d shoulders, %d errors", len(c.shoulders), len(c.errs))
@@ -227,7 +232,8 @@ func TestRealEZIDShoulders(t *testing.T) {
 }
 
 func TestRealNAANRegistryANVL(t *testing.T) {
-	c := readFile(t, filepath.Join(sharedData(t), "jkunze-naan", "naan_registry.txt"), "")
+	t.Parallel()
+	c := readFile(t, fixtures.SharedData(t, "jkunze-naan", "naan_registry.txt"), "")
 	if len(c.naans) != 583 || len(c.errs) != 0 || len(c.shoulders) != 0 || c.truncated != nil {
 		t.Fatalf("%d NAANs, %d shoulders, %d errors", len(c.naans), len(c.shoulders), len(c.errs))
 	}
@@ -266,7 +272,8 @@ func TestRealNAANRegistryANVL(t *testing.T) {
 }
 
 func TestRealNAANRegistryJSON(t *testing.T) {
-	d := sharedData(t)
+	t.Parallel()
+	d := fixtures.SharedData(t)
 	c := readFile(t, filepath.Join(d, "legacy-samples", "naan_registry_public_2023-05.json"), "")
 	if len(c.naans) != 1081 || len(c.errs) != 0 || c.truncated != nil {
 		t.Fatalf("2023: %d NAANs, %d errors", len(c.naans), len(c.errs))
@@ -337,7 +344,8 @@ func TestRealNAANRegistryJSON(t *testing.T) {
 
 // TestRealDetect: DetectFormat names every real file's format.
 func TestRealDetect(t *testing.T) {
-	d := sharedData(t)
+	t.Parallel()
+	d := fixtures.SharedData(t)
 	for file, want := range map[string]Format{
 		"arklet/sample_noid_output.txt":                    N2TDump,
 		"ezid/db.identifier.jsonl":                         EZIDDB,

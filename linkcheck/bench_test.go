@@ -11,7 +11,8 @@ import (
 // TestBenchSmall runs Bench at a small size so the helper stays working;
 // it asserts counts, not speed.
 func TestBenchSmall(t *testing.T) {
-	res, err := Bench(context.Background(), BenchConfig{Targets: 60, Hosts: 6, Latency: 2 * time.Millisecond, Interval: 5 * time.Millisecond, Workers: 4})
+	t.Parallel()
+	res, err := Bench(t.Context(), BenchConfig{Targets: 60, Hosts: 6, Latency: 2 * time.Millisecond, Interval: 5 * time.Millisecond, Workers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRefusedRange(t *testing.T) {
+	t.Parallel()
 	refused := []string{
 		"127.0.0.1", "127.255.0.9", "::1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1",
 		"169.254.169.254", "fe80::1", "fe80::1%eth0", "0.0.0.0", "::", "224.0.0.1", "239.1.1.1", "ff02::1",
@@ -49,6 +50,7 @@ func TestRefusedRange(t *testing.T) {
 // names resolving to loopback and a redirect to 127.0.0.1 are all refused
 // when dialling, and the local servers see no request.
 func TestSSRFGuard(t *testing.T) {
+	t.Parallel()
 	var secret reqLog
 	inner := newServer(t, secret.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "internal")

@@ -26,6 +26,7 @@ const killChildEnv = "ARKHE_LINKCHECK_KILL_CHILD"
 // the child with SIGKILL after 20 such acknowledgements, and asserts that
 // every acknowledged check is in the file, whole.
 func TestKilledRunLosesNoRecordedCheck(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(killChildEnv) != "" {
 		killChild()
 		return

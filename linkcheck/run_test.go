@@ -25,6 +25,7 @@ func sha(s string) string {
 // TestStatuses: 200 with and without Content-Length, 404, 500, 410, a
 // HEAD-refusing server (405 then GET), the User-Agent sent.
 func TestStatuses(t *testing.T) {
+	t.Parallel()
 	const page = "<html><body>hello</body></html>"
 	var uaMu sync.Mutex
 	uas := map[string]bool{}
@@ -121,6 +122,7 @@ func TestStatuses(t *testing.T) {
 
 // TestTimeout: a server slower than RequestTimeout gives ErrTimeout.
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answers; returns when the client gives up
 	}))
@@ -139,6 +141,7 @@ func TestTimeout(t *testing.T) {
 // TestRedirects: a recorded chain, a loop, the redirect limit, relative and
 // bad Locations.
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/r1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/r2", http.StatusFound) })
 	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) {
@@ -195,6 +198,7 @@ func TestRedirects(t *testing.T) {
 // TestRetryAfter: a 429 with Retry-After pushes the host's next request
 // back by that delay; the check is inconclusive; the cap applies.
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	var log reqLog
 	srv := newServer(t, log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -238,6 +242,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 12, 10, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		in   string
@@ -263,6 +268,7 @@ func TestParseRetryAfter(t *testing.T) {
 // TestContentChanged: three runs over one target whose size, then media
 // type change; state flows from each run to the next.
 func TestContentChanged(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	body, ctype := strings.Repeat("x", 1000), "text/html; charset=utf-8"
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -304,6 +310,7 @@ func TestContentChanged(t *testing.T) {
 // TestManyPathsOneHost: many workers, one host: never two requests at once,
 // the interval held between every pair, including HEAD then GET.
 func TestManyPathsOneHost(t *testing.T) {
+	t.Parallel()
 	var log reqLog
 	srv := newServer(t, log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Each request takes longer than the interval, so a second request
@@ -340,6 +347,7 @@ func TestManyPathsOneHost(t *testing.T) {
 // politely on its own, redirects across hosts wait for the host they go to,
 // and a stalled host does not hold up the others.
 func TestManyHosts(t *testing.T) {
+	t.Parallel()
 	const hosts, per = 5, 8
 	logs := make([]*reqLog, hosts)
 	// Listen first, so every handler is built knowing every port.
@@ -404,6 +412,7 @@ func TestManyHosts(t *testing.T) {
 // other host's targets are recorded; with two workers, one is stuck on it
 // and the other must serve everything else.
 func TestStalledHostDoesNotBlockOthers(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	stalled := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -433,7 +442,7 @@ func TestStalledHostDoesNotBlockOthers(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workers = 2
 	cfg.Resolver = loopbackResolver(names...)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	sum, err := Run(ctx, cfg, SliceSource(targets), sink)
 	if err != nil {
@@ -457,6 +466,7 @@ func TestStalledHostDoesNotBlockOthers(t *testing.T) {
 
 // TestBadURLs: targets no request can be made for are recorded as failed.
 func TestBadURLs(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig()
 	sum, sink := run(t, cfg, []Target{
 		{Key: "ftp", URL: "ftp://example.org/x"}, {Key: "rel", URL: "/just/a/path"},
@@ -476,6 +486,7 @@ func TestBadURLs(t *testing.T) {
 // TestLimitAndDeferred: Limit bounds the checks started; a host's full
 // queue defers further targets, which the summary counts.
 func TestLimitAndDeferred(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "0")
 	}))
@@ -511,7 +522,7 @@ func TestLimitAndDeferred(t *testing.T) {
 	cfg = testConfig()
 	cfg.Workers, cfg.HostQueue = 1, 2
 	sink := &collectSink{}
-	sum, err := Run(context.Background(), cfg, src, sink)
+	sum, err := Run(t.Context(), cfg, src, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,12 +534,13 @@ func TestLimitAndDeferred(t *testing.T) {
 // TestCancel: a check in flight when the context is cancelled is not
 // recorded; Run returns the context's error.
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	started := make(chan struct{}, 1)
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		started <- struct{}{}
 		<-r.Context().Done()
 	}))
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-started; cancel() }()
 	sink := &collectSink{}
 	sum, err := Run(ctx, testConfig(), SliceSource([]Target{{Key: "a", URL: srv.URL + "/a"}, {Key: "b", URL: srv.URL + "/b"}}), sink)
@@ -542,6 +554,7 @@ func TestCancel(t *testing.T) {
 
 // TestSinkError: a failing sink stops the run with its error.
 func TestSinkError(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "0")
 	}))
@@ -559,13 +572,14 @@ func TestSinkError(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.Workers = 1
-	sum, err := Run(context.Background(), cfg, SliceSource(targets), sink)
+	sum, err := Run(t.Context(), cfg, SliceSource(targets), sink)
 	if !errors.Is(err, boom) || sum.Stop != StopSinkError || sum.Checked != 1 {
 		t.Errorf("err %v, summary %+v", err, sum)
 	}
 }
 
 func TestConfigErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cfg   Config
 		field string
@@ -580,7 +594,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Contact: testContact, Policy: Policy{SizeShare: 1.5}}, "Policy.SizeShare"},
 		{Config{Contact: testContact, Body: 7}, "Body"},
 	} {
-		_, err := Run(context.Background(), c.cfg, SliceSource(nil), &collectSink{})
+		_, err := Run(t.Context(), c.cfg, SliceSource(nil), &collectSink{})
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Field != c.field {
 			t.Errorf("%+v: err %v, want a ConfigError on %s", c.cfg, err, c.field)
@@ -597,6 +611,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestHostKey(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"http://Example.ORG:8080/x":   "example.org",
 		"https://example.org./":       "example.org",

@@ -1,7 +1,6 @@
 package linkcheck
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"testing"
@@ -11,12 +10,13 @@ import (
 // TestHostTableBounded: hosts leave the table once idle and past their
 // interval, so it holds only hosts with work.
 func TestHostTableBounded(t *testing.T) {
+	t.Parallel()
 	cfg, err := Config{Contact: testContact, PerHostInterval: time.Hour}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := newSched(cfg, time.Now())
-	ctx := context.Background()
+	ctx := t.Context()
 	for i := range 100 {
 		key := "h" + strconv.Itoa(i) + ".example"
 		if !s.admit(ctx, key, item{t: Target{Key: key}}) {
@@ -49,6 +49,7 @@ func TestHostTableBounded(t *testing.T) {
 }
 
 func TestHostCap(t *testing.T) {
+	t.Parallel()
 	cfg, _ := Config{Contact: testContact, HostQueue: 50, MaxDuration: 10 * time.Second,
 		HostIntervals: map[string]time.Duration{"slow.example": 5 * time.Second}}.withDefaults()
 	now := time.Now()
@@ -67,6 +68,7 @@ func TestHostCap(t *testing.T) {
 // TestMaxDuration: with the time already up, nothing is checked and every
 // target read is counted as not checked.
 func TestMaxDuration(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	var targets []Target
 	for i := range 5 {
@@ -83,6 +85,7 @@ func TestMaxDuration(t *testing.T) {
 // TestSlowHosts: a host whose targets at its interval take longer than the
 // good window is reported.
 func TestSlowHosts(t *testing.T) {
+	t.Parallel()
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", "0")
 	}))

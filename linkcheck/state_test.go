@@ -32,6 +32,7 @@ func kinds(ts []Transition) string {
 // TestNextSequences runs sequences of checks through Next and compares the
 // transitions of every step and the final state.
 func TestNextSequences(t *testing.T) {
+	t.Parallel()
 	daily := func(from, n int) []Result {
 		var rs []Result
 		for i := range n {
@@ -160,6 +161,7 @@ func TestNextSequences(t *testing.T) {
 }
 
 func TestNextFields(t *testing.T) {
+	t.Parallel()
 	s, _ := Next(State{}, good(day(0), "text/html", 10), Policy{})
 	if s.Target != tgt || !s.LastSuccess.Equal(day(0)) || !s.FirstFailure.IsZero() || s.GoodHost != "example.org" || s.GoodMediaType != "text/html" || s.GoodSize != 10 {
 		t.Errorf("after good: %+v", s)
@@ -178,6 +180,7 @@ func TestNextFields(t *testing.T) {
 }
 
 func TestRepoint(t *testing.T) {
+	t.Parallel()
 	broken := State{Target: tgt, Broken: true, ConsecutiveFailures: 20, FirstFailure: day(0), Last: bad(day(20)).Check,
 		GoodHost: "example.org", GoodSize: 5}
 	// Through the ledger's repoint path.
@@ -208,6 +211,7 @@ func TestRepoint(t *testing.T) {
 }
 
 func TestDue(t *testing.T) {
+	t.Parallel()
 	p := Policy{}
 	never := State{}
 	goodS, _ := Next(State{}, good(day(0), "text/html", 1), p)
@@ -241,6 +245,7 @@ func TestDue(t *testing.T) {
 }
 
 func TestPassTime(t *testing.T) {
+	t.Parallel()
 	d := PassTime(10_000_000, time.Second)
 	if got := fmt.Sprintf("%.1f", d.Hours()/24); got != "115.7" {
 		t.Errorf("10 M targets at 1 s: %s days, want 115.7", got)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCSVFileMarkRewindClose(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.csv")
 	w := NewCSVFile(path, []string{"a", "b"})

@@ -10,13 +10,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 // nyplCSVMapping is the NYPL mapping documented in MAPPINGS.md.
 const nyplCSVMapping = "request_id=UUID,url=Digital Collections URL,who=Contributor,what=Title,when=Date"
 
 func TestCSVNYPL(t *testing.T) {
-	r := mustOpen(t, sharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping)
+	t.Parallel()
+	r := mustOpen(t, fixtures.SharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping)
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 932 || len(bad) != 0 {
 		t.Fatalf("read %d records, %d bad; want 932, 0 (first bad: %v)", len(recs), len(bad), bad)
@@ -57,8 +60,9 @@ func TestCSVNYPL(t *testing.T) {
 }
 
 func TestCSVBOMAndCRLF(t *testing.T) {
+	t.Parallel()
 	// artist_data.csv starts with a UTF-8 BOM (header "\ufeffid") and uses CRLF.
-	p := sharedData(t, "tategallery-collection/artist_data.csv")
+	p := fixtures.SharedData(t, "tategallery-collection/artist_data.csv")
 	r := mustOpen(t, p, "request_id=id,who=name,when=dates,url=url")
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 3532 || len(bad) != 0 {
@@ -83,6 +87,7 @@ func TestCSVBOMAndCRLF(t *testing.T) {
 }
 
 func TestCSVBOMQuotedHeader(t *testing.T) {
+	t.Parallel()
 	p := writeTemp(t, "bom.csv", "\ufeff\"UUID\",\"Title\"\r\n\"u1\",\"T\"\r\n")
 	recs, bad := drainManifest(t, mustOpen(t, p, "request_id=UUID,what=Title"))
 	if len(recs) != 1 || len(bad) != 0 || recs[0].RequestID != "u1" || recs[0].What != "T" {
@@ -91,8 +96,9 @@ func TestCSVBOMQuotedHeader(t *testing.T) {
 }
 
 func TestCSVTruncated(t *testing.T) {
+	t.Parallel()
 	// Cut off inside a quoted field of record 2,135, which starts on line 2,634.
-	p := sharedData(t, "tategallery-collection/2013-10-11_40526a2/artwork_data.csv")
+	p := fixtures.SharedData(t, "tategallery-collection/2013-10-11_40526a2/artwork_data.csv")
 	r := mustOpen(t, p, "request_id=accession_number,who=artist,what=title,when=dateText,url=thumbnailUrl")
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 2134 {
@@ -119,12 +125,13 @@ func TestCSVTruncated(t *testing.T) {
 	}
 	// Records with CRLF inside quoted fields keep their start line: the
 	// embedded line ends are normalised to "\n" by encoding/csv.
-	if _, err := r.Next(context.Background()); !errors.Is(err, io.EOF) {
+	if _, err := r.Next(t.Context()); !errors.Is(err, io.EOF) {
 		t.Errorf("after the end: %v, want io.EOF", err)
 	}
 }
 
 func TestCSVBadRows(t *testing.T) {
+	t.Parallel()
 	content := "request_id,url,who,what\r\n" +
 		"r1,https://example.org/1,Ann,One\r\n" +
 		"r2,https://example.org/2,Bob\r\n" + // 3 fields: bad row
@@ -153,6 +160,7 @@ func TestCSVBadRows(t *testing.T) {
 }
 
 func TestCSVStrayQuoteContinues(t *testing.T) {
+	t.Parallel()
 	// A quoted field closed and followed by text is a bad row; reading goes on.
 	p := writeTemp(t, "q.csv", "request_id,what\na,\"x\"y\nb,ok\n")
 	recs, bad := drainManifest(t, mustOpen(t, p, ""))
@@ -165,6 +173,7 @@ func TestCSVStrayQuoteContinues(t *testing.T) {
 }
 
 func TestCSVHeaderErrors(t *testing.T) {
+	t.Parallel()
 	m, _ := ParseMapping("request_id=id,who=creator")
 	_, err := OpenManifest(writeTemp(t, "h.csv", "id,name\n1,x\n"), m)
 	if !errors.Is(err, ErrMissingColumn) || !strings.Contains(err.Error(), `no column "creator" for who`) {
@@ -191,6 +200,7 @@ func TestCSVHeaderErrors(t *testing.T) {
 }
 
 func TestCSVGzip(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	_, _ = zw.Write([]byte("request_id,what\n1,a\n2,b\n"))
@@ -206,8 +216,9 @@ func TestCSVGzip(t *testing.T) {
 }
 
 func TestCSVContextCancelled(t *testing.T) {
+	t.Parallel()
 	r := mustOpen(t, writeTemp(t, "c.csv", "request_id\n1\n"), "")
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := r.Next(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)

@@ -38,6 +38,7 @@ func ids(recs []Record) string {
 // TestCSVOverlongLine: a line longer than the bound is rejected alone and the rows after it are
 // read; so is a line longer than the bound inside a quoted field.
 func TestCSVOverlongLine(t *testing.T) {
+	t.Parallel()
 	p := writeTemp(t, "long.csv", "request_id,what\nr1,one\nr2,"+strings.Repeat("x", 100)+"\nr3,three\n")
 	recs, bad := drainManifest(t, openCSVMax(t, p, 100))
 	if ids(recs) != "r1 r3" || len(bad) != 1 {
@@ -74,6 +75,7 @@ func TestCSVOverlongLine(t *testing.T) {
 // TestCSVUnterminatedQuote: a quote opened and never closed costs its own record only: the
 // lines it swallowed are read again, one record per line.
 func TestCSVUnterminatedQuote(t *testing.T) {
+	t.Parallel()
 	p := writeTemp(t, "open.csv", "request_id,what\nr1,one\nr2,\"never closed\nr3,three\n\nr4,four\n")
 	recs, bad := drainManifest(t, mustOpen(t, p, ""))
 	if ids(recs) != "r1 r3 r4" || len(bad) != 1 {

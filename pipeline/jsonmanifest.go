@@ -57,9 +57,6 @@ type jindex struct {
 	n *jnode
 }
 
-// maxJSONDepth bounds nesting so a hostile line cannot exhaust the stack.
-const maxJSONDepth = 1000
-
 // compileJSONMapping builds the path tree of m. Errors are *ManifestError
 // wrapping *MappingError.
 func compileJSONMapping(path string, m Mapping) (*jnode, error) {
@@ -317,16 +314,7 @@ func (s *jscan) at(reason string) string {
 
 func (s *jscan) syntax(reason string) *jsonError { return &jsonError{reason: s.at(reason)} }
 
-func (s *jscan) ws() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\r', '\n':
-			s.pos++
-		default:
-			return
-		}
-	}
-}
+func (s *jscan) ws() { s.pos = JSONSpaceEnd(s.data, s.pos) }
 
 // value scans one JSON value at s.pos. n is the mapping node for this value
 // (nil: skip it, checking syntax only).
@@ -440,48 +428,11 @@ func (s *jscan) literal(word string, n *jnode) *jsonError {
 
 // number scans a JSON number (RFC 8259 §6).
 func (s *jscan) number() *jsonError {
-	d := s.data
-	i := s.pos
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && d[i] >= '1' && d[i] <= '9':
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-	default:
-		s.pos = i
+	end, ok := JSONNumberEnd(s.data, s.pos)
+	s.pos = end
+	if !ok {
 		return s.syntax("invalid number")
 	}
-	if i < len(d) && d[i] == '.' {
-		i++
-		j := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		if i == j {
-			s.pos = i
-			return s.syntax("invalid number")
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		if i == j {
-			s.pos = i
-			return s.syntax("invalid number")
-		}
-	}
-	s.pos = i
 	return nil
 }
 
@@ -489,8 +440,8 @@ func (s *jscan) number() *jsonError {
 // error (RFC 8259 §4 leaves its meaning open; arkhe does not guess).
 func (s *jscan) object(n *jnode) *jsonError {
 	s.depth++
-	if s.depth > maxJSONDepth {
-		return s.syntax("nested deeper than " + strconv.Itoa(maxJSONDepth))
+	if s.depth > MaxJSONDepth {
+		return s.syntax("nested deeper than " + strconv.Itoa(MaxJSONDepth))
 	}
 	s.pos++         // '{'
 	var seen uint64 // n.keys seen; a node has at most NumFields keys
@@ -571,8 +522,8 @@ func (s *jscan) keyBytes() ([]byte, *jsonError) {
 // for (by index, and all of them for []).
 func (s *jscan) array(n *jnode) *jsonError {
 	s.depth++
-	if s.depth > maxJSONDepth {
-		return s.syntax("nested deeper than " + strconv.Itoa(maxJSONDepth))
+	if s.depth > MaxJSONDepth {
+		return s.syntax("nested deeper than " + strconv.Itoa(MaxJSONDepth))
 	}
 	s.pos++ // '['
 	s.ws()

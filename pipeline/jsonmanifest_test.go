@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 // The mappings documented in MAPPINGS.md.
@@ -20,7 +22,8 @@ const (
 )
 
 func TestJSONTateFirstRecords(t *testing.T) {
-	p := sharedData(t, "tategallery-collection/artworks.jsonl.gz")
+	t.Parallel()
+	p := fixtures.SharedData(t, "tategallery-collection/artworks.jsonl.gz")
 	r := mustOpen(t, p, tateMapping)
 	want := []Record{
 		{
@@ -48,7 +51,7 @@ func TestJSONTateFirstRecords(t *testing.T) {
 	for i, w := range want {
 		w.Has = HasRequestID | HasURL | HasWho | HasWhat | HasWhen
 		w.Source = Location{File: p, Line: i + 1, Record: i + 1}
-		got, err := r.Next(context.Background())
+		got, err := r.Next(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,27 +61,28 @@ func TestJSONTateFirstRecords(t *testing.T) {
 	}
 	// The numeric id 1035 of A00001 becomes its literal text.
 	r2 := mustOpen(t, p, "request_id=id,who=contributors[0].fc,when=contributors[0].birthYear,what=dateRange.text")
-	got, err := r2.Next(context.Background())
+	got, err := r2.Next(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.RequestID != "1035" || got.Who != "Robert Blake" || got.When != "1762" || got.Has&HasWhat != 0 {
 		t.Errorf("record 1 with id/contributors mapping = %+v (dateRange is null: what must be absent)", got)
 	}
-	got, err = r2.Next(context.Background())
+	got, err = r2.Next(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = r2.Next(context.Background())
+	got, err = r2.Next(t.Context())
 	if err != nil || got.What != "?c.1785" {
 		t.Errorf("record 3 dateRange.text = %q, %v; want ?c.1785", got.What, err)
 	}
 }
 
 func TestJSONTateAll(t *testing.T) {
+	t.Parallel()
 	// 69,202 artworks, every one valid under the default limits.
-	r := mustOpen(t, sharedData(t, "tategallery-collection/artworks.jsonl.gz"), tateMapping)
-	ctx := context.Background()
+	r := mustOpen(t, fixtures.SharedData(t, "tategallery-collection/artworks.jsonl.gz"), tateMapping)
+	ctx := t.Context()
 	n := 0
 	for {
 		rec, err := r.Next(ctx)
@@ -102,7 +106,8 @@ func TestJSONTateAll(t *testing.T) {
 }
 
 func TestJSONCMOA(t *testing.T) {
-	p := sharedData(t, "cmoa-collection/cmoa.jsonl.gz")
+	t.Parallel()
+	p := fixtures.SharedData(t, "cmoa-collection/cmoa.jsonl.gz")
 	r := mustOpen(t, p, cmoaMapping)
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 28258 || len(bad) != 0 {
@@ -143,13 +148,14 @@ func TestJSONCMOA(t *testing.T) {
 }
 
 func TestJSONCMOAEmbeddedNewline(t *testing.T) {
+	t.Parallel()
 	// Line 37's medium holds an escaped newline; the first creator by [0].
-	p := sharedData(t, "cmoa-collection/cmoa.jsonl.gz")
+	p := fixtures.SharedData(t, "cmoa-collection/cmoa.jsonl.gz")
 	r := mustOpen(t, p, "request_id=accession_number,what=medium,who=creator[0].cited_name,when=creation_date_earliest")
 	var got Record
 	for i := 0; i < 37; i++ {
 		var err error
-		if got, err = r.Next(context.Background()); err != nil {
+		if got, err = r.Next(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +173,8 @@ func TestJSONCMOAEmbeddedNewline(t *testing.T) {
 }
 
 func TestJSONTeenie(t *testing.T) {
-	r := mustOpen(t, sharedData(t, "cmoa-collection/teenie.jsonl.gz"), cmoaMapping)
+	t.Parallel()
+	r := mustOpen(t, fixtures.SharedData(t, "cmoa-collection/teenie.jsonl.gz"), cmoaMapping)
 	recs, bad := drainManifest(t, r)
 	if len(recs) != 59031 || len(bad) != 0 {
 		t.Fatalf("read %d records, %d bad; want 59031, 0", len(recs), len(bad))
@@ -184,8 +191,9 @@ func TestJSONTeenie(t *testing.T) {
 }
 
 func TestJSONNYPLMatchesCSV(t *testing.T) {
-	js, bad := drainManifest(t, mustOpen(t, sharedData(t, "nypl-publicdomain/pd_collections.ndjson"), nyplNDJSONMapping))
-	cs, _ := drainManifest(t, mustOpen(t, sharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping))
+	t.Parallel()
+	js, bad := drainManifest(t, mustOpen(t, fixtures.SharedData(t, "nypl-publicdomain/pd_collections.ndjson"), nyplNDJSONMapping))
+	cs, _ := drainManifest(t, mustOpen(t, fixtures.SharedData(t, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping))
 	if len(js) != 932 || len(bad) != 0 || len(cs) != 932 {
 		t.Fatalf("ndjson %d (%d bad), csv %d; want 932 each", len(js), len(bad), len(cs))
 	}
@@ -212,6 +220,7 @@ func TestJSONNYPLMatchesCSV(t *testing.T) {
 }
 
 func TestJSONScanner(t *testing.T) {
+	t.Parallel()
 	const m = "request_id=id,who=a[].n,what=t,when=d.y,url=u,commitment=c[1]"
 	cases := []struct {
 		line   string
@@ -273,6 +282,7 @@ func TestJSONScanner(t *testing.T) {
 }
 
 func TestJSONSamePathTwice(t *testing.T) {
+	t.Parallel()
 	// who and what read the same value; commitment and url read element 0
 	// both by [] and by [0].
 	mp, _ := ParseMapping("request_id=id,who=t,what=t,url=l[0],commitment=l[]")
@@ -288,6 +298,7 @@ func TestJSONSamePathTwice(t *testing.T) {
 }
 
 func TestJSONLines(t *testing.T) {
+	t.Parallel()
 	content := "\ufeff{\"request_id\":\"a\"}\r\n" +
 		"\n" + // blank: not a record
 		"   \t\n" +
@@ -310,6 +321,7 @@ func TestJSONLines(t *testing.T) {
 }
 
 func TestJSONLineTooLong(t *testing.T) {
+	t.Parallel()
 	long := `{"request_id":"big","what":"` + strings.Repeat("x", 600<<10) + `"}`
 	p := writeTemp(t, "m.jsonl", `{"request_id":"1"}`+"\n"+long+"\n"+`{"request_id":"2","what":"`+strings.Repeat("y", 300<<10)+`"}`+"\n")
 	r := mustOpen(t, p, "")
@@ -324,6 +336,7 @@ func TestJSONLineTooLong(t *testing.T) {
 }
 
 func TestJSONBadPathIsFatal(t *testing.T) {
+	t.Parallel()
 	m, _ := ParseMapping("who=a[x]")
 	_, err := OpenManifest(writeTemp(t, "m.jsonl", "{}\n"), m)
 	var me *MappingError

@@ -63,30 +63,30 @@ const (
 	HasCommitment uint8 = 1 << FieldCommitment
 )
 
-// Location says where a record came from: File is the manifest path as given
-// to OpenManifest; Line is the 1-based physical line on which the record
-// starts (CSV and JSON Lines; 0 for Parquet); Record is the 1-based number of
-// the record among the file's data records (the CSV header and blank JSON
-// lines are not counted; 0 when unknown).
+// Location says where a record came from, in a manifest or a legacy export: File is the path
+// as given to the reader; Line is the 1-based physical line on which the record starts (0 when
+// the format has no lines, Parquet, or it is unknown); Record is the 1-based number of the
+// record among the file's data records (every record counts, bad ones included; a CSV header,
+// blank JSON lines, comments and admin keys do not; 0 when unknown).
 type Location struct {
 	File   string
 	Line   int
 	Record int
 }
 
-// String renders the location as "FILE:record R (line L)", e.g.
-// "tate.jsonl.gz:record 17 (line 17)"; without a line "FILE:record R", without
-// a record number "FILE:line L", and with neither just "FILE".
+// String renders the location in the GNU "FILE:LINE: message" convention, with the record
+// number after it: "tate.jsonl.gz:17 (record 16)"; without a record number "FILE:LINE",
+// without a line (Parquet) "FILE (record R)", and with neither just "FILE". Every error,
+// reject reason and report of arkhe that names a place in an input file uses this form.
 func (l Location) String() string {
-	switch {
-	case l.Record > 0 && l.Line > 0:
-		return l.File + ":record " + strconv.Itoa(l.Record) + " (line " + strconv.Itoa(l.Line) + ")"
-	case l.Record > 0:
-		return l.File + ":record " + strconv.Itoa(l.Record)
-	case l.Line > 0:
-		return l.File + ":line " + strconv.Itoa(l.Line)
+	s := l.File
+	if l.Line > 0 {
+		s += ":" + strconv.Itoa(l.Line)
 	}
-	return l.File
+	if l.Record > 0 {
+		s += " (record " + strconv.Itoa(l.Record) + ")"
+	}
+	return s
 }
 
 // Record is one manifest row mapped to the six manifest fields.
@@ -196,24 +196,36 @@ func PayloadDigest(r *Record) [16]byte {
 	return d
 }
 
-// RowError reports one bad manifest row. Readers return it from Next for that
-// row only — the next call to Next continues with the following row — and
-// Validate returns it for a record that breaks a limit. Loc says where the
-// row is; Field names the manifest field at fault ("request_id", "url", ...)
-// or is "" when the row as a whole is bad (a CSV field-count mismatch, broken
-// JSON); Reason is a short lowercase explanation; Err is an underlying error
-// if there is one (e.g. a *csv.ParseError), nil otherwise.
+// RowError reports one bad record of a manifest or a legacy export; reading continues after
+// it. Manifest readers return it from Next for that row only (the next call continues with
+// the following row), Validate returns it for a record that breaks a limit, and the legacy
+// readers return it for a record they cannot read.
+//
+// Loc says where the record is. ID is the record's identifier when it could be read (a legacy
+// record's ARK; manifest readers leave it "" and return the request ID in the Record). Field
+// names the field, element or column at fault ("request_id", "url", "_created") or is "" when
+// the record as a whole is bad (a CSV field-count mismatch, broken JSON). Reason is a short
+// lowercase explanation naming the limit or the rule. Raw holds the record's source text for
+// the reject file (at most 64 KiB, bytes as read, invalid UTF-8 included), or "". Err is an
+// underlying error if there is one (e.g. a *csv.ParseError), nil otherwise.
 type RowError struct {
 	Loc    Location
+	ID     string
 	Field  string
 	Reason string
+	Raw    string
 	Err    error
 }
 
-// Error renders "LOC: field F: REASON: ERR", leaving out empty parts.
+// Error renders "LOC: ID: field F: REASON: ERR", leaving out empty parts, e.g.
+// "dump.txt:98 (record 8): ark:/1/x: field _t: bad target: boom".
 func (e *RowError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Loc.String())
+	if e.ID != "" {
+		b.WriteString(": ")
+		b.WriteString(e.ID)
+	}
 	if e.Field != "" {
 		b.WriteString(": field ")
 		b.WriteString(e.Field)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 // benchRows is the size of the synthetic manifests.
@@ -84,13 +86,13 @@ func BenchmarkReadCSV(b *testing.B) {
 
 // BenchmarkReadCSVWide reads the 33-column NYPL CSV (932 rows).
 func BenchmarkReadCSVWide(b *testing.B) {
-	benchRead(b, sharedData(b, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping)
+	benchRead(b, fixtures.SharedData(b, "nypl-publicdomain/pd_collections.csv"), nyplCSVMapping)
 }
 
 // BenchmarkReadJSONL reads the Tate artworks (69,202 real lines, 1.7 KB
 // each, mostly unmapped subject trees) uncompressed.
 func BenchmarkReadJSONL(b *testing.B) {
-	src, err := os.Open(sharedData(b, "tategallery-collection/artworks.jsonl.gz"))
+	src, err := os.Open(fixtures.SharedData(b, "tategallery-collection/artworks.jsonl.gz"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func BenchmarkReadJSONL(b *testing.B) {
 
 // BenchmarkReadJSONLGzip reads the real Tate file as shipped (gzip).
 func BenchmarkReadJSONLGzip(b *testing.B) {
-	benchRead(b, sharedData(b, "tategallery-collection/artworks.jsonl.gz"), tateMapping)
+	benchRead(b, fixtures.SharedData(b, "tategallery-collection/artworks.jsonl.gz"), tateMapping)
 }
 
 // BenchmarkReadJSONLSmall reads short JSON lines shaped like the CSV bench.

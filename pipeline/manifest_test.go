@@ -12,31 +12,6 @@ import (
 	"testing"
 )
 
-// sharedData returns the path of a file under <module root>/../shared/data
-// (COMMON.md: the shared data sits beside the repository).
-func sharedData(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("shared data file missing: %v", err)
-	}
-	return p
-}
-
 // readAll drains a reader, returning the records and the row errors in
 // order; it fails the test on a fatal error.
 func drainManifest(t testing.TB, r Reader) ([]Record, []*RowError) {
@@ -87,13 +62,14 @@ func writeTemp(t testing.TB, name, content string) string {
 }
 
 func TestLocationString(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		loc  Location
 		want string
 	}{
-		{Location{"tate.jsonl.gz", 17, 17}, "tate.jsonl.gz:record 17 (line 17)"},
-		{Location{"m.parquet", 0, 4}, "m.parquet:record 4"},
-		{Location{"m.csv", 1, 0}, "m.csv:line 1"},
+		{Location{"tate.jsonl.gz", 17, 17}, "tate.jsonl.gz:17 (record 17)"},
+		{Location{"m.parquet", 0, 4}, "m.parquet (record 4)"},
+		{Location{"m.csv", 1, 0}, "m.csv:1"},
 		{Location{"m.csv", 0, 0}, "m.csv"},
 	}
 	for _, c := range cases {
@@ -104,6 +80,7 @@ func TestLocationString(t *testing.T) {
 }
 
 func TestRecordPresence(t *testing.T) {
+	t.Parallel()
 	var r Record
 	r.Set(FieldWho, "")
 	if v, ok := r.Value(FieldWho); !ok || v != "" {
@@ -129,6 +106,7 @@ func TestRecordPresence(t *testing.T) {
 }
 
 func TestPayloadDigest(t *testing.T) {
+	t.Parallel()
 	var a Record
 	a.Set(FieldRequestID, "A00001")
 	a.Set(FieldURL, "http://www.tate.org.uk/art/artworks/a00001")
@@ -169,6 +147,7 @@ func TestPayloadDigest(t *testing.T) {
 }
 
 func TestDetectFormat(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		path string
 		f    Format
@@ -192,6 +171,7 @@ func TestDetectFormat(t *testing.T) {
 }
 
 func TestOpenManifestFatal(t *testing.T) {
+	t.Parallel()
 	_, err := OpenManifest(filepath.Join(t.TempDir(), "missing.csv"), Mapping{})
 	var me *ManifestError
 	if !errors.As(err, &me) || !errors.Is(err, fs.ErrNotExist) {
@@ -215,6 +195,7 @@ func TestOpenManifestFatal(t *testing.T) {
 const goldenDigest = "51e13df5887e0a6f454c19835e7b42bb"
 
 func TestRowErrorCarriesRequestID(t *testing.T) {
+	t.Parallel()
 	// For the reject file, a bad row still reports its request ID when the
 	// reader got that far, and its Source equals the error's location.
 	cases := []struct{ name, content, wantID string }{
@@ -225,7 +206,7 @@ func TestRowErrorCarriesRequestID(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := mustOpen(t, writeTemp(t, c.name, c.content), "")
-		rec, err := r.Next(context.Background())
+		rec, err := r.Next(t.Context())
 		var re *RowError
 		if !errors.As(err, &re) {
 			t.Errorf("%q: err = %v, want *RowError", c.content, err)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseMappingTate(t *testing.T) {
+	t.Parallel()
 	m, err := ParseMapping("request_id=acno,what=title,who=all_artists,when=dateText,url=url")
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +30,7 @@ func TestParseMappingTate(t *testing.T) {
 }
 
 func TestParseMappingForms(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want map[Field]string
@@ -61,6 +63,7 @@ func TestParseMappingForms(t *testing.T) {
 }
 
 func TestParseMappingErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, item, reason string }{
 		{"request_id", "request_id", "want FIELD=SOURCE"},
 		{"who=a,,what=b", "", "empty item"},
@@ -87,6 +90,7 @@ func TestParseMappingErrors(t *testing.T) {
 }
 
 func TestParseJSONPath(t *testing.T) {
+	t.Parallel()
 	got, err := parseJSONPath("contributors[0].name")
 	want := []pathStep{{key: "contributors", index: -1, isKey: true}, {index: 0}, {key: "name", index: -1, isKey: true}}
 	if err != nil || !reflect.DeepEqual(got, want) {

@@ -53,6 +53,7 @@ func writeMintMap(t *testing.T, path string, rows []MintMapRow) {
 }
 
 func TestMintMapCSV(t *testing.T) {
+	t.Parallel()
 	rows := mintMapRows()
 	path := filepath.Join(t.TempDir(), "mintmap.csv")
 	writeMintMap(t, path, rows)
@@ -76,6 +77,7 @@ func TestMintMapCSV(t *testing.T) {
 }
 
 func TestMintMapJSONL(t *testing.T) {
+	t.Parallel()
 	rows := mintMapRows()
 	path := filepath.Join(t.TempDir(), "mintmap.jsonl")
 	writeMintMap(t, path, rows)
@@ -102,6 +104,7 @@ func TestMintMapJSONL(t *testing.T) {
 }
 
 func TestMintMapParquet(t *testing.T) {
+	t.Parallel()
 	rows := mintMapRows()
 	path := filepath.Join(t.TempDir(), "mintmap.parquet")
 	writeMintMap(t, path, rows)
@@ -150,6 +153,7 @@ func TestMintMapParquet(t *testing.T) {
 }
 
 func TestMintMapAbortAndErrors(t *testing.T) {
+	t.Parallel()
 	for _, ext := range []string{".csv", ".jsonl", ".parquet"} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "mintmap"+ext)

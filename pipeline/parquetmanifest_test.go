@@ -50,6 +50,7 @@ func writeParquet[T any](t testing.TB, name string, rows []T, opts ...parquet.Wr
 }
 
 func TestParquetManifestRoundTrip(t *testing.T) {
+	t.Parallel()
 	title := "The Preaching of Warning"
 	empty := ""
 	var key [16]byte
@@ -81,7 +82,7 @@ func TestParquetManifestRoundTrip(t *testing.T) {
 			t.Errorf("record %d:\n got %+v\nwant %+v", i+1, recs[i], want[i])
 		}
 	}
-	if s := recs[0].Source.String(); s != p+":record 1" {
+	if s := recs[0].Source.String(); s != p+" (record 1)" {
 		t.Errorf("Source.String() = %q", s)
 	}
 	// Floats and UUIDs become text too.
@@ -93,6 +94,7 @@ func TestParquetManifestRoundTrip(t *testing.T) {
 }
 
 func TestParquetManifestManyPages(t *testing.T) {
+	t.Parallel()
 	// 20,000 rows in 4 KiB pages and 3,000-row groups: every value must be
 	// copied out before the next page replaces it.
 	type row struct {
@@ -116,6 +118,7 @@ func TestParquetManifestManyPages(t *testing.T) {
 }
 
 func TestParquetManifestSchemaErrors(t *testing.T) {
+	t.Parallel()
 	p := writeParquet(t, "m.parquet", []pqManifestRow{{ID: "x"}})
 	m, _ := ParseMapping("request_id=id,who=creator")
 	_, err := OpenManifest(p, m)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestRejectWriter(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rejects.csv")
 	w := NewRejectWriter(path)
@@ -64,6 +65,7 @@ func TestRejectWriter(t *testing.T) {
 }
 
 func TestRejectWriterCleanRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "rejects.csv")
 	// A clean run leaves no reject file...
@@ -98,6 +100,7 @@ func TestRejectWriterCleanRun(t *testing.T) {
 }
 
 func TestRejectWriterCreateError(t *testing.T) {
+	t.Parallel()
 	w := NewRejectWriter(filepath.Join(t.TempDir(), "no", "such", "dir", "rejects.csv"))
 	err := w.Write(RowError{Reason: "x"}, "")
 	if !errors.Is(err, fs.ErrNotExist) {

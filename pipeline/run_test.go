@@ -118,6 +118,7 @@ func writeFile(t *testing.T, dir, name, body string) string {
 }
 
 func TestRunKeepsManifestOrder(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.csv")
 	st, err := fixtures.CreateManifestCSV(a, fixtures.ManifestConfig{Rows: 500, Seed: 1, BadEvery: 37, DuplicateEvery: 11})
@@ -129,7 +130,7 @@ func TestRunKeepsManifestOrder(t *testing.T) {
 	mm := &memMap{}
 	rw := pipeline.NewRejectWriter(filepath.Join(dir, "rejects.csv"))
 	var progress []pipeline.Progress
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{a, b}, Sink: sink, Workers: 3, BatchSize: 8,
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{a, b}, Sink: sink, Workers: 3, BatchSize: 8,
 		MintMap: mm, Rejects: rw, Progress: func(p pipeline.Progress) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +178,7 @@ func TestRunKeepsManifestOrder(t *testing.T) {
 }
 
 func TestRunSkewedRequestIDsDoNotDeadlock(t *testing.T) {
+	t.Parallel()
 	// one request ID repeated: every row after the first few goes to one worker, while the
 	// oldest rows wait in other workers' partial batches; the window forces them out.
 	var body strings.Builder
@@ -193,7 +195,7 @@ func TestRunSkewedRequestIDsDoNotDeadlock(t *testing.T) {
 	sink.window = probe
 	mm := &memMap{probe: probe}
 	const window = 64
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 4, BatchSize: 1000, Window: window, MintMap: mm})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 4, BatchSize: 1000, Window: window, MintMap: mm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,13 +211,14 @@ func TestRunSkewedRequestIDsDoNotDeadlock(t *testing.T) {
 }
 
 func TestRunSinkErrorStopsTheRun(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "m.csv")
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 400, Seed: 2}); err != nil {
 		t.Fatal(err)
 	}
 	sink := newMemSink()
 	sink.failAt = 3
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 10, MintMap: &memMap{}})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 10, MintMap: &memMap{}})
 	if err == nil || !strings.Contains(err.Error(), "sink failed") {
 		t.Fatalf("run error %v, want the sink's", err)
 	}
@@ -225,11 +228,12 @@ func TestRunSinkErrorStopsTheRun(t *testing.T) {
 }
 
 func TestRunCancelFromProgress(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "m.csv")
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 2000, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	sum, err := pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: newMemSink(), Workers: 2, BatchSize: 10,
 		Progress: func(p pipeline.Progress) {
@@ -246,23 +250,25 @@ func TestRunCancelFromProgress(t *testing.T) {
 }
 
 func TestRunManifestErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := writeFile(t, dir, "good.csv", "request_id\na\n")
-	_, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{good, filepath.Join(dir, "missing.csv")}, Sink: newMemSink()})
+	_, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{good, filepath.Join(dir, "missing.csv")}, Sink: newMemSink()})
 	var me *pipeline.ManifestError
 	if !errors.As(err, &me) || me.Loc.File != filepath.Join(dir, "missing.csv") {
 		t.Fatalf("missing manifest: %v, want a *ManifestError naming it", err)
 	}
-	_, err = pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{writeFile(t, dir, "x.txt", "a")}, Sink: newMemSink()})
+	_, err = pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{writeFile(t, dir, "x.txt", "a")}, Sink: newMemSink()})
 	if !errors.Is(err, pipeline.ErrUnknownFormat) {
 		t.Fatalf("unknown format: %v", err)
 	}
-	if _, err := pipeline.Run(context.Background(), pipeline.RunConfig{Sink: newMemSink()}); err == nil {
+	if _, err := pipeline.Run(t.Context(), pipeline.RunConfig{Sink: newMemSink()}); err == nil {
 		t.Fatal("a run without manifests was accepted")
 	}
 }
 
 func TestRunJSONLinesAndMapping(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := writeFile(t, dir, "m.jsonl", `{"acno":"A1","title":"One","artists":[{"name":"X"},{"name":"Y"}]}
 {"acno":"A2","title":"Two\u0000bad"}
@@ -274,7 +280,7 @@ func TestRunJSONLinesAndMapping(t *testing.T) {
 	}
 	var seen []pipeline.Record
 	sink := &recordSink{seen: &seen}
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Mapping: m, Sink: sink, Workers: 1})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Mapping: m, Sink: sink, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,12 +305,13 @@ func (s *recordSink) Write(_ context.Context, b *pipeline.Batch) error {
 }
 
 func TestRunBatchesAreNotCutShort(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "m.csv")
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 3000, Seed: 4}); err != nil {
 		t.Fatal(err)
 	}
 	sink := newMemSink()
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1, BatchSize: 100, MintMap: &memMap{}})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1, BatchSize: 100, MintMap: &memMap{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,6 +344,7 @@ func (s *limitedSink) OpenWorker(ctx context.Context, worker int) (pipeline.Sink
 // TestRunWorkerLimiter: a sink that allows one worker gets one, whatever RunConfig.Workers
 // says, and sees every row in manifest order (a daily quota goes to the first rows).
 func TestRunWorkerLimiter(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "m.csv")
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 200, Seed: 5}); err != nil {
 		t.Fatal(err)
@@ -351,7 +359,7 @@ func TestRunWorkerLimiter(t *testing.T) {
 	}
 	var seq []int64
 	rec := &seqSink{limitedSink: sink, seq: &seq}
-	sum, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: rec, Workers: 4, BatchSize: 10})
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: rec, Workers: 4, BatchSize: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,6 +398,7 @@ func (r *recordSeq) Write(_ context.Context, b *pipeline.Batch) error {
 }
 
 func TestRunRoutesBlocksOfConsecutiveIDs(t *testing.T) {
+	t.Parallel()
 	// 4,000 consecutive IDs in blocks of 1,000 (routeKey drops the last 3 octets): each block
 	// goes to one worker, so each worker's batches hold runs of consecutive IDs
 	var body strings.Builder
@@ -399,7 +408,7 @@ func TestRunRoutesBlocksOfConsecutiveIDs(t *testing.T) {
 	}
 	in := writeFile(t, t.TempDir(), "m.csv", body.String())
 	sink := newMemSink()
-	if _, err := pipeline.Run(context.Background(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 500}); err != nil {
+	if _, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 500}); err != nil {
 		t.Fatal(err)
 	}
 	for block := range 4 {

@@ -18,6 +18,7 @@ import (
 )
 
 func TestLineEndReader(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"", ""},
 		{"abc", "abc"},
@@ -108,6 +109,7 @@ func wholeLines(t testing.TB, gz []byte) int {
 // TestManifestTruncatedGzip: a manifest cut in the middle of its gzip stream yields every whole
 // row, then one row error where the stream breaks, then io.EOF (for CSV and JSON Lines).
 func TestManifestTruncatedGzip(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, data string
 		header     int
@@ -140,6 +142,7 @@ func TestManifestTruncatedGzip(t *testing.T) {
 // TestManifestCorruptGzip: a second gzip member with a broken header, and a member whose CRC-32
 // does not match its data, are findings where they are met.
 func TestManifestCorruptGzip(t *testing.T) {
+	t.Parallel()
 	first := gzipBytes(t, numberedCSV(100))
 	second := gzipBytes(t, "r101,what 101\nr102,what 102\n")
 	second[0] = 0x1e // not the gzip magic
@@ -167,6 +170,7 @@ func TestManifestCorruptGzip(t *testing.T) {
 
 // TestTextReaderTruncatedXZ: an xz stream cut short is a *DecodeError after its whole lines.
 func TestTextReaderTruncatedXZ(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	xw, err := xz.NewWriter(&buf)
 	if err != nil {
@@ -206,6 +210,7 @@ func TestTextReaderTruncatedXZ(t *testing.T) {
 // TestTextReaderSourceError: an I/O error of the file under the decompressor comes through as
 // itself, not as a *DecodeError.
 func TestTextReaderSourceError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("disk on fire")
 	gz := gzipBytes(t, numberedCSV(5000))
 	src := io.MultiReader(bytes.NewReader(gz[:len(gz)/2]), iotest.ErrReader(boom))
@@ -223,6 +228,7 @@ func TestTextReaderSourceError(t *testing.T) {
 // TestManifestCROnly: CSV and JSON Lines manifests with CR-only line ends read every row, with
 // the right line numbers; a line break in a quoted field reads as LF.
 func TestManifestCROnly(t *testing.T) {
+	t.Parallel()
 	csvText := strings.ReplaceAll(numberedCSV(1000), "\n", "\r") + "r1001,\"two\rlines\"\rr1002,last\r"
 	p := writeTempBytes(t, "mac.csv", []byte(csvText))
 	recs, bad := drainManifest(t, mustOpen(t, p, ""))
@@ -280,6 +286,7 @@ func readValidated(t *testing.T, path string) ([]Record, []*RowError) {
 // row, naming the line and the field: two CSV files joined (the second header and first row
 // carry a BOM), a JSON line starting with one, a value holding one.
 func TestManifestMidFileBOM(t *testing.T) {
+	t.Parallel()
 	const bom = "\ufeff"
 	p := writeTemp(t, "joined.csv", bom+"request_id,what\nr1,one\n"+bom+"request_id,what\n"+bom+"r2,two\nr3,th"+bom+"ree\nr4,four\n")
 	good, bad := readValidated(t, p)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	base := func() Record {
 		var r Record
 		r.Set(FieldRequestID, "A00001")
@@ -95,17 +96,19 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateErrorText(t *testing.T) {
+	t.Parallel()
 	var r Record
 	r.Set(FieldRequestID, "A00001")
 	r.Set(FieldWho, "a\x00b")
 	r.Source = Location{File: "tate.jsonl.gz", Line: 17, Record: 17}
 	err := Validate(&r, DefaultLimits())
-	if got := err.Error(); got != "tate.jsonl.gz:record 17 (line 17): field who: NUL byte at octet 2" {
+	if got := err.Error(); got != "tate.jsonl.gz:17 (record 17): field who: NUL byte at octet 2" {
 		t.Errorf("Error() = %q", got)
 	}
 }
 
 func TestValidateRealManifestRows(t *testing.T) {
+	t.Parallel()
 	// A NUL byte and an invalid UTF-8 byte reject their row only:
 	// the reader delivers them, Validate names the field.
 	p := writeTemp(t, "m.csv", "request_id,url,who,what\n"+
@@ -127,8 +130,8 @@ func TestValidateRealManifestRows(t *testing.T) {
 		}
 	}
 	want := []string{
-		p + ":record 2 (line 3): field who: NUL byte at octet 2",
-		p + ":record 3 (line 4): field what: invalid UTF-8 at octet 4",
+		p + ":3 (record 2): field who: NUL byte at octet 2",
+		p + ":4 (record 3): field what: invalid UTF-8 at octet 4",
 	}
 	if strings.Join(good, ",") != "r1,r4" || strings.Join(rejected, "\n") != strings.Join(want, "\n") {
 		t.Errorf("good %v\nrejected %q", good, rejected)

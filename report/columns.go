@@ -301,11 +301,14 @@ func appendCSVHeader(buf []byte, cols []column) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s (valid UTF-8) as a JSON string: ", \ and
-// control characters escaped (\n, \r, \t by name, others as \u00XX), U+2028
-// and U+2029 escaped for JavaScript, everything else raw. HTML characters
-// are not escaped, so URLs stay readable.
-func appendJSONString(buf []byte, s string) []byte {
+// AppendJSONString appends s to buf as a JSON string (RFC 8259 §7) and returns the extended
+// buffer: '"', '\\' and control characters escaped (\n, \r, \t by name, the others as \u00XX),
+// U+2028 and U+2029 escaped as \u2028 and \u2029 (JavaScript reads them as line ends), every
+// other character as it is; HTML characters are not escaped, so URLs stay readable. It is the
+// one JSON string encoder of arkhe: the JSON Lines writer, the legacy metadata column and the
+// fixture generators use it. s should be valid UTF-8: bytes that are not are copied as they
+// are (the writer refuses such a value before it gets here; a fixture writes one on purpose).
+func AppendJSONString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -357,14 +360,14 @@ func appendJSONRow(buf []byte, cols []column, rv reflect.Value, path string, row
 			buf = append(buf, ',')
 		}
 		c := &cols[i]
-		buf = appendJSONString(buf, c.name)
+		buf = AppendJSONString(buf, c.name)
 		buf = append(buf, ':')
 		v, null := c.value(rv)
 		switch {
 		case null:
 			buf = append(buf, "null"...)
 		case c.kind == kindString:
-			buf = appendJSONString(buf, v.String())
+			buf = AppendJSONString(buf, v.String())
 		case c.kind == kindTime:
 			buf = append(buf, '"')
 			buf = c.appendText(buf, v)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseFormat(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want Format
@@ -28,6 +29,7 @@ func TestParseFormat(t *testing.T) {
 }
 
 func TestFormatNames(t *testing.T) {
+	t.Parallel()
 	for f, want := range map[Format][2]string{
 		Parquet: {"parquet", ".parquet"}, CSV: {"csv", ".csv"}, JSONL: {"jsonl", ".jsonl"}, Format(0): {"Format(0)", ""}, Format(9): {"Format(9)", ""},
 	} {
@@ -38,6 +40,7 @@ func TestFormatNames(t *testing.T) {
 }
 
 func TestFormatFromPath(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Format{
 		"changes.parquet": Parquet, "/tmp/x/A.PARQUET": Parquet, "out.csv": CSV, "dir.jsonl/out.csv": CSV, "x.jsonl": JSONL,
 	} {
@@ -53,6 +56,7 @@ func TestFormatFromPath(t *testing.T) {
 }
 
 func TestResolveFormat(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		flag, path string
 		want       Format

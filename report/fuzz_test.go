@@ -40,7 +40,7 @@ func FuzzCSVField(f *testing.F) {
 	})
 }
 
-// FuzzJSONString: appendJSONString writes valid JSON that decodes to the
+// FuzzJSONString: AppendJSONString writes valid JSON that decodes to the
 // input, with no raw control characters, U+2028 or U+2029.
 func FuzzJSONString(f *testing.F) {
 	for _, s := range []string{"", "a", `"\`, "\x00\x01\x1f\x7f", "\n\r\t", "é\u2028\u2029", "<&>", "日本語"} {
@@ -50,7 +50,7 @@ func FuzzJSONString(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return // Write refuses invalid UTF-8 before encoding
 		}
-		out := appendJSONString(nil, s)
+		out := AppendJSONString(nil, s)
 		var got string
 		if err := json.Unmarshal(out, &got); err != nil {
 			t.Fatalf("%q encoded as %q: %v", s, out, err)

@@ -2,9 +2,10 @@ package report
 
 import "time"
 
-// The row types of the tests: the shapes of arkhe's reports (an ARK_CHANGE row, an ARK, an
-// audit finding, a reconciliation difference), declared here because report knows none of
-// its callers.
+// The row types of the writer's tests, declared here because report knows none of its
+// callers: a row with every column kind the reports use (text, dictionary text, nullable text,
+// a UTC timestamp), modelled on the change report, and a short one for escaping and streaming.
+// The real report rows are written and read back in cmd/arkhe's tests.
 
 type changeRow struct {
 	ARK       string     `parquet:"ark"`
@@ -17,34 +18,9 @@ type changeRow struct {
 	By        *string    `parquet:"by,dict"`
 }
 
-type arkRow struct {
-	ARK             string     `parquet:"ark"`
-	NAAN            string     `parquet:"naan,dict"`
-	Shoulder        string     `parquet:"shoulder,dict"`
-	Target          *string    `parquet:"target"`
-	Who             *string    `parquet:"who"`
-	What            *string    `parquet:"what"`
-	When            *string    `parquet:"when"`
-	Commitment      *string    `parquet:"commitment,dict"`
-	Status          string     `parquet:"status,dict"`
-	TombstoneReason *string    `parquet:"tombstone_reason"`
-	CreatedAt       *time.Time `parquet:"created_at,timestamp(microsecond:utc)"`
-	UpdatedAt       *time.Time `parquet:"updated_at,timestamp(microsecond:utc)"`
-}
-
 type findingRow struct {
 	Check    string  `parquet:"check,dict"`
 	Severity string  `parquet:"severity,dict"`
 	ARK      *string `parquet:"ark"`
 	Detail   string  `parquet:"detail"`
-}
-
-type diffRow struct {
-	Kind        string  `parquet:"kind,dict"`
-	ARK         string  `parquet:"ark"`
-	Field       *string `parquet:"field,dict"`
-	ExportValue *string `parquet:"export_value"`
-	LedgerValue *string `parquet:"ledger_value"`
-	Source      *string `parquet:"source"`
-	Note        *string `parquet:"note"`
 }

@@ -2,7 +2,6 @@ package sizing
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -10,7 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // Querier is what Measure needs of a connection: *pgxpool.Pool, *pgx.Conn and pgx.Tx all
@@ -392,14 +392,6 @@ const (
 	undefinedColumn   = "42703"
 )
 
-func sqlState(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code
-	}
-	return ""
-}
-
 func measureWAL(ctx context.Context, q Querier) (WAL, error) {
 	var w WAL
 	var reset *time.Time
@@ -409,7 +401,7 @@ func measureWAL(ctx context.Context, q Querier) (WAL, error) {
 		if reset != nil {
 			w.StatsReset = reset.UTC()
 		}
-	case sqlState(err) == undefinedTable || sqlState(err) == undefinedColumn:
+	case ledger.SQLState(err) == undefinedTable || ledger.SQLState(err) == undefinedColumn:
 		// before PostgreSQL 14: unknown
 	default:
 		return w, fmt.Errorf("measure: pg_stat_wal: %w", err)
@@ -426,7 +418,7 @@ func measureWAL(ctx context.Context, q Querier) (WAL, error) {
 	} {
 		rows, err := q.Query(ctx, src.sql)
 		if err != nil {
-			if s := sqlState(err); s == undefinedTable || s == undefinedColumn {
+			if s := ledger.SQLState(err); s == undefinedTable || s == undefinedColumn {
 				continue
 			}
 			return w, fmt.Errorf("measure: WAL of runs (%s): %w", src.what, err)
@@ -438,7 +430,7 @@ func measureWAL(ctx context.Context, q Querier) (WAL, error) {
 			return x, err
 		})
 		if err != nil {
-			if s := sqlState(err); s == undefinedTable || s == undefinedColumn {
+			if s := ledger.SQLState(err); s == undefinedTable || s == undefinedColumn {
 				continue
 			}
 			return w, fmt.Errorf("measure: WAL of runs (%s): %w", src.what, err)

@@ -42,7 +42,8 @@ func seedLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 }
 
 func TestMeasureCountsTOASTAndIndexes(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	seedLedger(t, pool, 300)
 	before, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{})
@@ -139,7 +140,8 @@ func TestMeasureCountsTOASTAndIndexes(t *testing.T) {
 }
 
 func TestMeasureNamespacesAndFields(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	pool := pgtest.New(t)
 	seedLedger(t, pool, 50)
 	m, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{CollisionWarning: 0.001})
@@ -199,8 +201,9 @@ func TestMeasureNamespacesAndFields(t *testing.T) {
 
 // TestFixedBytes checks ModelFixedBytes against a fresh, migrated ledger.
 func TestFixedBytes(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
-	tables, err := sizing.MeasureTables(context.Background(), pool)
+	tables, err := sizing.MeasureTables(t.Context(), pool)
 	if err != nil {
 		t.Fatal(err)
 	}

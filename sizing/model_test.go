@@ -9,6 +9,7 @@ import (
 )
 
 func TestShoulderAndBladeCapacity(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		length int
 		want   int64
@@ -39,6 +40,7 @@ func TestShoulderAndBladeCapacity(t *testing.T) {
 }
 
 func TestProjectionMath(t *testing.T) {
+	t.Parallel()
 	c := sizing.Costs{
 		ARK:     sizing.TableCost{Heap: 290, TOAST: 10, Indexes: []sizing.IndexCost{{Name: "ark_pkey", PerRow: 60, Primary: true}, {Name: "brin", PerRow: 0.5}}},
 		Receipt: sizing.TableCost{Heap: 90, Indexes: []sizing.IndexCost{{Name: "mint_receipt_pkey", PerRow: 30, Primary: true}}},
@@ -83,6 +85,7 @@ func TestProjectionMath(t *testing.T) {
 }
 
 func TestTupleArithmetic(t *testing.T) {
+	t.Parallel()
 	// mint_receipt with fixed contents: client_pk int8, request_id 7 octets, ark 17 octets,
 	// payload_digest 16 octets, created_at.
 	cols := []sizing.Column{
@@ -124,6 +127,7 @@ func TestTupleArithmetic(t *testing.T) {
 }
 
 func TestArkheModelAgainstDataModel(t *testing.T) {
+	t.Parallel()
 	c := sizing.ArkheModel(sizing.DefaultFields())
 	// The seed's 362 B (url+title+who+when, table and indexes) was measured on another
 	// schema; arkhe's row with the same fields should land near it, not at twice or half.
@@ -177,6 +181,7 @@ func TestArkheModelAgainstDataModel(t *testing.T) {
 }
 
 func TestNamespacesArithmetic(t *testing.T) {
+	t.Parallel()
 	rows := []sizing.ShoulderRow{
 		{NAAN: "99999", Shoulder: "/x9", Status: "active", BladeLength: 8, ARKs: 500_246, Draws: 1_000, Collisions: 2},
 		{NAAN: "99999", Shoulder: "/bc7", Status: "active", BladeLength: 8, ARKs: 10},
@@ -221,6 +226,7 @@ func TestNamespacesArithmetic(t *testing.T) {
 }
 
 func TestCompareVerdict(t *testing.T) {
+	t.Parallel()
 	m := &sizing.Measurement{ARKs: 100_000, Receipts: 100_000, Changes: 10_000,
 		Fields: sizing.DefaultFields(),
 		Tables: []sizing.TableSize{

@@ -1,7 +1,6 @@
 package verify_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
@@ -13,7 +12,8 @@ import (
 // gives the same ledger, checked and unchecked; another seed adds disjoint names to the same
 // ledger; counts of receipts and changes follow the options.
 func TestFillLedger(t *testing.T) {
-	ctx := context.Background()
+	t.Parallel()
+	ctx := t.Context()
 	a, b := pgtest.New(t), pgtest.New(&subTB{t})
 	opts := fixtures.FillOptions{Shoulders: []string{"x9", "/b5"}, ChangeEvery: 3, BatchRows: 7}
 	if err := fixtures.FillLedger(ctx, a, 50, 11, opts); err != nil {

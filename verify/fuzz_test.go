@@ -56,6 +56,7 @@ func split(data []byte, fields, step int) ([][]byte, error) {
 }
 
 func TestCopySplitter(t *testing.T) {
+	t.Parallel()
 	var tuples [][][]byte
 	for i := 0; i < 20000; i++ { // over several batches
 		tuples = append(tuples, [][]byte{[]byte("99999/x9" + string(rune('a'+i%26))), nil, {byte(i)}})
@@ -115,6 +116,7 @@ func FuzzCopySplitter(f *testing.F) {
 }
 
 func TestParseSnapshot(t *testing.T) {
+	t.Parallel()
 	xmin, xmax, xip, err := parseSnapshot("10:20:12,15")
 	if err != nil || xmin != 10 || xmax != 20 || len(xip) != 2 || xip[0] != 12 || xip[1] != 15 {
 		t.Errorf("parseSnapshot = %d %d %v %v", xmin, xmax, xip, err)

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 // every length from 0 to 300 octets (UTF-8, multi-octet characters included), and seeds 0,
 // small and 64-bit.
 func TestHashTextExtended(t *testing.T) {
+	t.Parallel()
 	pool := pgtest.New(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	var keys []string
@@ -32,7 +32,7 @@ func TestHashTextExtended(t *testing.T) {
 	}
 	keys = append(keys, "99999/x9bcdfghjk3", "ark", "")
 	seeds = append(seeds, 7_000_000_000_001, 0, 5)
-	rows, err := pool.Query(context.Background(), `select hashtextextended(k, s)
+	rows, err := pool.Query(t.Context(), `select hashtextextended(k, s)
 		from unnest($1::text[], $2::bigint[]) with ordinality as u(k, s, i) order by i`, keys, seeds)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestExpectationsFrom(t *testing.T) {
+	t.Parallel()
 	ms := []ledger.Migration{
 		{Version: 1, SQL: `create function f_del() returns trigger language plpgsql as $$ begin raise exception 'no'; end $$;
 do $$

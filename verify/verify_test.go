@@ -181,6 +181,7 @@ func deref(s *string) string {
 }
 
 func TestCleanLedger(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	res, rows := tl.audit(verify.Config{})
 	only(t, res, rows, "", 0, "")
@@ -209,6 +210,7 @@ func TestCleanLedger(t *testing.T) {
 }
 
 func TestSyntax(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	tl.importARK(false, "99999", "x9bad^char", "99999", "/x9", "now()")
@@ -217,6 +219,7 @@ func TestSyntax(t *testing.T) {
 }
 
 func TestNormalized(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	name := tl.name("99999", "x9")
@@ -227,6 +230,7 @@ func TestNormalized(t *testing.T) {
 }
 
 func TestWidth(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	// The column types carry the limits; someone widened them (the mint_receipt view reads
@@ -243,6 +247,7 @@ func TestWidth(t *testing.T) {
 }
 
 func TestCheckCharacter(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	var bad []string
@@ -270,6 +275,7 @@ func TestCheckCharacter(t *testing.T) {
 }
 
 func TestNAANExists(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.exec(false, `insert into naan (naan, name) values ('12345', 'gone')`)
 	tl.exec(false, `insert into shoulder (naan, shoulder, status) values ('12345', '/x9', 'reserved')`)
@@ -281,6 +287,7 @@ func TestNAANExists(t *testing.T) {
 }
 
 func TestShoulderExists(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.exec(false, `insert into shoulder (naan, shoulder, status) values ('99999', '/b5', 'reserved')`)
 	tl.baseline()
@@ -291,6 +298,7 @@ func TestShoulderExists(t *testing.T) {
 }
 
 func TestShoulderNAAN(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.exec(false, `insert into naan (naan, name) values ('12345', 'other')`)
 	tl.baseline()
@@ -301,6 +309,7 @@ func TestShoulderNAAN(t *testing.T) {
 }
 
 func TestShoulderPrefix(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.exec(false, `insert into shoulder (naan, shoulder, status, check_zone) values ('99999', '/t', 'reserved', 'none'), ('99999', '/tq', 'reserved', 'none')`)
 	tl.baseline()
@@ -318,6 +327,7 @@ func TestShoulderPrefix(t *testing.T) {
 }
 
 func TestMintedAfterRetired(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.exec(false, `insert into shoulder (naan, shoulder, status) values ('99999', '/b5', 'reserved')`)
 	tl.exec(false, `update shoulder set status = 'retired', retired_at = now() - interval '1 day' where shoulder = '/b5'`)
@@ -329,6 +339,7 @@ func TestMintedAfterRetired(t *testing.T) {
 }
 
 func TestPinnedToRetired(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.exec(false, `insert into shoulder (naan, shoulder, manager_id, status)
 		select '99999', '/b5', id, 'active' from manager where name = $1`, fixtures.FillManager)
@@ -350,6 +361,7 @@ func TestPinnedToRetired(t *testing.T) {
 }
 
 func TestReceiptARKExists(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	// A receipt is the ark row, so it always points at its ARK; only a mint_receipt view
@@ -364,6 +376,7 @@ func TestReceiptARKExists(t *testing.T) {
 }
 
 func TestReceiptNAANOfClient(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.exec(false, `insert into naan (naan, name) values ('12345', 'other')`)
 	tl.exec(false, `insert into manager (naan, name) values ('12345', 'm2')`)
@@ -383,6 +396,7 @@ func TestReceiptNAANOfClient(t *testing.T) {
 }
 
 func TestRequestUnique(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	tl.exec(false, `drop index ark_receipt`)
@@ -399,6 +413,7 @@ func TestRequestUnique(t *testing.T) {
 }
 
 func TestReceiptMissing(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	// Minted (no import run) by the fill client, within its reach, but without a receipt.
@@ -411,6 +426,7 @@ func TestReceiptMissing(t *testing.T) {
 }
 
 func TestChangeChain(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	var keys []string
@@ -466,6 +482,7 @@ func TestChangeChain(t *testing.T) {
 }
 
 func TestDigestDeleted(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	a := tl.importARK(false, "99999", tl.name("99999", "x9"), "99999", "/x9", "now()")
 	tl.baseline()
@@ -488,6 +505,7 @@ func TestDigestDeleted(t *testing.T) {
 }
 
 func TestDigestAltered(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	tl.baseline()
 	var key string
@@ -499,6 +517,7 @@ func TestDigestAltered(t *testing.T) {
 }
 
 func TestDigestLateInsert(t *testing.T) {
+	t.Parallel()
 	// An ARK inserted by a transaction still open while the baseline was taken, with a lower
 	// seq than one committed before: not counted against the baseline.
 	tl := newLedger(t)
@@ -525,6 +544,7 @@ func TestDigestLateInsert(t *testing.T) {
 }
 
 func TestSchemaTriggers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, sql, example string
 	}{
@@ -548,6 +568,7 @@ func TestSchemaTriggers(t *testing.T) {
 }
 
 func TestExpectedTriggers(t *testing.T) {
+	t.Parallel()
 	ts, err := verify.ExpectedTriggers()
 	if err != nil {
 		t.Fatal(err)
@@ -590,6 +611,7 @@ func TestExpectedTriggers(t *testing.T) {
 }
 
 func TestSince(t *testing.T) {
+	t.Parallel()
 	tl := newLedger(t)
 	// Without a baseline, --since runs a full audit.
 	res, rows := tl.audit(verify.Config{Since: true})

@@ -8,6 +8,7 @@ import (
 )
 
 func TestHoistFlags(t *testing.T) {
+	t.Parallel()
 	app := newApp(&env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard})
 	cases := []struct{ in, want string }{
 		{"arkhe naan add 99999 --name test", "arkhe naan add --name test 99999"},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -13,11 +12,12 @@ import (
 // TestARKShowRepointTombstone: show, repoint and tombstone one ARK through the CLI, with the
 // client's scope and reach checked and exit 1 for no change.
 func TestARKShowRepointTombstone(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	if code, out, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
 		t.Fatalf("init: %d %s %s", code, out, errOut)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)

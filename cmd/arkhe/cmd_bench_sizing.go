@@ -88,7 +88,7 @@ func benchSizingCommand(e *env) *cli.Command {
 // index, octets per ARK as loaded; then the totals, throughput, WAL, levers and verdicts.
 func printBenchSizing(w io.Writer, rep *bench.SizingReport) {
 	f := rep.Fields
-	fmt.Fprintf(w, "arkhe bench sizing: %s ARKs from %s\n", szInt(int64(rep.ARKs)), rep.Source)
+	fmt.Fprintf(w, "arkhe bench sizing: %s ARKs from %s\n", thousands(int64(rep.ARKs)), rep.Source)
 	fmt.Fprintf(w, "  average octets: key %.1f, url %.1f, title %.1f, who %.1f, when %.1f, request ID %.1f; one receipt per ARK, one ARK_CHANGE per 10\n",
 		f.Key(), f.URL, f.What, f.Who, f.When, f.RequestID)
 	fmt.Fprintf(w, "  server: PostgreSQL %s; shared_buffers=%s max_wal_size=%s wal_level=%s fsync=%s full_page_writes=%s synchronous_commit=%s\n\n",
@@ -153,12 +153,12 @@ func printBenchSizing(w io.Writer, rep *bench.SizingReport) {
 	row("ledger (+ changes, other)", func(r *bench.BuildResult) string { return fmt.Sprintf("%.1f", r.Ledger(r.Loaded)) })
 	row("all-in after REINDEX", func(r *bench.BuildResult) string { return fmt.Sprintf("%.1f", r.AllIn(r.Rebuilt)) })
 	row("ledger after REINDEX", func(r *bench.BuildResult) string { return fmt.Sprintf("%.1f", r.Ledger(r.Rebuilt)) })
-	row("load, ARKs/s (with receipts)", func(r *bench.BuildResult) string { return szInt(int64(r.ARKsPerSecond())) })
+	row("load, ARKs/s (with receipts)", func(r *bench.BuildResult) string { return thousands(int64(r.ARKsPerSecond())) })
 	row("ARK_CHANGE rows/s", func(r *bench.BuildResult) string {
 		if r.ChangeLoad <= 0 {
 			return "-"
 		}
-		return szInt(int64(float64(r.Changes) / r.ChangeLoad.Seconds()))
+		return thousands(int64(float64(r.Changes) / r.ChangeLoad.Seconds()))
 	})
 	row("WAL per ARK", func(r *bench.BuildResult) string { return fmt.Sprintf("%.0f", float64(r.WALBytes)/float64(r.ARKs)) })
 	tw.Flush()

@@ -224,7 +224,8 @@ func shortDigest(d string) string {
 	return d
 }
 
-// thousands renders n with thousands separators (69202 → 69,202).
+// thousands renders n with comma thousands separators (69202 → 69,202), as every summary
+// and report of the command prints a count.
 func thousands(n int64) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")

@@ -186,13 +186,13 @@ func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runEr
 	default:
 		fmt.Fprintf(w, "  client      %s  new mints in ark:%s%s\n", t.ClientID, t.NAAN, t.Shoulder)
 	}
-	fmt.Fprintf(w, "  read        %s\n", group(s.Read))
-	fmt.Fprintf(w, "  minted      %s\n", group(s.Minted))
-	fmt.Fprintf(w, "  replayed    %s\n", group(s.Replayed))
-	fmt.Fprintf(w, "  rejected    %s\n", group(s.Rejected))
-	fmt.Fprintf(w, "  collisions  %s in %s draws (shoulder total %s in %s)\n", group(s.Collisions), group(s.Draws),
-		group(rep.ShoulderCollisions), group(rep.ShoulderDraws))
-	fmt.Fprintf(w, "  elapsed     %.1f s, %s rows/s\n", s.Elapsed.Seconds(), group(int64(s.RowsPerSecond())))
+	fmt.Fprintf(w, "  read        %s\n", thousands(s.Read))
+	fmt.Fprintf(w, "  minted      %s\n", thousands(s.Minted))
+	fmt.Fprintf(w, "  replayed    %s\n", thousands(s.Replayed))
+	fmt.Fprintf(w, "  rejected    %s\n", thousands(s.Rejected))
+	fmt.Fprintf(w, "  collisions  %s in %s draws (shoulder total %s in %s)\n", thousands(s.Collisions), thousands(s.Draws),
+		thousands(rep.ShoulderCollisions), thousands(rep.ShoulderDraws))
+	fmt.Fprintf(w, "  elapsed     %.1f s, %s rows/s\n", s.Elapsed.Seconds(), thousands(int64(s.RowsPerSecond())))
 	if rep.MintMap != "" {
 		fmt.Fprintf(w, "  mint map    %s\n", rep.MintMap)
 	} else {
@@ -206,36 +206,18 @@ func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runEr
 	if rep.Rejects != "" {
 		fmt.Fprintf(w, "  rejects     %s\n", rep.Rejects)
 	} else if s.Rejected > 0 {
-		fmt.Fprintf(w, "  rejects     not written: the reject file failed (the error is on stderr); %s rejected rows are not recorded\n", group(s.Rejected))
+		fmt.Fprintf(w, "  rejects     not written: the reject file failed (the error is on stderr); %s rejected rows are not recorded\n", thousands(s.Rejected))
 	}
 	if f := rep.Stats.Faults; f > 0 {
-		fmt.Fprintf(w, "  retries     %s (batch attempts that met a fault and were retried; see the log)\n", group(f))
+		fmt.Fprintf(w, "  retries     %s (batch attempts that met a fault and were retried; see the log)\n", thousands(f))
 	}
 	switch {
 	case runErr != nil || s.Minted > 0 || s.Replayed == 0:
 	case s.Rejected == 0 && s.Replayed == s.Read:
-		fmt.Fprintf(w, "nothing new minted: all %s ARKs replayed from their receipts\n", group(s.Replayed))
+		fmt.Fprintf(w, "nothing new minted: all %s ARKs replayed from their receipts\n", thousands(s.Replayed))
 	default:
-		fmt.Fprintf(w, "nothing new minted: %s replayed, %s rejected\n", group(s.Replayed), group(s.Rejected))
+		fmt.Fprintf(w, "nothing new minted: %s replayed, %s rejected\n", thousands(s.Replayed), thousands(s.Rejected))
 	}
-}
-
-// group renders n with thousands separators (69202 → 69,202).
-func group(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // retryPolicy reads --retry-for and --batch-timeout; each retry and each batch that resumes

@@ -124,6 +124,6 @@ func runReport[T any](c *cli.Context, e *env, name, what string,
 	if err := w.Close(); err != nil {
 		return cannot(err)
 	}
-	fmt.Fprintf(e.stdout, "wrote %s %s to %s (%s)\n", group(n), what, path, format)
+	fmt.Fprintf(e.stdout, "wrote %s %s to %s (%s)\n", thousands(n), what, path, format)
 	return nil
 }

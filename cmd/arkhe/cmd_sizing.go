@@ -164,8 +164,8 @@ func printSizingModel(w io.Writer, r *sizing.Report) {
 	}
 	fmt.Fprintf(w, "verdict: %.0f B per ARK all-in (ark + receipt) is %s the 400 B budget (%s)\n", allIn, verdict, szDiff(allIn, sizing.BudgetPerARK))
 	fmt.Fprintf(w, "namespace: shoulders per NAAN %s (length 2), %s (3), %s (4); blades per shoulder 29^8 = %s\n",
-		szInt(sizing.ShoulderCapacity(2)), szInt(sizing.ShoulderCapacity(3)), szInt(sizing.ShoulderCapacity(4)),
-		szInt(int64(sizing.BladeCapacity(8))))
+		thousands(sizing.ShoulderCapacity(2)), thousands(sizing.ShoulderCapacity(3)), thousands(sizing.ShoulderCapacity(4)),
+		thousands(int64(sizing.BladeCapacity(8))))
 }
 
 func printSizingMeasured(w io.Writer, r *sizing.Report) {
@@ -191,7 +191,7 @@ func printSizingMeasured(w io.Writer, r *sizing.Report) {
 		if tb.PartOf != "" {
 			name += " (on the " + tb.PartOf + " row)"
 		}
-		t.add(name, szInt(tb.Rows), szBytes(tb.HeapBytes()), szBytes(tb.TOASTBytes()), szBytes(tb.IndexBytes()), szBytes(tb.Total), perARK(tb.Total))
+		t.add(name, thousands(tb.Rows), szBytes(tb.HeapBytes()), szBytes(tb.TOASTBytes()), szBytes(tb.IndexBytes()), szBytes(tb.Total), perARK(tb.Total))
 	}
 	for _, name := range []string{sizing.TableARK, sizing.TableReceipt, sizing.TableChange, "audit_event"} {
 		tb, ok := m.Table(name)
@@ -289,7 +289,7 @@ func printProjection(w io.Writer, r *sizing.Report, all bool) {
 		}
 		var lens []string
 		for _, l := range n.Lengths {
-			lens = append(lens, fmt.Sprintf("%s of %s shoulders of length %d used (%.2f%%)", szInt(int64(l.Used)), szInt(l.Available), l.Length, 100*l.Fraction))
+			lens = append(lens, fmt.Sprintf("%s of %s shoulders of length %d used (%.2f%%)", thousands(int64(l.Used)), thousands(l.Available), l.Length, 100*l.Fraction))
 		}
 		if len(lens) == 0 {
 			lens = append(lens, "no first-digit shoulder")
@@ -319,7 +319,7 @@ func printProjection(w io.Writer, r *sizing.Report, all bool) {
 			if s.Draws > 0 {
 				rate = szSci(s.CollisionRate)
 			}
-			t.add("  "+s.Shoulder, s.Status, szInt(s.ARKs), space, used, szInt(s.Draws), szInt(s.Collisions), rate, expected, flag)
+			t.add("  "+s.Shoulder, s.Status, thousands(s.ARKs), space, used, thousands(s.Draws), thousands(s.Collisions), rate, expected, flag)
 		}
 		t.write(w)
 	}
@@ -419,23 +419,5 @@ func szCount(n int64) string {
 	case n >= 1_000_000 && n%1_000_000 == 0:
 		return fmt.Sprintf("%dM", n/1_000_000)
 	}
-	return szInt(n)
-}
-
-// szInt formats n with thousands separators: 1234567 → "1,234,567".
-func szInt(n int64) string {
-	s := fmt.Sprintf("%d", n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return thousands(n)
 }

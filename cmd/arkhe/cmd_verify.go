@@ -136,7 +136,7 @@ func printVerify(w io.Writer, res *verify.Result, paths []string) {
 		kind = "--since audit (what changed since the last clean audit)"
 	}
 	fmt.Fprintf(w, "arkhe verify: %s of a ledger of %s, %s checked one by one, in %s\n", kind, plural(res.ARKs, "ARK", "ARKs"),
-		group(res.Checked), res.Duration.Round(time.Millisecond))
+		thousands(res.Checked), res.Duration.Round(time.Millisecond))
 	if res.Baseline != nil {
 		fmt.Fprintf(w, "compared with the clean audit of %s\n", res.Baseline.UTC().Format(time.RFC3339))
 	}
@@ -144,7 +144,7 @@ func printVerify(w io.Writer, res *verify.Result, paths []string) {
 	fmt.Fprintln(tw, "CHECK\tSEVERITY\tCOUNT\tEXAMPLES")
 	var notes []string
 	for _, c := range res.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, c.Severity, group(c.Count), examplesLine(c, 64))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, c.Severity, thousands(c.Count), examplesLine(c, 64))
 		if c.Note != "" {
 			notes = append(notes, c.Name+": "+c.Note)
 		}
@@ -170,7 +170,7 @@ func plural(n int64, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return group(n) + " " + many
+	return thousands(n) + " " + many
 }
 
 // examplesLine joins the examples of c that fit in width octets and says how many more there are.
@@ -188,7 +188,7 @@ func examplesLine(c verify.CheckResult, width int) string {
 		shown++
 	}
 	if rest := c.Count - int64(shown); c.Count > 0 && rest > 0 {
-		fmt.Fprintf(&b, " (+%s more)", group(rest))
+		fmt.Fprintf(&b, " (+%s more)", thousands(rest))
 	}
 	return b.String()
 }

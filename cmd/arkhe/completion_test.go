@@ -14,6 +14,7 @@ import (
 // commands, subcommands and flags and never runs the command; and the bash script, sourced in
 // bash over a built arkhe, completes.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	code, bashScript, _ := cliRun(t, "completion", "bash")
 	if code != 0 || !strings.Contains(bashScript, "complete -o bashdefault -o default -F _arkhe_complete arkhe\n") {
 		t.Fatalf("completion bash: exit %d\n%s", code, bashScript)

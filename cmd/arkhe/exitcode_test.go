@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,15 +19,15 @@ import (
 // that replayed rows is done: exit 0 when every row replayed, 1 when the rest were refused.
 func TestRefusedMintExitsTwo(t *testing.T) {
 	url := pgtest.URL(t)
-	conn, err := pgx.Connect(context.Background(), url)
+	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(t.Context())
 	arks := func() int64 {
 		t.Helper()
 		var n int64
-		if err := conn.QueryRow(context.Background(), `select count(*) from ark`).Scan(&n); err != nil {
+		if err := conn.QueryRow(t.Context(), `select count(*) from ark`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

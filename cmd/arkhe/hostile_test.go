@@ -124,7 +124,7 @@ func TestMintImportTruncatedGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := arkhe(t, url, "", "mint", "--client", "test-minter", "cut.csv.gz")
-	if code != 1 || !strings.Contains(out, fmt.Sprintf("minted      %s", group(int64(good)))) || !strings.Contains(out, "rejected    1\n") {
+	if code != 1 || !strings.Contains(out, fmt.Sprintf("minted      %s", thousands(int64(good)))) || !strings.Contains(out, "rejected    1\n") {
 		t.Fatalf("mint (%d whole rows): exit %d\n%s\n%s", good, code, out, errOut)
 	}
 	if n := countRows(t, url, "ark"); n != int64(good) {
@@ -146,7 +146,7 @@ func TestMintImportTruncatedGzip(t *testing.T) {
 	}
 	whole := lines / 4 // four lines per record
 	code, out, errOut = arkhe(t, url, "", "import", "cut.anvl.gz")
-	if code != 1 || !strings.Contains(out, fmt.Sprintf("imported     %s ARKs", group(int64(whole)))) ||
+	if code != 1 || !strings.Contains(out, fmt.Sprintf("imported     %s ARKs", thousands(int64(whole)))) ||
 		!strings.Contains(out, "unexpected EOF in the gzip stream after line") || !strings.Contains(out, "done with findings") {
 		t.Fatalf("import (%d whole records): exit %d\n%s\n%s", whole, code, out, errOut)
 	}

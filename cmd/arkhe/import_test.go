@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +25,7 @@ func importNoInternalKey(t *testing.T, what, s string) {
 // TestImportCommandRealFiles runs the migration example of the README on the real files: the
 // NAAN registry, the EZID records, the N2T dump (which has no end marker: exit 1).
 func TestImportCommandRealFiles(t *testing.T) {
-	data := filepath.Join(sharedDir(t), "data")
+	data := fixtures.SharedData(t)
 	url := pgtest.URL(t)
 	t.Chdir(t.TempDir())
 
@@ -66,7 +65,7 @@ func TestImportCommandRealFiles(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("N2T sample: exit %d (want 1: truncated)\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"(n2t-dump, sha256:", "imported     8 ARKs", "sample_noid_output.txt:line 98 (record 8): truncated", "done with findings"} {
+	for _, want := range []string{"(n2t-dump, sha256:", "imported     8 ARKs", "sample_noid_output.txt:98 (record 8): truncated", "done with findings"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("N2T summary lacks %q:\n%s", want, out)
 		}
@@ -91,13 +90,13 @@ func TestImportCommandArkletAndReconcile(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "dry run: nothing was written") || !strings.Contains(out, "imported     94 ARKs") {
 		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)
 	}
-	conn, err := pgx.Connect(context.Background(), url)
+	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(t.Context())
 	var n int64
-	if err := conn.QueryRow(context.Background(), `select (select count(*) from ark) + (select count(*) from import_run)`).Scan(&n); err != nil || n != 0 {
+	if err := conn.QueryRow(t.Context(), `select (select count(*) from ark) + (select count(*) from import_run)`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("dry run wrote %d rows (%v)", n, err)
 	}
 	code, out, errOut = arkhe(t, url, "", "import", "dump.json", "--rejects", "bad.csv")
@@ -156,7 +155,7 @@ func TestImportCommandArkletAndReconcile(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "no differences") || !strings.Contains(out, "applied          0 repointed, 0") {
 		t.Errorf("second apply: exit %d\n%s", code, out)
 	}
-	if err := conn.QueryRow(context.Background(), `select count(*) from ark_change where by_text like 'arkhe reconcile --apply sha256:% changed.anvl'`).Scan(&n); err != nil || n != 1 {
+	if err := conn.QueryRow(t.Context(), `select count(*) from ark_change where by_text like 'arkhe reconcile --apply sha256:% changed.anvl'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d ARK_CHANGE rows after two applies, want 1 (%v)", n, err)
 	}
 	if code, out, _ = arkhe(t, url, "", "import", "--input-format", "nope", "x"); code != 2 {

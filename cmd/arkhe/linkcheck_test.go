@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"github.com/arkhe-ledger/arkhe/fixtures"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -219,7 +220,7 @@ func TestLinkcheckCommand(t *testing.T) {
 // TestImportLinkcheckCommand: `arkhe import` recognizes EZID's link-check files for what they
 // are and says what it kept, after the identifiers.
 func TestImportLinkcheckCommand(t *testing.T) {
-	data := filepath.Join(sharedDir(t), "data", "ezid")
+	data := fixtures.SharedData(t, "ezid")
 	url := pgtest.URL(t)
 	t.Chdir(t.TempDir())
 	if code, out, errOut := arkhe(t, url, "", "import", filepath.Join(data, "db.identifier.jsonl")); code != 0 {

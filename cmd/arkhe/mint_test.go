@@ -36,7 +36,7 @@ func readMintMap(t *testing.T, path string) [][]string {
 // again: the second run mints nothing, replays all 932 with the same ARKs in the same order,
 // and says so.
 func TestMintNYPLTwice(t *testing.T) {
-	nypl := filepath.Join(sharedDir(t), "data", "nypl-publicdomain", "pd_collections.csv")
+	nypl := fixtures.SharedData(t, "nypl-publicdomain", "pd_collections.csv")
 	url := pgtest.URL(t)
 	if code, out, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
 		t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)
@@ -84,13 +84,13 @@ func TestMintNYPLTwice(t *testing.T) {
 		t.Fatalf("the mint map does not follow the manifest: first row %q", first[1])
 	}
 	// the ledger: 932 ARKs with receipts, one audit event per run with its counts
-	conn, err := pgx.Connect(context.Background(), url)
+	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(t.Context())
 	var arks, receipts, audits, replayed int64
-	if err := conn.QueryRow(context.Background(), `select (select count(*) from ark), (select count(*) from mint_receipt),
+	if err := conn.QueryRow(t.Context(), `select (select count(*) from ark), (select count(*) from mint_receipt),
 		(select count(*) from audit_event where action = 'mint'),
 		(select (detail->>'replayed')::bigint from audit_event where action = 'mint' order by id desc limit 1)`).Scan(&arks, &receipts, &audits, &replayed); err != nil {
 		t.Fatal(err)
@@ -101,6 +101,7 @@ func TestMintNYPLTwice(t *testing.T) {
 }
 
 func TestMintCommandRefusalsAndRejects(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	if code, _, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
 		t.Fatalf("init: %s", errOut)
@@ -148,6 +149,7 @@ func TestMintCommandRefusalsAndRejects(t *testing.T) {
 // TestManifestName: the default outputs are named after the first manifest's file name with its
 // extensions kept, so manifests that differ only in format get different outputs.
 func TestManifestName(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"../shared/data/nypl-publicdomain/pd_collections.csv":    "pd_collections.csv",
 		"../shared/data/nypl-publicdomain/pd_collections.ndjson": "pd_collections.ndjson",
@@ -166,6 +168,7 @@ func TestManifestName(t *testing.T) {
 // new mints (or why there are none), "all N ARKs replayed" only when every row replayed, and a
 // stopped run's error is left to stderr.
 func TestPrintMintSummary(t *testing.T) {
+	t.Parallel()
 	target := ledger.MintTarget{ClientID: "c1", NAAN: "12345", Shoulder: "/b5"}
 	cases := []struct {
 		name   string
@@ -206,9 +209,10 @@ func TestPrintMintSummary(t *testing.T) {
 // TestMintHelpCitesNoInternalDocuments: the help of mint and bench mint states rules, not
 // references to documents users do not have.
 func TestMintHelpCitesNoInternalDocuments(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"mint", "--help"}, {"bench", "mint", "--help"}} {
 		var out, errb bytes.Buffer
-		run(context.Background(), append([]string{"arkhe"}, args...), strings.NewReader(""), &out, &errb)
+		run(t.Context(), append([]string{"arkhe"}, args...), strings.NewReader(""), &out, &errb)
 		help := out.String() + errb.String()
 		if !strings.Contains(help, "--client") && !strings.Contains(help, "--rows") {
 			t.Fatalf("arkhe %s printed no help:\n%s", strings.Join(args, " "), help)

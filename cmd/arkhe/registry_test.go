@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,6 +24,7 @@ func arkhe(t *testing.T, url string, stdin string, args ...string) (int, string,
 }
 
 func TestRegistrationCommands(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	steps := []struct {
 		args []string
@@ -111,6 +111,7 @@ func TestRegistrationCommands(t *testing.T) {
 }
 
 func TestInitTestRegistrationIsIdempotent(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	code, out, errOut := arkhe(t, url, "", "init", "--test-registration")
 	if code != 0 || !strings.Contains(out, "registered test NAAN 99999") {
@@ -123,6 +124,7 @@ func TestInitTestRegistrationIsIdempotent(t *testing.T) {
 }
 
 func TestARKCheck(t *testing.T) {
+	t.Parallel()
 	// arguments: normalized form and verdict; exit 1 when one fails
 	code, out, _ := arkhe(t, "", "", "ark", "check", "ark:/13030/xf93gt2q", "https://n2t.net/ark:/77913/r7-2t0f", "ark:/13030/xf93gt2c")
 	if code != 1 {
@@ -138,7 +140,7 @@ func TestARKCheck(t *testing.T) {
 		t.Errorf("name_only: %d %q", code, out)
 	}
 	// the real EZID link-checker file: header, ARKs with and without check characters, DOIs
-	shared := sharedDir(t)
+	shared := fixtures.SharedDir(t)
 	code, out, errOut := arkhe(t, "", "", "ark", "check", "-f", filepath.Join(shared, "data/ezid/linkchecker_test_id_url_v0.tsv"))
 	if code != 1 || !strings.Contains(errOut, "46 verified, 19 failed") {
 		t.Errorf("linkchecker file: exit %d, stderr %q", code, errOut)
@@ -152,30 +154,12 @@ func TestARKCheck(t *testing.T) {
 	}
 }
 
-// sharedDir finds ../shared beside the module root.
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
-
 // TestClientDisableStopsMinting: a disabled client mints nothing more (the command refuses before
 // anything is written; the database's reach check refuses it too: ledger's mint tests deactivate a
 // client in plain SQL mid-run), its ARKs stay, the change is an audit event; enable lets it mint
 // again.
 func TestClientDisableStopsMinting(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	if code, _, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
 		t.Fatalf("init: %s", errOut)
@@ -211,15 +195,15 @@ func TestClientDisableStopsMinting(t *testing.T) {
 		t.Fatalf("a disabled client minted: %d\n%s\n%s", code, out, errOut)
 	}
 	t.Logf("the disabled client's run: exit %d\n%s%s", code, out, errOut)
-	conn, err := pgx.Connect(context.Background(), url)
+	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(t.Context())
 	count := func(sql string) int64 {
 		t.Helper()
 		var n int64
-		if err := conn.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		if err := conn.QueryRow(t.Context(), sql).Scan(&n); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 		return n

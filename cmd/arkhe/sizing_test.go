@@ -63,12 +63,13 @@ func seedSizingLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 }
 
 func TestSizingMeasuredLedger(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
 	seedSizingLedger(t, pool, 200)
 
 	// NAANs without ARKs or active shoulders (as the imported NAAN registry brings) are summarized
-	if _, err := pool.Exec(context.Background(), `insert into naan (naan, name) values ('12345', 'idle'), ('23456', 'idle too')`); err != nil {
+	if _, err := pool.Exec(t.Context(), `insert into naan (naan, name) values ('12345', 'idle'), ('23456', 'idle too')`); err != nil {
 		t.Fatal(err)
 	}
 	code, text, errOut := runArkhe(t, "--database-url", url, "sizing")
@@ -142,7 +143,7 @@ func TestSizingMeasuredLedger(t *testing.T) {
 	}
 	raw := make([]byte, 7_500)
 	rand.Read(raw)
-	if _, err := pool.Exec(context.Background(), `insert into ark (ark, naan, shoulder_id, assigned_name, erc_what, created_at, created_by)
+	if _, err := pool.Exec(t.Context(), `insert into ark (ark, naan, shoulder_id, assigned_name, erc_what, created_at, created_by)
 		values ('99999/x9zzzzzzzzb', '99999', (select id from shoulder where shoulder = '/x9'), 'x9zzzzzzzzb', $1, now(),
 			(select id from client))`, base64.StdEncoding.EncodeToString(raw)); err != nil {
 		t.Fatal(err)
@@ -187,6 +188,7 @@ func checkTSV(t *testing.T, tsv string) {
 }
 
 func TestSizingModel(t *testing.T) {
+	t.Parallel()
 	code, text, errOut := runArkhe(t, "sizing", "--model", "--arks", "2000000", "--changes", "200000")
 	if code != exitDone {
 		t.Fatalf("sizing --model: exit %d\n%s", code, errOut)
@@ -232,6 +234,7 @@ func TestSizingModel(t *testing.T) {
 }
 
 func TestBenchSizingCLI(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	code, text, errOut := runArkhe(t, "--database-url", url, "bench", "sizing", "--rows", "3000", "--layout", "natural",
 		"--layout", "surrogate", "--layout", "receipt-table", "--layout", "arkhe")
@@ -266,7 +269,7 @@ func TestBenchSizingCLI(t *testing.T) {
 	}
 	// the bench dropped every database it made
 	var n int
-	if err := pgtest.New(t).QueryRow(context.Background(), `select count(*) from pg_database where datname like 'arkhe_sizing_%'`).Scan(&n); err != nil || n != 0 {
+	if err := pgtest.New(t).QueryRow(t.Context(), `select count(*) from pg_database where datname like 'arkhe_sizing_%'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d bench databases left (%v)", n, err)
 	}
 }

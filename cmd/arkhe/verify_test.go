@@ -32,6 +32,15 @@ type verifyDuckResult struct {
 	Rows []map[string]any `json:"rows"`
 }
 
+// types maps column name to DuckDB type from DESCRIBE.
+func (r verifyDuckResult) types() map[string]string {
+	m := map[string]string{}
+	for _, d := range r.Describe {
+		m[d.Name] = d.Type
+	}
+	return m
+}
+
 // verifyDuckRead reads file with DuckDB, the independent reader, through
 // the report package's script, and runs sql against the view t over it. @duckdb/node-api comes
 // from $ARKHE_TOOLS/node_modules (`make test`) or <module root>/.tools/node_modules; missing,
@@ -42,10 +51,7 @@ func verifyDuckRead(t *testing.T, file, sql string) verifyDuckResult {
 	if err != nil {
 		t.Fatalf("DuckDB reader: node is not on PATH (%v); run `make test`", err)
 	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := fixtures.ModuleRoot(t)
 	tools := os.Getenv("ARKHE_TOOLS")
 	if tools == "" {
 		tools = filepath.Join(root, ".tools")
@@ -84,9 +90,10 @@ func verifyExec(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) {
 }
 
 func TestVerifyCommand(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := fixtures.FillLedger(ctx, pool, 300, 7, fixtures.FillOptions{ChangeEvery: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +163,10 @@ func TestVerifyCommand(t *testing.T) {
 }
 
 func TestReportChangesMillion(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	start := time.Now()
 	// 100,000 ARKs, each repointed once, then nine more changes each: 1,000,000 ARK_CHANGE rows,
 	// with NULL times (every 10th), NULL before targets, empty after targets, by_text and
@@ -278,6 +286,7 @@ func strconvI(n int64) string {
 }
 
 func TestBenchVerifySmall(t *testing.T) {
+	t.Parallel()
 	url := pgtest.URL(t)
 	code, out, errOut := arkhe(t, url, "", "bench", "verify", "--rows", "3000", "--repeat", "1")
 	if code != 0 {

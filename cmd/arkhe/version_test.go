@@ -79,6 +79,7 @@ func TestVersion(t *testing.T) {
 // stamps (module version, vcs.revision, vcs.modified, vcs.time); -X main.version and
 // -X main.commit override them.
 func TestReadBuildInfo(t *testing.T) {
+	t.Parallel()
 	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/arkhe-ledger/arkhe", Version: "v0.0.0-20261201083925-4902ebd03e21+dirty"},
 		Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "4902ebd03e2150eed636b3787554e009b3c726ab"},
 			{Key: "vcs.time", Value: "2026-12-01T08:39:25Z"}, {Key: "vcs.modified", Value: "true"}}}
@@ -104,6 +105,7 @@ func TestReadBuildInfo(t *testing.T) {
 }
 
 func TestRedactURL(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"postgres://ark:pw@db:5432/ledger":            "postgres://ark:xxxxx@db:5432/ledger",
 		"postgres://ark@db/ledger?password=pw":        "postgres://ark@db/ledger?password=xxxxx",

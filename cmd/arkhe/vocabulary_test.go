@@ -56,6 +56,7 @@ func commandFlags() map[string][]cli.Flag {
 // defaults, no switch shows "(default: false)", and no flag's Usage spells a default itself
 // (it belongs in Value or DefaultText, which the help prints once).
 func TestHelpPrintsEachDefaultOnce(t *testing.T) {
+	t.Parallel()
 	paths := append([][]string{{}}, commandPaths()...)
 	if len(paths) < 30 {
 		t.Fatalf("only %d commands found", len(paths))
@@ -94,6 +95,7 @@ func TestHelpPrintsEachDefaultOnce(t *testing.T) {
 // (where there is an output file), --input-format an input format, and each flag has one
 // spelling across commands; the retired spellings are refused, naming the new one.
 func TestFlagVocabulary(t *testing.T) {
+	t.Parallel()
 	all := commandFlags()
 	spellings := map[string]string{} // name without hyphens → the spelling in use
 	for cmd, flags := range all {

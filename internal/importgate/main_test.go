@@ -16,6 +16,7 @@ const testTable = "| path | owns | may import (ours) | its tests may also import
 // TestCheck: every arrow the table does not allow is named, test imports against both cells,
 // and so are a package without a row and a row without a package.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	rules, err := parseTable(strings.NewReader(testTable))
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestCheck(t *testing.T) {
 // TestParseTableRefusesAnUnreadableCell: a cell that is neither a list nor one of the words is an
 // error naming the line and the package, never read as "nothing".
 func TestParseTableRefusesAnUnreadableCell(t *testing.T) {
+	t.Parallel()
 	_, err := parseTable(strings.NewReader(testTable + "| `e` | e | ark and ledger | nothing |\n"))
 	if err == nil || !strings.Contains(err.Error(), "line 7 (e)") {
 		t.Errorf("parseTable = %v, want an error for line 7 (e)", err)
