@@ -12,6 +12,9 @@ import (
 // both phases load the same rows each time, the result is the pair with the median ratio, the
 // reconcile (first run only) finds only what the import left out.
 func TestRunImportSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the import benchmark end to end, twice: the full suite (make test) runs it, -short does not")
+	}
 	res, err := RunImport(t.Context(), ImportConfig{Rows: 2000, BatchSize: 300, DatabaseURL: pgtest.URL(t),
 		Dir: t.TempDir(), Seed: 2, Reconcile: true, Repeat: 2})
 	if err != nil {

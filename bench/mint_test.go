@@ -10,6 +10,9 @@ import (
 // TestRunMintSmall runs the whole macro benchmark at a small size against the test server: the
 // floor and arkhe must load the same number of rows and report rates and settings.
 func TestRunMintSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the mint benchmark end to end, twice: the full suite (make test) runs it, -short does not")
+	}
 	res, err := RunMint(t.Context(), MintConfig{Rows: 3000, Preload: 2000, BatchSize: 500, Workers: 2,
 		DatabaseURL: pgtest.URL(t), Dir: t.TempDir(), Seed: 7, Repeat: 2})
 	if err != nil {

@@ -724,6 +724,9 @@ func TestOtherColumnKinds(t *testing.T) {
 // a host move), checks the heap stays bounded while streaming, and
 // has DuckDB count them and check the row groups.
 func TestMillionChangeRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million rows: the full suite (make test) runs it, -short does not")
+	}
 	const total = 1_000_000
 	path := filepath.Join(t.TempDir(), "million.parquet")
 	w, err := Create[changeRow](path, Parquet)

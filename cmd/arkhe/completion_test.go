@@ -13,8 +13,7 @@ import (
 // (urfave/cli's protocol: the words typed so far and --generate-bash-completion) lists
 // commands, subcommands and flags and never runs the command; and the bash script, sourced in
 // bash over a built arkhe, completes.
-func TestCompletion(t *testing.T) {
-	t.Parallel()
+func TestCompletion(t *testing.T) { // not parallel: it sets os.Args, which urfave/cli reads
 	code, bashScript, _ := cliRun(t, "completion", "bash")
 	if code != 0 || !strings.Contains(bashScript, "complete -o bashdefault -o default -F _arkhe_complete arkhe\n") {
 		t.Fatalf("completion bash: exit %d\n%s", code, bashScript)

@@ -164,6 +164,9 @@ func TestVerifyCommand(t *testing.T) {
 
 func TestReportChangesMillion(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a million ARK_CHANGE rows: the full suite (make test) runs it, -short does not")
+	}
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
 	ctx := t.Context()
