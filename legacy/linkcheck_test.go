@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"fmt"
 	"github.com/arkhe-ledger/arkhe/fixtures"
 
 	"strings"
@@ -152,7 +153,7 @@ func TestEZIDLinkCheckBadRecords(t *testing.T) {
 	}
 	for i, field := range []string{"hash", "isBad", "returnCode", "lastCheckTime"} {
 		e := c.errs[i]
-		if e.Field != field || e.Loc.Line != i+1 || e.ID != "ark:/99999/fk4x" || !strings.Contains(e.Error(), "inline:line") {
+		if e.Field != field || e.Loc.Line != i+1 || e.ID != "ark:/99999/fk4x" || !strings.HasPrefix(e.Error(), fmt.Sprintf("inline:%d (record %d): ", i+1, i+1)) {
 			t.Errorf("error %d: %v (field %s), want field %s", i+1, e, e.Field, field)
 		}
 	}
