@@ -802,7 +802,7 @@ func (p *filePass) record(rec *legacy.Record, c *Counts, b *batch) error {
 	}
 	row, err := legacy.NormalizeRecord(rec)
 	if err != nil {
-		var rp *legacy.RowProblem
+		var rp *pipeline.RowError
 		field, reason := "id", err.Error()
 		if errors.As(err, &rp) {
 			field, reason = rp.Field, rp.Reason

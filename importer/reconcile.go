@@ -610,7 +610,7 @@ func (s *reconcileSource) Next() bool {
 		}
 		row, err := legacy.NormalizeRecord(rec)
 		if err != nil {
-			s.reject(rec.Source.String() + ": " + rec.ID + ": " + err.Error())
+			s.reject(err.Error()) // LOC: ID: field F: reason
 			continue
 		}
 		s.seq++

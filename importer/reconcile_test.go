@@ -329,3 +329,26 @@ func TestReconcileSkipsReservedAndTest(t *testing.T) {
 		t.Errorf("tombstone: %d rows, status_differs %d (want 2 rows, 1 difference)", sum.Rows, sum.Kinds[importer.DiffStatusDiffers])
 	}
 }
+
+// TestReconcileRejectNamesThePlace: a record reconcile cannot normalize is counted and named as
+// every reject is, "FILE:LINE (record R): ID: field F: reason".
+func TestReconcileRejectNamesThePlace(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	l := &ledger.Ledger{Pool: pgtest.New(t)}
+	dir := t.TempDir()
+	export := filepath.Join(dir, "bad.anvl")
+	body := reconcileANVL("ark:/12345/x6eee1", "_status: public", "_target: https://example.org/e1") +
+		reconcileANVL("ark:/12345/x6eee2", "_status: public", "_target: https://example.org/"+strings.Repeat("e", 2100))
+	if err := os.WriteFile(export, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{export}, Out: filepath.Join(dir, "diff.csv"), OutFormat: report.CSV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := export + ":5 (record 2): ark:/12345/x6eee2: field target: target URL is 2120 octets; the limit is 2048"
+	if sum.Rejected != 1 || len(sum.FirstRejects) != 1 || sum.FirstRejects[0] != want {
+		t.Errorf("rejected %d, first rejects %q; want 1, %q", sum.Rejected, sum.FirstRejects, want)
+	}
+}

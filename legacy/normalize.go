@@ -15,7 +15,7 @@ import (
 )
 
 // Limits on imported values, in octets. A longer value is refused
-// with a RowProblem naming the limit, never truncated.
+// with a *pipeline.RowError naming the limit, never truncated.
 const (
 	// MaxTarget is the longest target URL the ledger stores (ark.url varchar(2048)).
 	MaxTarget = 2048
@@ -83,26 +83,6 @@ func SameText(a, b *string) bool {
 	return *a == *b
 }
 
-// RowProblem says why one record cannot be imported: the field at fault and the reason, naming
-// the limit or rule. NormalizeRecord returns it; the importer writes it to the reject file.
-type RowProblem struct {
-	Field  string
-	Reason string
-	Err    error
-}
-
-// Error renders "field F: reason: cause".
-func (p *RowProblem) Error() string {
-	s := "field " + p.Field + ": " + p.Reason
-	if p.Err != nil {
-		s += ": " + p.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns the underlying error (an *ark.SyntaxError or *ark.LimitError for "id").
-func (p *RowProblem) Unwrap() error { return p.Err }
-
 // arkletStructural are the arklet columns that only restate the ARK;
 // they are checked, not stored.
 var arkletStructural = [...]string{MetaArkletNAAN, MetaArkletShoulder,
@@ -129,18 +109,29 @@ func ParseLegacyID(id string) (ark.ARK, error) {
 // other element goes to Metadata. It does not decide about reserved or test ARKs, shoulders or
 // check characters. The caller passes only records of kind "ark".
 //
-// Errors are *RowProblem: field "id" (not an ARK, or the name over 255 octets — the message
-// names the limit), "naan", "target" / "who" / "what" / "when" / "commitment" (over the limits
-// above), or any field holding invalid UTF-8 or a NUL byte.
+// Errors are *pipeline.RowError with the record's location and identifier, naming the field:
+// "id" (not an ARK, or the name over 255 octets — the reason names the limit), "naan",
+// "target" / "who" / "what" / "when" / "commitment" (over the limits above), or any field
+// holding invalid UTF-8 or a NUL byte.
 func NormalizeRecord(rec *Record) (Row, error) {
+	row, p := normalizeRecord(rec)
+	if p != nil {
+		p.Loc, p.ID = rec.Source, rec.ID
+		return row, p
+	}
+	return row, nil
+}
+
+// normalizeRecord is NormalizeRecord; its error names the field and the reason only.
+func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
 	row := Row{Source: rec.Source}
 	a, err := ParseLegacyID(rec.ID)
 	if err != nil {
 		var le *ark.LimitError
 		if errors.As(err, &le) {
-			return row, &RowProblem{Field: "id", Reason: "ARK refused: " + le.Error()}
+			return row, &pipeline.RowError{Field: "id", Reason: "ARK refused: " + le.Error()}
 		}
-		return row, &RowProblem{Field: "id", Reason: "not a valid ARK", Err: err}
+		return row, &pipeline.RowError{Field: "id", Reason: "not a valid ARK", Err: err}
 	}
 	row.ARK = a
 	row.ARK.Original = rec.ID
@@ -148,13 +139,13 @@ func NormalizeRecord(rec *Record) (Row, error) {
 		row.Original = &row.ARK.Original
 	}
 	if n := rec.Metadata[MetaArkletNAAN]; n != "" && n != a.NAAN {
-		return row, &RowProblem{Field: "naan", Reason: fmt.Sprintf(
+		return row, &pipeline.RowError{Field: "naan", Reason: fmt.Sprintf(
 			"the ARK's NAAN %q differs from arklet's naan_id %s; a NAAN is a string and one that matches only after int() is not the same NAAN",
 			a.NAAN, n)}
 	}
 	if rec.HasTarget && !rec.TargetIsDefault && rec.Target != "" {
 		if len(rec.Target) > MaxTarget {
-			return row, &RowProblem{Field: "target", Reason: fmt.Sprintf("target URL is %d octets; the limit is %d", len(rec.Target), MaxTarget)}
+			return row, &pipeline.RowError{Field: "target", Reason: fmt.Sprintf("target URL is %d octets; the limit is %d", len(rec.Target), MaxTarget)}
 		}
 		t := rec.Target
 		row.Target = &t
@@ -171,7 +162,7 @@ func NormalizeRecord(rec *Record) (Row, error) {
 			row.Reason = &r
 		}
 	default:
-		return row, &RowProblem{Field: "status", Reason: fmt.Sprintf("status %q is not public, reserved or unavailable", rec.Status)}
+		return row, &pipeline.RowError{Field: "status", Reason: fmt.Sprintf("status %q is not public, reserved or unavailable", rec.Status)}
 	}
 	for _, f := range []struct {
 		name string
@@ -182,7 +173,7 @@ func NormalizeRecord(rec *Record) (Row, error) {
 			continue
 		}
 		if len(*f.src) > MaxERC {
-			return row, &RowProblem{Field: f.name, Reason: fmt.Sprintf("value is %d octets; the limit is %d", len(*f.src), MaxERC)}
+			return row, &pipeline.RowError{Field: f.name, Reason: fmt.Sprintf("value is %d octets; the limit is %d", len(*f.src), MaxERC)}
 		}
 		v := *f.src
 		*f.dst = &v
@@ -243,7 +234,7 @@ func NormalizeRecord(rec *Record) (Row, error) {
 		}
 		b, err := metaJSON(meta)
 		if err != nil {
-			return row, &RowProblem{Field: "metadata", Reason: "cannot encode as JSON", Err: err}
+			return row, &pipeline.RowError{Field: "metadata", Reason: "cannot encode as JSON", Err: err}
 		}
 		row.Metadata = b
 	}
@@ -260,13 +251,14 @@ func isStructural(k string) bool {
 }
 
 // CheckText refuses a value PostgreSQL text cannot hold, invalid UTF-8 or a NUL byte (either
-// would abort a whole COPY): it returns a *RowProblem naming field and the reason, or nil.
-func CheckText(field, s string) *RowProblem {
+// would abort a whole COPY): it returns a *pipeline.RowError naming the field and the reason
+// (no location: the caller knows it), or nil.
+func CheckText(field, s string) *pipeline.RowError {
 	if !utf8.ValidString(s) {
-		return &RowProblem{Field: field, Reason: "value is not valid UTF-8"}
+		return &pipeline.RowError{Field: field, Reason: "value is not valid UTF-8"}
 	}
 	if strings.IndexByte(s, 0) >= 0 {
-		return &RowProblem{Field: field, Reason: "value holds a NUL byte, which PostgreSQL text cannot store"}
+		return &pipeline.RowError{Field: field, Reason: "value holds a NUL byte, which PostgreSQL text cannot store"}
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ func skipShort(t *testing.T) {
 // coordinator takes rows through a worker; Stop stops every node, and StopCitus finds none
 // left to stop.
 func TestCitusCluster(t *testing.T) {
+	t.Parallel()
 	skipShort(t)
 	dir := shortTempDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -124,6 +125,7 @@ func TestCitusCluster(t *testing.T) {
 // TestCitusStopOrphan: StopCitus stops the running nodes of a cluster whose *CitusCluster is
 // lost and starts none of the stopped ones.
 func TestCitusStopOrphan(t *testing.T) {
+	t.Parallel()
 	skipShort(t)
 	dir := shortTempDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -151,6 +153,7 @@ func TestCitusStopOrphan(t *testing.T) {
 // with an error that wraps ErrCitusNotInstalled, names the missing file and says how to
 // install it.
 func TestCitusNotInstalled(t *testing.T) {
+	t.Parallel()
 	real, _, err := findBinDir(context.Background(), "", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -186,6 +189,7 @@ func TestCitusNotInstalled(t *testing.T) {
 
 // TestCitusRefusals: configurations refused before anything is written.
 func TestCitusRefusals(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "citus")
 	for _, tc := range []struct {
 		name string

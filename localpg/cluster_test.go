@@ -73,6 +73,7 @@ func execSQL(t *testing.T, url, sql string) {
 // TestClusterLifecycle: a new cluster is made and started, a second StartCluster reuses
 // it, data survives Stop and a new start, and Stop is idempotent.
 func TestClusterLifecycle(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "pg")
 	cfg := ClusterConfig{DataDir: dataDir, Settings: map[string]string{"work_mem": "7MB"}}
 	c := startTestCluster(t, cfg)
@@ -154,6 +155,7 @@ func TestClusterLifecycle(t *testing.T) {
 // TestClusterConcurrentStart: two StartCluster calls racing on one new data directory both
 // succeed on one server; exactly one of them started it.
 func TestClusterConcurrentStart(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "pg")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -186,6 +188,7 @@ func TestClusterConcurrentStart(t *testing.T) {
 // TestClusterStartFailureShowsLog: a refused setting makes pg_ctl start fail with the
 // server's complaint in the error; a corrected start then succeeds on the same directory.
 func TestClusterStartFailureShowsLog(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), "pg")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -211,6 +214,7 @@ func TestClusterStartFailureShowsLog(t *testing.T) {
 
 // TestClusterRefusals: configurations refused before anything is written.
 func TestClusterRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	notEmpty := t.TempDir()
 	if err := os.WriteFile(filepath.Join(notEmpty, "stray"), []byte("x"), 0o600); err != nil {
@@ -239,6 +243,7 @@ func TestClusterRefusals(t *testing.T) {
 }
 
 func TestClusterDefaultDataDir(t *testing.T) {
+	t.Parallel()
 	home := func() (string, error) { return "/home/ana", nil }
 	noHome := func() (string, error) { return "", errors.New("$HOME is not defined") }
 	for _, tc := range []struct {
@@ -274,6 +279,7 @@ func TestClusterDefaultDataDir(t *testing.T) {
 // TestClusterResolveDatabaseOrder: an explicit URL beats $ARKHE_DATABASE_URL, which beats
 // the libpq variables (""), none of which starts a cluster.
 func TestClusterResolveDatabaseOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dataDir := filepath.Join(t.TempDir(), "never")
 	for _, tc := range []struct {
@@ -303,6 +309,7 @@ func TestClusterResolveDatabaseOrder(t *testing.T) {
 // TestClusterResolveDatabaseEmbedded: with nothing configured the persistent embedded
 // cluster is started in <dataDir>/pg with database arkhe; a second call reuses both.
 func TestClusterResolveDatabaseEmbedded(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dataDir := t.TempDir()
@@ -334,6 +341,7 @@ func TestClusterResolveDatabaseEmbedded(t *testing.T) {
 }
 
 func TestClusterRenderSettings(t *testing.T) {
+	t.Parallel()
 	got := string(renderSettings(map[string]string{"b": `it's`, "a": `c:\x`, "listen_addresses": ""}))
 	want := "a = 'c:\\\\x'\nb = 'it''s'\nlisten_addresses = ''\n"
 	if !strings.HasSuffix(got, want) {
@@ -342,6 +350,7 @@ func TestClusterRenderSettings(t *testing.T) {
 }
 
 func TestClusterLogTail(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "log")
 	var b strings.Builder
 	for i := range 1000 {
