@@ -27,6 +27,7 @@ func initCommand(e *env) *cli.Command {
 		Usage: "create or upgrade the ledger schema (idempotent); optionally register the test NAAN 99999",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "test-registration", Usage: "also register NAAN 99999, manager \"" + testManager + "\", shoulder " + testShoulder + " and client " + testClient + " if absent"},
+			&cli.BoolFlag{Name: "distributed", Usage: "insist on the Citus layout (tables distributed over the cluster; refused without the citus extension); by default it is chosen when the database has the citus extension"},
 		},
 		Action: func(c *cli.Context) error {
 			l, err := openLedger(c, e, 2)
@@ -34,7 +35,11 @@ func initCommand(e *env) *cli.Command {
 				return err
 			}
 			defer l.Close()
-			res, err := l.Init(c.Context, ledger.LayoutAuto)
+			layout := ledger.LayoutAuto
+			if c.Bool("distributed") {
+				layout = ledger.LayoutCitus
+			}
+			res, err := l.Init(c.Context, layout)
 			if err != nil {
 				return err
 			}
