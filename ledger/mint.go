@@ -829,12 +829,12 @@ func (w *mintWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 				Rule: "the ledger refused the batch (its reach changed during the run)", Err: err}
 		case rowLevel(code):
 			w.s.refusals.Add(1)
-			i, err := w.locate(ctx, b, pgErr)
+			i, rowErr, err := w.locate(ctx, b, pgErr)
 			if err != nil {
 				return err
 			}
-			w.serverRej[i] = &pipeline.RowError{Loc: rows[i].Record.Source, Field: columnField(pgErr.ColumnName),
-				Err: &ServerRefusalError{Code: pgErr.Code, Message: pgErr.Message, Column: pgErr.ColumnName}}
+			w.serverRej[i] = &pipeline.RowError{Loc: rows[i].Record.Source, Field: columnField(rowErr.ColumnName),
+				Err: &ServerRefusalError{Code: rowErr.Code, Message: rowErr.Message, Column: rowErr.ColumnName}}
 		default:
 			return fmt.Errorf("mint batch: %w", err)
 		}
@@ -1416,14 +1416,17 @@ func copyLine(where string) int {
 // locate returns the row of b the server refused in the last COPY of w.mint: from the line
 // number of pgErr.Where, or by re-sending halves in transactions that are rolled back.
 //
+// It also returns the error that describes the row: pgErr, or on Citus the row's own.
+//
 // On Citus a worker's error (XX000) carries the line the coordinator was at when it noticed,
-// not the refused row's, so the halves are always re-sent, and the row found is re-sent alone
-// to confirm that it is refused by itself.
-func (w *mintWorker) locate(ctx context.Context, b *pipeline.Batch, pgErr *pgconn.PgError) (int32, error) {
+// not the refused row's, and with rows refused on several workers it may be any of theirs: so
+// the halves are always re-sent, and the row found is re-sent alone, to confirm that it is
+// refused by itself and to read its own error.
+func (w *mintWorker) locate(ctx context.Context, b *pipeline.Batch, pgErr *pgconn.PgError) (int32, *pgconn.PgError, error) {
 	remote := w.s.citus && pgErr.Code == codeInternal
 	if !w.s.cfg.Hooks.Bisect && !remote {
 		if n := copyLine(pgErr.Where); n >= 1 && n <= len(w.mint) {
-			return w.mint[n-1], nil
+			return w.mint[n-1], pgErr, nil
 		}
 	}
 	refused := func(err error) bool {
@@ -1440,18 +1443,21 @@ func (w *mintWorker) locate(ctx context.Context, b *pipeline.Batch, pgErr *pgcon
 		case refused(err):
 			cand = half
 		default:
-			return 0, fmt.Errorf("locate the refused row: %w", err)
+			return 0, nil, fmt.Errorf("locate the refused row: %w", err)
 		}
 	}
 	if len(cand) == 0 {
-		return 0, fmt.Errorf("locate the refused row: empty batch: %w", pgErr)
+		return 0, nil, fmt.Errorf("locate the refused row: empty batch: %w", pgErr)
 	}
 	if remote {
-		if err := w.probe(ctx, b, cand); !refused(err) {
-			return 0, fmt.Errorf("mint batch: the server refused it, and no row alone: %w", pgErr)
+		err := w.probe(ctx, b, cand)
+		var own *pgconn.PgError
+		if !refused(err) || !errors.As(err, &own) {
+			return 0, nil, fmt.Errorf("mint batch: the server refused it, and no row alone: %w", pgErr)
 		}
+		return cand[0], own, nil
 	}
-	return cand[0], nil
+	return cand[0], pgErr, nil
 }
 
 // probe COPYs the rows idx in a transaction that is always rolled back.
