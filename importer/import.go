@@ -380,8 +380,16 @@ const probeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bi
 from unnest($1::text[]) with ordinality k(ark, rec)
 cross join lateral (select * from ark where ark.ark = k.ark limit 1) a`
 
-// arkColumns are the columns of table ark an import writes, in the order of its COPY.
-var arkColumns = [...]string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
+// probeCitusSQL is probeSQL for the citus layout, where a LATERAL subquery over the
+// distributed ark cannot be pushed down: the keys go as one array, which Citus prunes to the
+// shards holding them and each shard answers by its primary key; the ARK key comes back in
+// place of the position (classify maps it back).
+const probeCitusSQL = `select a.ark, a.import_run_id is not distinct from $2::bigint, a.url, a.status,
+	a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata::text
+from ark a where a.ark = any($1::text[] collate "C")`
+
+// arkColumns are the ark columns the importer COPYs.
+var arkColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
 	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
 	"updated_at", "created_by", "import_run_id"}
 
@@ -424,6 +432,21 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 		return res, fmt.Errorf("import %s: %w", path, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var layout string
+	if err := tx.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
+		return res, fmt.Errorf("import %s: read the ledger's layout: %w", path, err)
+	}
+	citus := ledger.Layout(layout) == ledger.LayoutCitus
+	if citus {
+		// One transaction per file writes registration rows (reference tables: shoulders and
+		// NAANs as the file needs them) between the COPYs of ark rows (distributed, with a
+		// foreign key to shoulder). Citus refuses to modify a reference table after a parallel
+		// multi-shard write to a table that references it in the same transaction; in sequential
+		// mode every shard is written over one connection per node, and both may interleave.
+		if _, err := tx.Exec(ctx, `set local citus.multi_shard_modify_mode to 'sequential'`); err != nil {
+			return res, fmt.Errorf("import %s: %w", path, err)
+		}
+	}
 	var clientPK *int64
 	if client != nil {
 		clientPK = &client.pk
@@ -447,14 +470,16 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 			return res, err
 		}
 		res.Passes, res.Counts, res.Truncated, res.Refusals, res.Digest = 1, p.counts, p.truncated, p.refusals, p.digest
-	} else if err := importIdentifiers(ctx, cfg, client, rej, path, tx, runID, clientPK, mark, &res); err != nil {
+	} else if err := importIdentifiers(ctx, cfg, client, rej, path, tx, runID, clientPK, mark, &res, citus); err != nil {
 		return res, err
 	}
 	counts, err := json.Marshal(res.Counts)
 	if err != nil {
 		return res, err
 	}
-	if _, err := tx.Exec(ctx, `update import_run set finished_at = clock_timestamp(), digest = $2, counts = $3 where id = $1`,
+	// statement_timestamp(), not clock_timestamp(): Citus refuses a volatile function in an
+	// UPDATE of a reference table; this statement starts when the run is done
+	if _, err := tx.Exec(ctx, `update import_run set finished_at = statement_timestamp(), digest = $2, counts = $3 where id = $1`,
 		runID, "sha256:"+res.Digest, counts); err != nil {
 		return res, fmt.Errorf("import %s: record the run: %w", path, err)
 	}
@@ -478,13 +503,13 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 }
 
 // importIdentifiers reads a file of identifiers (and registry records) in one or two passes
-// (see Run) into tx.
+// (see Run) into tx; citus says the ledger's layout is LayoutCitus.
 func importIdentifiers(ctx context.Context, cfg *Config, client *clientInfo, rej *rejectFile, path string, tx pgx.Tx,
-	runID int64, clientPK *int64, mark rejectMark, res *FileResult) error {
+	runID int64, clientPK *int64, mark rejectMark, res *FileResult, citus bool) error {
 	conflicts := map[string]struct{}{}
 	for pass := 1; ; pass++ {
 		p := &filePass{cfg: cfg, client: client, rej: rej, path: path, format: res.Format, pass: pass,
-			tx: tx, runID: runID, clientPK: clientPK, conflicts: conflicts}
+			tx: tx, runID: runID, clientPK: clientPK, conflicts: conflicts, citus: citus}
 		if err := p.run(ctx); err != nil {
 			return err
 		}
@@ -521,6 +546,7 @@ type filePass struct {
 	tx       pgx.Tx
 	runID    int64
 	clientPK *int64
+	citus    bool // the ledger's layout is LayoutCitus (probeCitusSQL)
 	// conflicts holds the keys of ARKs in conflict: seeded from pass 1 in pass 2, grown by the
 	// writer. Only the writer touches it.
 	conflicts map[string]struct{}

@@ -21,6 +21,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/report"
 )
 
 // impLedger returns a ledger on a fresh test database.
@@ -736,4 +737,51 @@ func TestSourcePath(t *testing.T) {
 	if got := importer.SourcePath("/data/n2t.txt"); got != "/data/n2t.txt" {
 		t.Errorf("SourcePath(absolute) = %q", got)
 	}
+}
+
+// TestImportEZIDOnBoth imports the real EZID identifier export into an empty ledger, on the single
+// node and on Citus, in batches small enough that later batches create shoulders and NAANs
+// (reference tables on Citus) after earlier batches were COPYed into ark in the same
+// transaction; then again with --include-reserved (every key probed in the ledger), and
+// reconciles the export against the ledger: nothing differs.
+func TestImportEZIDOnBoth(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		l := &ledger.Ledger{Pool: db.Pool}
+		in := fixtures.SharedData(t, "ezid", "db.identifier.jsonl")
+		dir := t.TempDir()
+		rep := impRun(t, l, importer.Config{Inputs: []string{in}, BatchSize: 700, RejectsPath: filepath.Join(dir, "r.csv")})
+		c := rep.Total
+		if c.Read != 2724 || c.SkippedNonARK["doi"] != 31 || c.ReservedSkipped != 81 || c.TestSkipped != 1 ||
+			c.Imported != 2611 || c.Rejected != 0 || c.NAANsCreated != 32 || c.ShouldersCreated != 969 || c.CheckNone != 2611 {
+			t.Fatalf("db.identifier.jsonl: %+v", c)
+		}
+		if got := impScalar[int64](t, db.Pool, `select count(*) from ark where status = 'unavailable'`); got != 175 {
+			t.Errorf("%d tombstoned ARKs, want 175", got)
+		}
+		if got := impScalar[int64](t, db.Pool, `select count(*) from shoulder`); got != 969 {
+			t.Errorf("%d shoulders, want 969", got)
+		}
+		if got := impScalar[string](t, db.Pool, `select url from ark where ark = '13030/k6jq14d1'`); got != "http://merritt.cdlib.org/m/ark%3A%2F13030%2Fk6jq14d1" {
+			t.Errorf("tombstoned ARK keeps its real target: %q", got)
+		}
+		rep = impRun(t, l, importer.Config{Inputs: []string{in}, IncludeReserved: true, BatchSize: 700})
+		if c := rep.Total; c.Imported != 81 || c.Unchanged != 2611 || c.ReservedSkipped != 0 || c.Differences != 0 {
+			t.Errorf("with --include-reserved: %+v", c)
+		}
+		if got := impScalar[int64](t, db.Pool, `select count(*) from ark`); got != 2692 {
+			t.Errorf("%d ARKs, want 2692", got)
+		}
+		sum, err := importer.Reconcile(context.Background(), l, importer.ReconcileConfig{Exports: []string{in},
+			Out: filepath.Join(dir, "diff.csv"), OutFormat: report.CSV, IncludeReserved: true, Apply: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Compared != 2692 || sum.Repointed+sum.Changed != 0 || sum.Kinds[importer.DiffTargetDiffers]+sum.Kinds[importer.DiffStatusDiffers]+
+			sum.Kinds[importer.DiffMetadataDiffers]+sum.Kinds[importer.DiffOnlyInExport]+sum.Kinds[importer.DiffOnlyInLedger] != 0 {
+			t.Errorf("reconcile of the imported export: %+v", sum)
+		}
+		if got := impScalar[int64](t, db.Pool, `select count(*) from import_run where finished_at is not null`); got != 3 {
+			t.Errorf("%d finished runs, want 3", got)
+		}
+	})
 }

@@ -151,10 +151,27 @@ const reconcileOnlyInLedgerSQL = `select a.ark, a.url from ark a
 where a.shoulder_id = any($1::bigint[]) and not exists (select 1 from reconcile_stage s where s.ark = a.ark)
 order by a.ark`
 
+// reconcileOnlyInLedgerCitusSQL is reconcileOnlyInLedgerSQL for the citus layout: Citus plans
+// no correlated subquery between a distributed table and a local (temporary) one; as an outer
+// join the staged keys are read once and joined on every shard.
+const reconcileOnlyInLedgerCitusSQL = `select a.ark, a.url from ark a
+left join (select ark from reconcile_stage) s on s.ark = a.ark
+where a.shoulder_id = any($1::bigint[]) and s.ark is null
+order by a.ark`
+
 // reconcileApplySQL accepts the exports' values: one call per changed ARK, in key order. An ARK
 // the exports hold twice with different values, or whose status would go back to reserved, is
 // left alone.
-const reconcileApplySQL = `with s as (
+const reconcileApplySQL = reconcileChangedCTE + `
+select count(*) filter (where done = 'repointed'), count(*) filter (where done = 'changed'),
+	count(*) filter (where done = 'held')
+from (select ` + reconcileApplyCall + ` as done
+	from (select * from d where d_url or d_other order by ark) d) x`
+
+// reconcileChangedCTE is d: the staged ARKs the exports hold once (or identically), joined
+// with the ledger's, with what differs (d_url, d_other) and whether the status would go back
+// to reserved.
+const reconcileChangedCTE = `with s as (
 	select distinct on (ark) * from (
 		select r.*, min(r.h) over (partition by r.ark) as hmin, max(r.h) over (partition by r.ark) as hmax
 		from (select r.*, md5((r.url, r.status, r.reason, r.erc_who, r.erc_what, r.erc_when, r.commitment, r.metadata)::text) as h
@@ -166,16 +183,30 @@ d as (
 		(a.status, a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata)
 		is distinct from (s.status, s.reason, s.erc_who, s.erc_what, s.erc_when, s.commitment, s.metadata) as d_other,
 		s.status = 'reserved' and a.status <> 'reserved' as to_reserved
-	from s join ark a on a.ark = s.ark)
-select count(*) filter (where done = 'repointed'), count(*) filter (where done = 'changed'),
-	count(*) filter (where done = 'held')
-from (select case
+	from s join ark a on a.ark = s.ark)`
+
+// reconcileApplyCall applies one row of d: held, repointed (ark_repoint) or changed
+// (ark_apply_export); $1 the client, $2 by_text, $3 the run.
+const reconcileApplyCall = `case
 		when to_reserved then 'held'
 		when not d_other then case when ark_repoint(ark, url, $1::bigint, $2::text, now(), $3::bigint) then 'repointed' end
 		else case when ark_apply_export(ark, url, status, reason, erc_who, erc_what, erc_when, commitment, metadata,
 		                                $1::bigint, $2::text, $3::bigint) then 'changed' end
-		end as done
-	from (select * from d where d_url or d_other order by ark) d) x`
+		end`
+
+// reconcileTodoCitusSQL and reconcileApplyCitusSQL are reconcileApplySQL in two statements for
+// the citus layout: Citus would push a query joining ark down to the shards, where the repoint
+// functions' own distributed queries are refused; so the rows to change are kept in a local
+// temporary table first, and the functions are called from a query over it alone, on the
+// coordinator.
+const (
+	reconcileTodoCitusSQL = `create temp table reconcile_todo on commit drop as ` + reconcileChangedCTE + `
+select * from d where d_url or d_other`
+	reconcileApplyCitusSQL = `select count(*) filter (where done = 'repointed'), count(*) filter (where done = 'changed'),
+	count(*) filter (where done = 'held')
+from (select ` + reconcileApplyCall + ` as done
+	from (select * from reconcile_todo order by ark) d) x`
+)
 
 // reconcileAmbiguousSQL counts ARKs held more than once with different values.
 const reconcileAmbiguousSQL = `select count(*) from (select ark from reconcile_stage
@@ -238,6 +269,15 @@ func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (Reco
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var layout string
+	if err := tx.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
+		return sum, fmt.Errorf("reconcile: read the ledger's layout: %w", err)
+	}
+	citus := ledger.Layout(layout) == ledger.LayoutCitus
+	onlyInLedger := reconcileOnlyInLedgerSQL
+	if citus {
+		onlyInLedger = reconcileOnlyInLedgerCitusSQL
+	}
 	if _, err := tx.Exec(ctx, reconcileStageDDL); err != nil {
 		return sum, fmt.Errorf("reconcile: staging table: %w", err)
 	}
@@ -284,14 +324,14 @@ func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (Reco
 		ids = append(ids, id)
 	}
 	sum.Covered = len(ids)
-	if err := reconcileOnlyInLedger(ctx, tx, w, &sum, ids); err != nil {
+	if err := reconcileOnlyInLedger(ctx, tx, onlyInLedger, w, &sum, ids); err != nil {
 		return sum, err
 	}
 	if err := tx.QueryRow(ctx, reconcileAmbiguousSQL).Scan(&sum.Ambiguous); err != nil {
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	if cfg.Apply {
-		if err := reconcileApply(ctx, tx, &cfg, &sum, clientPK, digests); err != nil {
+		if err := reconcileApply(ctx, tx, &cfg, &sum, clientPK, digests, citus); err != nil {
 			return sum, err
 		}
 	}
@@ -441,12 +481,13 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow],
 	return nil
 }
 
-// reconcileOnlyInLedger streams the covered shoulders' ARKs no export holds into the report.
-func reconcileOnlyInLedger(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow], sum *ReconcileSummary, shoulders []int64) error {
+// reconcileOnlyInLedger streams the covered shoulders' ARKs no export holds into the report, by
+// query (reconcileOnlyInLedgerSQL or its citus form).
+func reconcileOnlyInLedger(ctx context.Context, tx pgx.Tx, query string, w *report.Writer[DiffRow], sum *ReconcileSummary, shoulders []int64) error {
 	if len(shoulders) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, reconcileOnlyInLedgerSQL, shoulders)
+	rows, err := tx.Query(ctx, query, shoulders)
 	if err != nil {
 		return fmt.Errorf("reconcile: only in ledger: %w", err)
 	}
@@ -479,8 +520,9 @@ func reconcileOnlyInLedger(ctx context.Context, tx pgx.Tx, w *report.Writer[Diff
 }
 
 // reconcileApply accepts the exports' values (ReconcileConfig.Apply) as one recorded run: an
-// import_run row and one audit event (ledger.ActionReconcileApply).
-func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *ReconcileSummary, clientPK *int64, digests []string) error {
+// import_run row and one audit event (ledger.ActionReconcileApply); citus says the ledger's
+// layout is LayoutCitus.
+func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *ReconcileSummary, clientPK *int64, digests []string, citus bool) error {
 	format := string(cfg.Format)
 	if format == "" {
 		format = "detected"
@@ -500,12 +542,20 @@ func reconcileApply(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *R
 		names = append(names, d[:len("sha256:")+12]+" "+d[strings.Index(d, "  ")+2:])
 	}
 	by := "arkhe reconcile --apply " + strings.Join(names, ", ")
-	if err := tx.QueryRow(ctx, reconcileApplySQL, clientPK, by, run).Scan(&sum.Repointed, &sum.Changed, &sum.NotApplied); err != nil {
+	apply := reconcileApplySQL
+	if citus {
+		if _, err := tx.Exec(ctx, reconcileTodoCitusSQL); err != nil {
+			return fmt.Errorf("reconcile: apply: %w", err)
+		}
+		apply = reconcileApplyCitusSQL
+	}
+	if err := tx.QueryRow(ctx, apply, clientPK, by, run).Scan(&sum.Repointed, &sum.Changed, &sum.NotApplied); err != nil {
 		return fmt.Errorf("reconcile: apply: %w", err)
 	}
 	sum.NotApplied += sum.Ambiguous
 	counts := fmt.Sprintf(`{"compared": %d, "repointed": %d, "changed": %d, "not_applied": %d}`, sum.Compared, sum.Repointed, sum.Changed, sum.NotApplied)
-	if _, err := tx.Exec(ctx, `update import_run set finished_at = clock_timestamp(), counts = $2::jsonb where id = $1`, run, counts); err != nil {
+	// statement_timestamp(): Citus refuses a volatile function in an UPDATE of a reference table
+	if _, err := tx.Exec(ctx, `update import_run set finished_at = statement_timestamp(), counts = $2::jsonb where id = $1`, run, counts); err != nil {
 		return fmt.Errorf("reconcile: record the run: %w", err)
 	}
 	// the run's audit event; each ARK's change is its ARK_CHANGE row

@@ -100,134 +100,139 @@ func reconcileCount(t *testing.T, pool *pgxpool.Pool, sql string, args ...any) i
 	return n
 }
 
+// TestReconcileReportsAndApplies runs on the single node and on Citus: the report of an export
+// against the ledger, --apply through ark_repoint and ark_apply_export (one ARK_CHANGE row per
+// changed ARK), and a second --apply that writes nothing.
 func TestReconcileReportsAndApplies(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	pool := pgtest.New(t)
-	l := &ledger.Ledger{Pool: pool}
-	dir := t.TempDir()
-	base := filepath.Join(dir, "base.anvl")
-	changed := filepath.Join(dir, "changed.anvl")
-	if err := os.WriteFile(base, []byte(reconcileBase), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(changed, []byte(reconcileChanged), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{base}, Format: legacy.EZIDANVL})
-	if err != nil || rep.Total.Imported != 5 {
-		t.Fatalf("import base: %+v %v", rep.Total, err)
-	}
-	// the changed export, imported: differences reported, nothing applied
-	rejects := filepath.Join(dir, "changed.rejects.csv")
-	rep, err = importer.Run(ctx, l, importer.Config{Inputs: []string{changed}, RejectsPath: rejects})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := rep.Total; c.Imported != 1 || c.Differences != 3 || c.Unchanged != 1 {
-		t.Errorf("import of the changed export: %+v (want 1 imported, 3 differences, 1 unchanged)", c)
-	}
-	if got := reconcileCount(t, pool, `select count(*) from ark where url = 'https://example.org/1' and ark = '12345/x6aaa1'`); got != 1 {
-		t.Errorf("import changed a target")
-	}
-	if got := reconcileCount(t, pool, `select count(*) from ark_change`); got != 0 {
-		t.Errorf("import wrote %d ARK_CHANGE rows", got)
-	}
-
-	out := filepath.Join(dir, "diff.csv")
-	sum, err := importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := reconcileReadCSV(t, out)
-	var got []string
-	for _, r := range rows {
-		got = append(got, r[0]+" "+r[1]+" "+r[2]+" "+r[3]+" | "+r[4])
-	}
-	sort.Strings(got)
-	want := []string{
-		"metadata_differs ark:12345/x6aaa3 what Third, revised | Third",
-		"only_in_ledger ark:12345/x6aaa5   | https://example.org/5",
-		"spelling_only ark:12345/x6aaa4  ark:/12345/x6-aaa4 | 12345/x6aaa4",
-		"status_differs ark:12345/x6aaa2 status unavailable | public",
-		"status_differs ark:12345/x6aaa2 tombstone_reason withdrawn by depositor | ",
-		"target_differs ark:12345/x6aaa1 target https://example.org/one | https://example.org/1",
-	}
-	// bbb1 was imported above, so it is in the ledger now
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("report rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if sum.Rows != int64(len(want)) || sum.Compared != 5 || sum.Covered != 1 || !sum.Findings() {
-		t.Errorf("summary %+v", sum)
-	}
-	for _, r := range rows {
-		if r[0] != importer.DiffOnlyInLedger && !strings.HasPrefix(r[5], changed+":") {
-			t.Errorf("source %q does not name the export and line", r[5])
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		pool := db.Pool
+		l := &ledger.Ledger{Pool: pool}
+		dir := t.TempDir()
+		base := filepath.Join(dir, "base.anvl")
+		changed := filepath.Join(dir, "changed.anvl")
+		if err := os.WriteFile(base, []byte(reconcileBase), 0o644); err != nil {
+			t.Fatal(err)
 		}
-	}
-
-	// --apply: one ARK_CHANGE row per changed ARK (aaa1, aaa2, aaa3)
-	sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV, Apply: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Repointed != 1 || sum.Changed != 2 || sum.NotApplied != 0 {
-		t.Errorf("apply: %+v", sum)
-	}
-	if got := reconcileCount(t, pool, `select count(*) from ark_change`); got != 3 {
-		t.Errorf("%d ARK_CHANGE rows, want 3", got)
-	}
-	if got := reconcileCount(t, pool, `select count(distinct ark) from ark_change where by_text like 'arkhe reconcile --apply sha256:%changed.anvl' and import_run_id is not null`); got != 3 {
-		t.Errorf("%d ARK_CHANGE rows name the export", got)
-	}
-	if got := reconcileCount(t, pool, `select count(*) from ark_change where ark = '12345/x6aaa1' and action = 'update' and before_url = 'https://example.org/1' and after_url = 'https://example.org/one'`); got != 1 {
-		t.Error("repoint row of aaa1 missing")
-	}
-	if got := reconcileCount(t, pool, `select count(*) from ark where ark = '12345/x6aaa2' and status = 'unavailable' and tombstone_reason = 'withdrawn by depositor' and url = 'https://example.org/2'`); got != 1 {
-		t.Error("aaa2 not tombstoned with its reason and real target")
-	}
-	if got := reconcileCount(t, pool, `select count(*) from ark_change where ark = '12345/x6aaa2' and action = 'tombstone'`); got != 1 {
-		t.Error("tombstone row of aaa2 missing")
-	}
-	if got := reconcileCount(t, pool, `select count(*) from ark_change where ark = '12345/x6aaa3' and action = 'metadata' and after_erc->>'what' = 'Third, revised'`); got != 1 {
-		t.Error("metadata row of aaa3 missing")
-	}
-	if got := reconcileCount(t, pool, `select count(*) from import_run where command = 'reconcile' and digest like 'sha256:%'`); got != 1 {
-		t.Errorf("%d reconcile runs recorded", got)
-	}
-
-	// a second --apply writes nothing; only spelling and the missing ARK remain
-	sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV, Apply: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Repointed+sum.Changed != 0 || sum.Rows != 2 || sum.Kinds[importer.DiffSpellingOnly] != 1 || sum.Kinds[importer.DiffOnlyInLedger] != 1 {
-		t.Errorf("second apply: %+v", sum)
-	}
-	if got := reconcileCount(t, pool, `select count(*) from ark_change`); got != 3 {
-		t.Errorf("second apply: %d ARK_CHANGE rows, want still 3", got)
-	}
-	// importing the export again is a no-op now
-	rep, err = importer.Run(ctx, l, importer.Config{Inputs: []string{changed}})
-	if err != nil || rep.Total.Unchanged != 5 || rep.Total.Differences != 0 || rep.Total.Imported != 0 {
-		t.Errorf("re-import after apply: %+v %v", rep.Total, err)
-	}
-	for _, q := range []string{`select count(*) from ark_change where by_text ~ '700000000'`, `select count(*) from import_run where source_file ~ '700000000'`} {
-		if reconcileCount(t, pool, q) != 0 {
-			t.Errorf("internal key in %s", q)
+		if err := os.WriteFile(changed, []byte(reconcileChanged), 0o644); err != nil {
+			t.Fatal(err)
 		}
-	}
-	b, _ := os.ReadFile(out)
-	if strings.Contains(string(b), "7000000000") {
-		t.Error("internal key in the report")
-	}
+		rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{base}, Format: legacy.EZIDANVL})
+		if err != nil || rep.Total.Imported != 5 {
+			t.Fatalf("import base: %+v %v", rep.Total, err)
+		}
+		// the changed export, imported: differences reported, nothing applied
+		rejects := filepath.Join(dir, "changed.rejects.csv")
+		rep, err = importer.Run(ctx, l, importer.Config{Inputs: []string{changed}, RejectsPath: rejects})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := rep.Total; c.Imported != 1 || c.Differences != 3 || c.Unchanged != 1 {
+			t.Errorf("import of the changed export: %+v (want 1 imported, 3 differences, 1 unchanged)", c)
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark where url = 'https://example.org/1' and ark = '12345/x6aaa1'`); got != 1 {
+			t.Errorf("import changed a target")
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark_change`); got != 0 {
+			t.Errorf("import wrote %d ARK_CHANGE rows", got)
+		}
+
+		out := filepath.Join(dir, "diff.csv")
+		sum, err := importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := reconcileReadCSV(t, out)
+		var got []string
+		for _, r := range rows {
+			got = append(got, r[0]+" "+r[1]+" "+r[2]+" "+r[3]+" | "+r[4])
+		}
+		sort.Strings(got)
+		want := []string{
+			"metadata_differs ark:12345/x6aaa3 what Third, revised | Third",
+			"only_in_ledger ark:12345/x6aaa5   | https://example.org/5",
+			"spelling_only ark:12345/x6aaa4  ark:/12345/x6-aaa4 | 12345/x6aaa4",
+			"status_differs ark:12345/x6aaa2 status unavailable | public",
+			"status_differs ark:12345/x6aaa2 tombstone_reason withdrawn by depositor | ",
+			"target_differs ark:12345/x6aaa1 target https://example.org/one | https://example.org/1",
+		}
+		// bbb1 was imported above, so it is in the ledger now
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("report rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if sum.Rows != int64(len(want)) || sum.Compared != 5 || sum.Covered != 1 || !sum.Findings() {
+			t.Errorf("summary %+v", sum)
+		}
+		for _, r := range rows {
+			if r[0] != importer.DiffOnlyInLedger && !strings.HasPrefix(r[5], changed+":") {
+				t.Errorf("source %q does not name the export and line", r[5])
+			}
+		}
+
+		// --apply: one ARK_CHANGE row per changed ARK (aaa1, aaa2, aaa3)
+		sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV, Apply: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Repointed != 1 || sum.Changed != 2 || sum.NotApplied != 0 {
+			t.Errorf("apply: %+v", sum)
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark_change`); got != 3 {
+			t.Errorf("%d ARK_CHANGE rows, want 3", got)
+		}
+		if got := reconcileCount(t, pool, `select count(distinct ark) from ark_change where by_text like 'arkhe reconcile --apply sha256:%changed.anvl' and import_run_id is not null`); got != 3 {
+			t.Errorf("%d ARK_CHANGE rows name the export", got)
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark_change where ark = '12345/x6aaa1' and action = 'update' and before_url = 'https://example.org/1' and after_url = 'https://example.org/one'`); got != 1 {
+			t.Error("repoint row of aaa1 missing")
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark where ark = '12345/x6aaa2' and status = 'unavailable' and tombstone_reason = 'withdrawn by depositor' and url = 'https://example.org/2'`); got != 1 {
+			t.Error("aaa2 not tombstoned with its reason and real target")
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark_change where ark = '12345/x6aaa2' and action = 'tombstone'`); got != 1 {
+			t.Error("tombstone row of aaa2 missing")
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark_change where ark = '12345/x6aaa3' and action = 'metadata' and after_erc->>'what' = 'Third, revised'`); got != 1 {
+			t.Error("metadata row of aaa3 missing")
+		}
+		if got := reconcileCount(t, pool, `select count(*) from import_run where command = 'reconcile' and digest like 'sha256:%'`); got != 1 {
+			t.Errorf("%d reconcile runs recorded", got)
+		}
+
+		// a second --apply writes nothing; only spelling and the missing ARK remain
+		sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{changed}, Out: out, OutFormat: report.CSV, Apply: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Repointed+sum.Changed != 0 || sum.Rows != 2 || sum.Kinds[importer.DiffSpellingOnly] != 1 || sum.Kinds[importer.DiffOnlyInLedger] != 1 {
+			t.Errorf("second apply: %+v", sum)
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark_change`); got != 3 {
+			t.Errorf("second apply: %d ARK_CHANGE rows, want still 3", got)
+		}
+		// importing the export again is a no-op now
+		rep, err = importer.Run(ctx, l, importer.Config{Inputs: []string{changed}})
+		if err != nil || rep.Total.Unchanged != 5 || rep.Total.Differences != 0 || rep.Total.Imported != 0 {
+			t.Errorf("re-import after apply: %+v %v", rep.Total, err)
+		}
+		for _, q := range []string{`select count(*) from ark_change where by_text ~ '700000000'`, `select count(*) from import_run where source_file ~ '700000000'`} {
+			if reconcileCount(t, pool, q) != 0 {
+				t.Errorf("internal key in %s", q)
+			}
+		}
+		b, _ := os.ReadFile(out)
+		if strings.Contains(string(b), "7000000000") {
+			t.Error("internal key in the report")
+		}
+	})
 }
 
 // TestReconcileAmbiguousAndParquet: an export that holds one ARK twice with different values is
 // reported and never applied; the default Parquet report is written.
 func TestReconcileAmbiguousAndParquet(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
+	ctx := context.Background()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
@@ -270,7 +275,7 @@ func TestReconcileAmbiguousAndParquet(t *testing.T) {
 // say why. A status and its tombstone reason count as one status difference.
 func TestReconcileSkipsReservedAndTest(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
+	ctx := context.Background()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()

@@ -418,77 +418,106 @@ func (w *batchWriter) classify(ctx context.Context, rows []arkItem) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	res, err := tx.Query(ctx, probeSQL, w.keys, w.p.runID)
+	sql := probeSQL
+	var at map[string][]int32 // citus: key -> its positions in w.keys
+	if w.p.citus {
+		sql = probeCitusSQL
+		at = make(map[string][]int32, len(w.keys))
+		for i, k := range w.keys {
+			at[k] = append(at[k], int32(i)+1)
+		}
+	}
+	res, err := tx.Query(ctx, sql, w.keys, w.p.runID)
 	if err != nil {
 		return 0, fmt.Errorf("import %s: classify: %w", w.p.path, err)
 	}
 	defer res.Close()
 	n := 0
 	var led [8]*string
+	var recs []int32
 	for res.Next() {
 		var rec int32
+		var key string
 		var ours bool
 		var status string
-		if err := res.Scan(&rec, &ours, &led[0], &status, &led[2], &led[3], &led[4], &led[5], &led[6], &led[7]); err != nil {
+		if w.p.citus {
+			err = res.Scan(&key, &ours, &led[0], &status, &led[2], &led[3], &led[4], &led[5], &led[6], &led[7])
+			recs = at[key]
+		} else {
+			err = res.Scan(&rec, &ours, &led[0], &status, &led[2], &led[3], &led[4], &led[5], &led[6], &led[7])
+			recs = append(recs[:0], rec)
+		}
+		if err != nil {
 			return n, fmt.Errorf("import %s: classify: %w", w.p.path, err)
 		}
 		led[1] = &status
-		rec--
-		if rec < 0 || int(rec) >= len(w.probe) || w.existing[w.probe[rec]] {
-			return n, fmt.Errorf("import %s: classify: unexpected row %d", w.p.path, rec)
-		}
-		k := w.probe[rec]
-		w.existing[k] = true
-		n++
-		r := &rows[w.kept[k]].row
-		exp := [8]*string{r.Target, &r.Status, r.Reason, r.Who, r.What, r.When, r.Commitment, nil}
-		if r.Metadata != nil {
-			m := string(r.Metadata)
-			exp[7] = &m
-		}
-		var d [8]bool
-		same := true
-		for f := range d {
-			if f == 7 {
-				d[f] = !sameJSON(exp[f], led[f])
-			} else {
-				d[f] = !legacy.SameText(exp[f], led[f])
-			}
-			same = same && !d[f]
-		}
-		switch {
-		case ours && same:
-			w.counts.Collapsed++
-			if err := w.p.rej.write(KindCollapsed, r.Source, r.ARK.Original, r.ARK.String(), "id",
-				"identical to an earlier row for the same ARK; both are one ARK", nil, nil, ""); err != nil {
+		for _, rec := range recs {
+			if err := w.classifyOne(rec, ours, &led, rows); err != nil {
 				return n, err
 			}
-		case ours:
-			// a conflict with a row of an earlier batch that was already inserted: the pass is
-			// finished to find every such ARK, then rolled back and run again
-			w.p.conflicts[r.Key()] = struct{}{}
-			w.restart = true
-			w.counts.Conflicts++
-		case same:
-			w.counts.Unchanged++
-		default:
-			w.counts.Differences++
-			for f := range d {
-				if !d[f] {
-					continue
-				}
-				if err := w.p.rej.write(KindDifference, r.Source, r.ARK.Original, r.ARK.String(), diffFields[f],
-					"the ARK is in the ledger with another value; left alone (arkhe reconcile --apply accepts the export's value)",
-					exp[f], led[f], ""); err != nil {
-					return n, err
-				}
-			}
+			n++
 		}
 	}
 	if err := res.Err(); err != nil {
 		return n, fmt.Errorf("import %s: classify: %w", w.p.path, err)
 	}
 	return n, nil
+}
+
+// classifyOne settles the kept row at 1-based position rec of w.keys, found in the ledger with
+// the values led (ours: inserted by this run).
+func (w *batchWriter) classifyOne(rec int32, ours bool, led *[8]*string, rows []arkItem) error {
+	rec--
+	if rec < 0 || int(rec) >= len(w.probe) || w.existing[w.probe[rec]] {
+		return fmt.Errorf("import %s: classify: unexpected row %d", w.p.path, rec)
+	}
+	k := w.probe[rec]
+	w.existing[k] = true
+	r := &rows[w.kept[k]].row
+	exp := [8]*string{r.Target, &r.Status, r.Reason, r.Who, r.What, r.When, r.Commitment, nil}
+	if r.Metadata != nil {
+		m := string(r.Metadata)
+		exp[7] = &m
+	}
+	var d [8]bool
+	same := true
+	for f := range d {
+		if f == 7 {
+			d[f] = !sameJSON(exp[f], led[f])
+		} else {
+			d[f] = !legacy.SameText(exp[f], led[f])
+		}
+		same = same && !d[f]
+	}
+	switch {
+	case ours && same:
+		w.counts.Collapsed++
+		if err := w.p.rej.write(KindCollapsed, r.Source, r.ARK.Original, r.ARK.String(), "id",
+			"identical to an earlier row for the same ARK; both are one ARK", nil, nil, ""); err != nil {
+			return err
+		}
+	case ours:
+		// a conflict with a row of an earlier batch that was already inserted: the pass is
+		// finished to find every such ARK, then rolled back and run again
+		w.p.conflicts[r.Key()] = struct{}{}
+		w.restart = true
+		w.counts.Conflicts++
+	case same:
+		w.counts.Unchanged++
+	default:
+		w.counts.Differences++
+		for f := range d {
+			if !d[f] {
+				continue
+			}
+			if err := w.p.rej.write(KindDifference, r.Source, r.ARK.Original, r.ARK.String(), diffFields[f],
+				"the ARK is in the ledger with another value; left alone (arkhe reconcile --apply accepts the export's value)",
+				exp[f], led[f], ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // sameJSON compares two JSON texts as values (jsonb renders keys in its own order and spacing).
@@ -634,7 +663,8 @@ func (w *batchWriter) shoulderRecord(ctx context.Context, it *shoulderItem) erro
 }
 
 // compareFill compares a registry record's values with the ledger's current ones: a value the
-// ledger lacks is filled (fillSQL with key and the values), a differing one is reported.
+// ledger lacks is filled (fillSQL with key and the values, an empty value as NULL), a differing
+// one is reported.
 func (w *batchWriter) compareFill(ctx context.Context, loc pipeline.Location, id, table string, fields, vals []string, cur []*string, fillSQL string, key any) error {
 	fill, differ := false, false
 	for i := range fields {
@@ -662,7 +692,11 @@ func (w *batchWriter) compareFill(ctx context.Context, loc pipeline.Location, id
 	if fill {
 		args := []any{key}
 		for _, v := range vals {
-			args = append(args, v)
+			if v == "" {
+				args = append(args, nil) // nothing to fill
+			} else {
+				args = append(args, v)
+			}
 		}
 		tx, err := w.tx()
 		if err != nil {
@@ -728,10 +762,12 @@ func (w *batchWriter) naanRecord(ctx context.Context, it *naanItem) error {
 		Scan(&cur[0], &cur[1], &cur[2], &cur[3], &cur[4], &cur[5], &cur[6]); err != nil {
 		return fmt.Errorf("import %s: read NAAN %s: %w", w.p.path, it.naan, err)
 	}
+	// $7 is a timestamptz parameter, not text cast in the statement: Citus refuses a stable
+	// function (the text-to-timestamptz cast) inside COALESCE in an UPDATE of a reference table
 	return w.compareFill(ctx, n.Source, it.naan, "naan", fields, vals, cur[:],
 		`update naan set name = coalesce(name, nullif($2, '')), who = coalesce(who, nullif($3, '')),
 		redirect = coalesce(redirect, nullif($4, '')), erc_where = coalesce(erc_where, nullif($5, '')),
-		na_policy = coalesce(na_policy, nullif($6, '')), registered_at = coalesce(registered_at, nullif($7, '')::timestamptz),
+		na_policy = coalesce(na_policy, nullif($6, '')), registered_at = coalesce(registered_at, $7::timestamptz),
 		note = coalesce(note, nullif($8, '')) where naan = $1`, it.naan)
 }
 

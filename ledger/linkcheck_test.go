@@ -68,7 +68,7 @@ func drain(t *testing.T, ctx context.Context, src *ledger.LinkSource) []linkchec
 	}
 }
 
-func keys(ts []linkcheck.Target) string {
+func targetKeys(ts []linkcheck.Target) string {
 	var k []string
 	for _, t := range ts {
 		k = append(k, t.Key)
@@ -113,8 +113,8 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 	got := drain(t, ctx, src)
 	// 99999/x9abc (the test NAAN) is left out without IncludeTest
 	want := "12345/q7f2 12345/q7f1 12345/q7n1 12345/q7n2 12345/q7g2 12345/q7g1"
-	if keys(got) != want {
-		t.Fatalf("order = %s\nwant    %s", keys(got), want)
+	if targetKeys(got) != want {
+		t.Fatalf("order = %s\nwant    %s", targetKeys(got), want)
 	}
 	if st := src.Stats(); st.Failing != 2 || st.Never != 2 || st.Good != 2 || st.ExcludedHost != 1 {
 		t.Errorf("stats = %+v, want 2 failing, 2 never, 2 good, 1 excluded host", st)
@@ -131,13 +131,13 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 	// the test NAAN when asked; a shoulder exclusion; a manager selection
 	src, err = l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{NAAN: "99999"}, Now: now})
 	must(t, err)
-	if got := keys(drain(t, ctx, src)); got != "99999/x9abc" {
+	if got := targetKeys(drain(t, ctx, src)); got != "99999/x9abc" {
 		t.Errorf("--naan 99999: %s, want 99999/x9abc", got)
 	}
 	must(t, firstErr(l.AddLinkExclusion(ctx, ledger.LinkExclusionSpec{Shoulder: "q7", NAAN: "12345"})))
 	src, err = l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{IncludeTest: true}, Now: now})
 	must(t, err)
-	if got := keys(drain(t, ctx, src)); got != "99999/x9abc" {
+	if got := targetKeys(drain(t, ctx, src)); got != "99999/x9abc" {
 		t.Errorf("with /q7 excluded: %s, want 99999/x9abc", got)
 	}
 	ended, err := l.EndLinkExclusion(ctx, ledger.LinkExclusionSpec{Shoulder: "/q7"})
@@ -148,7 +148,7 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 	must(t, firstErr(l.AddLinkExclusion(ctx, ledger.LinkExclusionSpec{Manager: "m1"})))
 	src, err = l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{Manager: "m2", IncludeTest: true}, Now: now})
 	must(t, err)
-	if got := keys(drain(t, ctx, src)); got != want {
+	if got := targetKeys(drain(t, ctx, src)); got != want {
 		t.Errorf("--manager m2 with m1 excluded: %s, want %s", got, want)
 	}
 	var sel *ledger.LinkSelectionError

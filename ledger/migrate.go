@@ -32,7 +32,7 @@ var migrationFS embed.FS
 type Migration struct {
 	Version int    // NNNN from the file name, starting at 1
 	Name    string // file name
-	SQL     string // the statements, run in one transaction
+	SQL     string // the statements, run one by one in one transaction
 }
 
 // migrationAdvisoryLock serialises concurrent Migrate calls on one database (an arbitrary constant).
@@ -222,9 +222,11 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 			_ = tx.Rollback(ctx)
 			return res, fmt.Errorf("migration %s: set layout: %w", m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, m.SQL); err != nil {
-			_ = tx.Rollback(ctx)
-			return res, fmt.Errorf("migration %s: %w", m.Name, err)
+		for _, st := range splitStatements(m.SQL) {
+			if _, err := tx.Exec(ctx, st.SQL); err != nil {
+				_ = tx.Rollback(ctx)
+				return res, fmt.Errorf("migration %s, statement at line %d: %w", m.Name, st.Line, err)
+			}
 		}
 		if _, err := tx.Exec(ctx, `insert into schema_migration (version, name, checksum) values ($1, $2, $3)`,
 			m.Version, m.Name, sum); err != nil {

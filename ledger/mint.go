@@ -44,6 +44,18 @@ import (
 // way: a sample of each batch's request IDs is looked up first; if any exists (a re-run) the
 // whole batch's receipts are read and its rows replay.
 //
+// The citus layout: receipts are rows of the receipt table (distributed by request ID: a key
+// unique across the cluster must contain the distribution column), so a batch COPYs its ark
+// rows without a receipt and then its receipt rows, in the same distributed transaction, and
+// replays read the receipt table. Citus reports every error a worker raises during COPY as
+// XX000 (internal_error) with the worker's message: a unique violation (a drawn name or a
+// request ID that exists), the reach trigger, a row's data. The sink tells them apart the same
+// way as above, by querying: after an XX000 it looks the batch's receipts and names up; if
+// either exists the batch is retried as after a conflict, else it reads the client's reach
+// again (changed: the run stops with a *ReachError), else a row's data was refused and the row
+// is found by re-sending halves (the line number of a COPY error on Citus is where the
+// coordinator noticed it, not the row).
+//
 // Counters: each batch adds its draws and collisions to the shoulder's shoulder_tally row, and
 // its new mints to mint_quota, as the last statements of its own transaction — crash-safe and
 // exact (a rolled-back batch counts nothing), and the row locks are held only while committing.
@@ -74,6 +86,9 @@ const maxBatchAttempts = 64
 const (
 	codeDeadlock      = "40P01" // deadlock_detected: two runs inserting the same receipts
 	codeSerialization = "40001" // serialization_failure
+	// codeInternal is internal_error, which Citus reports for any error a worker raised
+	// during COPY (the worker's SQLSTATE is dropped, its message kept).
+	codeInternal = "XX000"
 )
 
 // Check is a policy for looking rows up in the ledger before COPY.
@@ -140,9 +155,10 @@ type MintConfig struct {
 
 // MintHooks let tests reach into a run. They are not for production use.
 type MintHooks struct {
-	// CopyRow, if set, is called as COPY asks for row n (1-based) of table ("ark": the receipt
-	// is on the ark row) in worker's current attempt; cancelling the run's context from it aborts
-	// that COPY mid-stream.
+	// CopyRow, if set, is called as COPY asks for row n (1-based) of table ("ark", whose rows
+	// carry their receipts in the single layout; "receipt" in the citus layout, after the ark
+	// rows) in worker's current attempt; cancelling the run's context from it aborts that COPY
+	// mid-stream.
 	CopyRow func(worker int, table string, n int)
 	// Bisect makes the sink locate a row the server refused by re-sending halves, ignoring the
 	// line number in the error's Where field.
@@ -299,7 +315,7 @@ type MintStats struct {
 	ReceiptLookups time.Duration // sampling and reading receipts before COPY
 	NameLookups    time.Duration // looking drawn names up in the ledger
 	Settle         time.Duration // deciding outcomes and drawing names, lookups excluded
-	CopyARKs       time.Duration // COPY ark, receipts included (they are ark columns)
+	CopyARKs       time.Duration // COPY ark with the receipts (ark columns; on Citus a second COPY, of receipt rows)
 	Commit         time.Duration // counters and COMMIT
 	Retries        int64         // batch attempts rolled back and retried, for any reason
 	Conflicts      int64         // of which after a unique violation or deadlock (found by querying)
@@ -327,6 +343,8 @@ type MintSink struct {
 	t        MintTarget
 	space    float64 // 29^blade length
 	arkRows0 int64   // estimated ARKs in the ledger when the run started
+	citus    bool    // the ledger's layout is LayoutCitus: receipts are rows of the receipt table
+	q        *receiptQueries
 
 	minted    atomic.Int64 // committed new mints in this run
 	dense     atomic.Bool  // a ledger collision was seen: look names up before every COPY
@@ -373,6 +391,10 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 	if cfg.Blades == nil {
 		cfg.Blades = func(int) ark.BladeSource { return ark.NewRandomBlades() }
 	}
+	var layout string
+	if err := l.Pool.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
+		return nil, fmt.Errorf("prepare mint: read the ledger's layout: %w", err)
+	}
 	t, err := l.resolveMintTarget(ctx, cfg.ClientID, cfg.Shoulder)
 	if err != nil {
 		return nil, err
@@ -383,7 +405,10 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 		}
 	}
 	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed(), owner: map[uint64]holder{}},
-		runNames: runNames{bits: make([]atomic.Uint64, runNameBits/64)}}
+		runNames: runNames{bits: make([]atomic.Uint64, runNameBits/64)}, citus: Layout(layout) == LayoutCitus, q: &singleReceipts}
+	if s.citus {
+		s.q = &citusReceipts
+	}
 	if t.NoNewMints == nil {
 		s.space = ark.BladeSpace(t.BladeLength)
 	}
@@ -400,8 +425,7 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 	}
 	if refusal != nil {
 		var any bool
-		if err := l.Pool.QueryRow(ctx, `select exists (select 1 from ark where created_by = $1 and request_id is not null)`,
-			t.ClientPK).Scan(&any); err != nil {
+		if err := l.Pool.QueryRow(ctx, s.q.any, t.ClientPK).Scan(&any); err != nil {
 			return nil, fmt.Errorf("prepare mint: look up receipts: %w", err)
 		}
 		if !any {
@@ -409,13 +433,45 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 		}
 	}
 	// reltuples: an estimate (-1 before the first ANALYZE); a stale one only delays the switch
-	// to looking names up until the first collision is seen.
+	// to looking names up until the first collision is seen. On Citus the coordinator's ark is
+	// an empty shell: the shards' estimates are summed.
+	estimate := `select reltuples from pg_class where oid = 'ark'::regclass`
+	if s.citus {
+		estimate = `select coalesce(sum(greatest(result::float8, 0)), 0) from run_command_on_shards('ark',
+			$$select reltuples from pg_class where oid = '%s'::regclass$$) where success`
+	}
 	var est float64
-	if err := l.Pool.QueryRow(ctx, `select reltuples from pg_class where oid = 'ark'::regclass`).Scan(&est); err != nil {
+	if err := l.Pool.QueryRow(ctx, estimate).Scan(&est); err != nil {
 		return nil, fmt.Errorf("prepare mint: estimate ledger size: %w", err)
 	}
 	s.arkRows0 = int64(max(est, 0))
 	return s, nil
+}
+
+// receiptQueries are the sink's reads of receipts in one layout: any (does client $1 hold a
+// receipt), sample (does any of request IDs $2 of client $1 have one) and load (request_id,
+// ark, payload_digest of request IDs $2 of client $1). Request IDs go as a COLLATE "C" array,
+// the key's collation, so the index serves them whatever the database's default collation.
+type receiptQueries struct{ any, sample, load string }
+
+// singleReceipts read receipts from the ark rows, through the ark_receipt partial index
+// (created_by, request_id) where request_id is not null.
+var singleReceipts = receiptQueries{
+	any: `select exists (select 1 from ark where created_by = $1 and request_id is not null)`,
+	sample: `select exists (select 1 from ark
+		where created_by = $1 and request_id = any($2::text[] collate "C") and request_id is not null)`,
+	load: `select request_id, ark, payload_digest from ark
+		where created_by = $1 and request_id = any($2::text[] collate "C") and request_id is not null`,
+}
+
+// citusReceipts read the receipt table (its key (client_pk, request_id); the request IDs
+// prune the shards).
+var citusReceipts = receiptQueries{
+	any: `select exists (select 1 from receipt where client_pk = $1)`,
+	sample: `select exists (select 1 from receipt
+		where client_pk = $1 and request_id = any($2::text[] collate "C"))`,
+	load: `select request_id, ark, payload_digest from receipt
+		where client_pk = $1 and request_id = any($2::text[] collate "C")`,
 }
 
 // MaxWorkers implements pipeline.WorkerLimiter: 1 under a daily quota, so the first rows in
@@ -758,12 +814,35 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 		if !errors.As(err, &pgErr) {
 			return fmt.Errorf("mint batch: %w", err)
 		}
-		switch code := pgErr.Code; {
+		code, diagnosed := pgErr.Code, false
+		if w.s.citus && code == codeInternal {
+			// a worker's error during COPY, its SQLSTATE dropped by Citus: find out by querying
+			conflict, err := w.diagnose(ctx, b.Rows)
+			if err != nil {
+				return err
+			}
+			switch {
+			case conflict:
+				code, diagnosed = CodeUniqueViolation, true
+			case w.reachChanged(ctx):
+				code = CodeReachRefused
+			default:
+				code = CodeCheckViolation // a row's data: located by re-sending halves
+			}
+		}
+		switch {
 		case code == CodeUniqueViolation || code == codeDeadlock || code == codeSerialization:
 			// Something exists that the batch did not know of: a receipt (a re-run, a concurrent
-			// run, a duplicate across batches: ark_receipt), a name (a collision: ark_pkey). One
-			// ark COPY raises either; find both by querying, never from the error.
+			// run, a duplicate across batches: ark_receipt or the receipt table's key), a name (a
+			// collision: ark_pkey). One ark COPY raises either; find both by querying, never from
+			// the error.
 			checkReceipts, loaded, checkNames, conflicted = true, false, true, true
+			if diagnosed { // diagnose read the batch's receipts
+				loaded = true
+				if len(w.receipt) > 0 {
+					w.replays = true // receipts turn up past the sample: look every batch up from now on
+				}
+			}
 			w.s.conflicts.Add(1)
 			if code == codeDeadlock {
 				w.s.faults.deadlocks.Add(1)
@@ -774,16 +853,53 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 				Rule: "the ledger refused the batch (its reach changed during the run)", Err: err}
 		case rowLevel(code):
 			w.s.refusals.Add(1)
-			i, err := w.locate(ctx, b, pgErr)
+			i, rowErr, err := w.locate(ctx, b, pgErr)
 			if err != nil {
 				return err
 			}
-			w.serverRej[i] = &pipeline.RowError{Loc: rows[i].Record.Source, Field: columnField(pgErr.ColumnName),
-				Err: &ServerRefusalError{Code: pgErr.Code, Message: pgErr.Message, Column: pgErr.ColumnName}}
+			w.serverRej[i] = &pipeline.RowError{Loc: rows[i].Record.Source, Field: columnField(rowErr.ColumnName),
+				Err: &ServerRefusalError{Code: rowErr.Code, Message: rowErr.Message, Column: rowErr.ColumnName}}
 		default:
 			return fmt.Errorf("mint batch: %w", err)
 		}
 	}
+}
+
+// diagnose tells, after Citus reported a worker's COPY error as XX000, whether the batch
+// conflicted with the ledger: it reads the receipts of the batch's request IDs (into w.receipt)
+// and looks up the names of the rows it tried to mint; a receipt of such a row or an existing
+// name is a conflict. (A conflicting row that was uncommitted made the COPY wait for its
+// transaction, so it is committed and visible now.)
+func (w *mintWorker) diagnose(ctx context.Context, rows []pipeline.Row) (bool, error) {
+	t0 := time.Now()
+	if err := w.loadReceipts(ctx, rows); err != nil {
+		return false, err
+	}
+	w.s.since(phaseReceipts, t0)
+	for _, i := range w.mint {
+		if _, ok := w.receipt[rows[i].Record.RequestID]; ok {
+			return true, nil
+		}
+	}
+	w.keys = w.keys[:0]
+	for _, i := range w.mint {
+		w.keys = append(w.keys, w.name[i][4:])
+	}
+	t0 = time.Now()
+	err := w.existing(ctx, w.keys)
+	w.s.since(phaseNames, t0)
+	return len(w.hits) > 0, err
+}
+
+// reachChanged reports whether the run's client may no longer mint in its shoulder (the
+// checks of PrepareMint, read again); a failed read counts as unchanged.
+func (w *mintWorker) reachChanged(ctx context.Context) bool {
+	t, err := w.s.l.resolveMintTarget(ctx, w.s.cfg.ClientID, w.s.cfg.Shoulder)
+	var re *ReachError
+	if errors.As(err, &re) {
+		return true
+	}
+	return err == nil && (t.NoNewMints != nil || t.ShoulderID != w.shoulderID)
 }
 
 // rowLevel reports whether SQLSTATE code is about one row's data: class 22 (data exception:
@@ -838,8 +954,7 @@ func (w *mintWorker) sampleReceipts(ctx context.Context, rows []pipeline.Row) (b
 	}
 	w.strs = append(w.strs, rows[len(rows)-1].Record.RequestID)
 	var hit bool
-	err := w.conn.QueryRow(ctx, `select exists (select 1 from ark
-		where created_by = $1 and request_id = any($2::text[] collate "C") and request_id is not null)`, w.clientPK, w.strs).Scan(&hit)
+	err := w.conn.QueryRow(ctx, w.s.q.sample, w.clientPK, w.strs).Scan(&hit)
 	if err != nil {
 		return false, fmt.Errorf("look up receipts: %w", err)
 	}
@@ -856,9 +971,7 @@ func (w *mintWorker) loadReceipts(ctx context.Context, rows []pipeline.Row) erro
 		}
 	}
 	slices.Sort(w.strs) // see existing
-	// the ark_receipt partial index: (created_by, request_id) where request_id is not null
-	res, err := w.conn.Query(ctx, `select request_id, ark, payload_digest from ark
-		where created_by = $1 and request_id = any($2::text[] collate "C") and request_id is not null`, w.clientPK, w.strs)
+	res, err := w.conn.Query(ctx, w.s.q.load, w.clientPK, w.strs)
 	if err != nil {
 		return fmt.Errorf("look up receipts: %w", err)
 	}
@@ -1207,7 +1320,7 @@ func (w *mintWorker) release() {
 }
 
 // arkColumns are the ark columns a mint writes, in COPY order; request_id and payload_digest
-// are the receipt.
+// are the receipt (the single layout; the citus layout writes the others).
 func arkColumns() []string {
 	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment",
 		"erc_who", "erc_what", "erc_when", "created_at", "created_by", "request_id", "payload_digest"}
@@ -1226,16 +1339,25 @@ func (w *mintWorker) prepareCopy(idx []int32) {
 	}
 }
 
-// copyRows COPYs the ARKs of rows idx, receipts included, inside tx.
+// copyRows COPYs the ARKs of rows idx with their receipts inside tx.
 func (w *mintWorker) copyRows(ctx context.Context, tx pgx.Tx, b *pipeline.Batch, idx []int32, at time.Time) error {
 	w.prepareCopy(idx)
 	if !w.s.cfg.PgxCopyFrom {
 		return w.copyBinary(ctx, tx, b.Rows, at)
 	}
 	t0 := time.Now()
+	defer w.s.since(phaseCopyARKs, t0)
 	as := &arkSource{w: w, rows: b.Rows, naan: w.naan, shoulderID: w.shoulderID, createdAt: at, createdBy: w.clientPK}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkColumns(), as)
-	w.s.since(phaseCopyARKs, t0)
+	if !w.s.citus {
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkColumns(), as)
+		return err
+	}
+	as.columns = len(arkColumns()) - 2
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkColumns()[:as.columns], as); err != nil {
+		return err
+	}
+	rs := &receiptSource{w: w, rows: b.Rows, clientPK: w.clientPK, createdAt: at}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"receipt"}, []string{"client_pk", "request_id", "ark", "payload_digest", "created_at"}, rs)
 	return err
 }
 
@@ -1319,30 +1441,49 @@ func copyLine(where string) int {
 
 // locate returns the row of b the server refused in the last COPY of w.mint: from the line
 // number of pgErr.Where, or by re-sending halves in transactions that are rolled back.
-func (w *mintWorker) locate(ctx context.Context, b *pipeline.Batch, pgErr *pgconn.PgError) (int32, error) {
-	if !w.s.cfg.Hooks.Bisect {
+//
+// It also returns the error that describes the row: pgErr, or on Citus the row's own.
+//
+// On Citus a worker's error (XX000) carries the line the coordinator was at when it noticed,
+// not the refused row's, and with rows refused on several workers it may be any of theirs: so
+// the halves are always re-sent, and the row found is re-sent alone, to confirm that it is
+// refused by itself and to read its own error.
+func (w *mintWorker) locate(ctx context.Context, b *pipeline.Batch, pgErr *pgconn.PgError) (int32, *pgconn.PgError, error) {
+	remote := w.s.citus && pgErr.Code == codeInternal
+	if !w.s.cfg.Hooks.Bisect && !remote {
 		if n := copyLine(pgErr.Where); n >= 1 && n <= len(w.mint) {
-			return w.mint[n-1], nil
+			return w.mint[n-1], pgErr, nil
 		}
+	}
+	refused := func(err error) bool {
+		var pe *pgconn.PgError
+		return errors.As(err, &pe) && (rowLevel(pe.Code) || w.s.citus && pe.Code == codeInternal)
 	}
 	cand := slices.Clone(w.mint)
 	for len(cand) > 1 {
 		half := cand[:len(cand)/2]
 		err := w.probe(ctx, b, half)
-		var pe *pgconn.PgError
 		switch {
 		case err == nil:
 			cand = cand[len(cand)/2:]
-		case errors.As(err, &pe) && rowLevel(pe.Code):
+		case refused(err):
 			cand = half
 		default:
-			return 0, fmt.Errorf("locate the refused row: %w", err)
+			return 0, nil, fmt.Errorf("locate the refused row: %w", err)
 		}
 	}
 	if len(cand) == 0 {
-		return 0, fmt.Errorf("locate the refused row: empty batch: %w", pgErr)
+		return 0, nil, fmt.Errorf("locate the refused row: empty batch: %w", pgErr)
 	}
-	return cand[0], nil
+	if remote {
+		err := w.probe(ctx, b, cand)
+		var own *pgconn.PgError
+		if !refused(err) || !errors.As(err, &own) {
+			return 0, nil, fmt.Errorf("mint batch: the server refused it, and no row alone: %w", pgErr)
+		}
+		return cand[0], own, nil
+	}
+	return cand[0], pgErr, nil
 }
 
 // probe COPYs the rows idx in a transaction that is always rolled back.
@@ -1379,6 +1520,7 @@ type arkSource struct {
 	shoulderID any
 	createdAt  any
 	createdBy  any
+	columns    int // how many of the values go: 13, or 11 without the receipt (citus layout)
 	vals       [13]any
 }
 
@@ -1403,11 +1545,45 @@ func (s *arkSource) Values() ([]any, error) {
 		optional(rec.Has&pipeline.HasWhat != 0, &rec.What),
 		optional(rec.Has&pipeline.HasWhen != 0, &rec.When),
 		s.createdAt, s.createdBy, &rec.RequestID, (*digest16)(&r.Digest)}
+	if s.columns > 0 {
+		return s.vals[:s.columns], nil
+	}
 	return s.vals[:], nil
 }
 
 // Err implements pgx.CopyFromSource; the source never fails.
 func (s *arkSource) Err() error { return nil }
+
+// receiptSource is the pgx.CopyFromSource of the receipt rows of one attempt in the citus
+// layout: client_pk, request_id, ark, payload_digest, created_at.
+type receiptSource struct {
+	w         *mintWorker
+	rows      []pipeline.Row
+	i         int
+	clientPK  any
+	createdAt any
+	vals      [5]any
+}
+
+// Next implements pgx.CopyFromSource; it calls the CopyRow hook.
+func (s *receiptSource) Next() bool {
+	s.i++
+	if s.w.s.cfg.Hooks.CopyRow != nil && s.i <= len(s.w.copyIdx) {
+		s.w.s.cfg.Hooks.CopyRow(s.w.id, "receipt", s.i)
+	}
+	return s.i <= len(s.w.copyIdx)
+}
+
+// Values implements pgx.CopyFromSource.
+func (s *receiptSource) Values() ([]any, error) {
+	k := s.i - 1
+	r := &s.rows[s.w.copyIdx[k]]
+	s.vals = [5]any{s.clientPK, &r.Record.RequestID, &s.w.keys[k], (*digest16)(&r.Digest), s.createdAt}
+	return s.vals[:], nil
+}
+
+// Err implements pgx.CopyFromSource; the source never fails.
+func (s *receiptSource) Err() error { return nil }
 
 // ExpectedCollisions returns the expected number of collisions when drawing n blades of
 // bladeLength random betanumerics into a shoulder already holding existing names: n × existing

@@ -77,21 +77,35 @@ func (r *copyReader) Read(p []byte) (int, error) {
 }
 
 // copyARKsSQL names the columns in the order the tuples are encoded; request_id and
-// payload_digest are the receipt, on the ark row.
+// payload_digest are the receipt, on the ark row (the single layout).
 const copyARKsSQL = `copy ark (ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when,
 	created_at, created_by, request_id, payload_digest) from stdin (format binary)`
 
-// copyBinary COPYs the ARKs of rows w.copyIdx (prepared by prepareCopy), receipts included, in
-// one COPY inside tx.
+// copyCitusARKsSQL and copyReceiptsSQL are the two COPYs of the citus layout: the ark rows
+// without a receipt (their first 11 columns), then the receipts, rows of the receipt table.
+const (
+	copyCitusARKsSQL = `copy ark (ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when,
+	created_at, created_by) from stdin (format binary)`
+	copyReceiptsSQL = `copy receipt (client_pk, request_id, ark, payload_digest, created_at) from stdin (format binary)`
+)
+
+// copyBinary COPYs the ARKs of rows w.copyIdx (prepared by prepareCopy) with their receipts
+// inside tx: in the single layout one COPY of ark rows that carry their receipt; in the citus
+// layout a COPY of ark rows, then a COPY of receipt rows.
 func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.Row, at time.Time) error {
 	hook := w.s.cfg.Hooks.CopyRow
+	citus := w.s.citus
 	arks := &copyReader{n: len(w.copyIdx), buf: w.copyBuf[:0], tuple: func(dst []byte, k int) []byte {
 		if hook != nil {
 			hook(w.id, "ark", k+1)
 		}
 		r := &rows[w.copyIdx[k]]
 		rec := &r.Record
-		dst = AppendTuple(dst, 13)
+		if citus {
+			dst = AppendTuple(dst, 11)
+		} else {
+			dst = AppendTuple(dst, 13)
+		}
 		dst = AppendText(dst, w.keys[k])
 		dst = AppendText(dst, w.naan)
 		dst = AppendInt8(dst, w.shoulderID)
@@ -103,13 +117,38 @@ func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.
 		dst = AppendOptional(dst, rec.Has&pipeline.HasWhen != 0, rec.When)
 		dst = AppendTimestamptz(dst, at)
 		dst = AppendInt8(dst, w.clientPK)
+		if citus {
+			return dst
+		}
 		dst = AppendText(dst, rec.RequestID)
 		return AppendBytea(dst, r.Digest[:])
 	}}
 	t0 := time.Now()
-	_, err := tx.Conn().PgConn().CopyFrom(ctx, arks, copyARKsSQL)
+	defer w.s.since(phaseCopyARKs, t0)
+	sql := copyARKsSQL
+	if citus {
+		sql = copyCitusARKsSQL
+	}
+	_, err := tx.Conn().PgConn().CopyFrom(ctx, arks, sql)
 	arks.close()
 	w.copyBuf = arks.buf[:0]
-	w.s.since(phaseCopyARKs, t0)
+	if err != nil || !citus {
+		return err
+	}
+	receipts := &copyReader{n: len(w.copyIdx), buf: w.copyBuf[:0], tuple: func(dst []byte, k int) []byte {
+		if hook != nil {
+			hook(w.id, "receipt", k+1)
+		}
+		r := &rows[w.copyIdx[k]]
+		dst = AppendTuple(dst, 5)
+		dst = AppendInt8(dst, w.clientPK)
+		dst = AppendText(dst, r.Record.RequestID)
+		dst = AppendText(dst, w.keys[k])
+		dst = AppendBytea(dst, r.Digest[:])
+		return AppendTimestamptz(dst, at)
+	}}
+	_, err = tx.Conn().PgConn().CopyFrom(ctx, receipts, copyReceiptsSQL)
+	receipts.close()
+	w.copyBuf = receipts.buf[:0]
 	return err
 }

@@ -108,7 +108,7 @@ func (a *audit) streamQuery(r ageRef) (string, streamLayout) {
 	var lay streamLayout
 	cols := []string{"a.ark", "a.shoulder_id", "a.seq", "a.import_run_id is null", "a.check_ok"}
 	then, join := a.inBaseline(r)
-	if a.base != nil {
+	if a.base != nil && !a.citus { // on Citus every ARK counts (compareGrowing)
 		lay.then = true
 		cols = append(cols, then)
 	}
@@ -125,6 +125,9 @@ func (a *audit) streamQuery(r ageRef) (string, streamLayout) {
 	if len(retired) > 0 {
 		lay.created = true
 		cols = append(cols, fmt.Sprintf("case when a.shoulder_id = any('{%s}'::bigint[]) then a.created_at end", strings.Join(retired, ",")))
+	}
+	if !lay.then && !lay.scope {
+		join = ""
 	}
 	return fmt.Sprintf(`copy (select %s from ark a %s) to stdout (format binary)`, strings.Join(cols, ", "), join), lay
 }
@@ -295,7 +298,7 @@ func (a *audit) checkARK(stored string, sh *shoulderInfo, knownBad bool, created
 
 // schemaCheck runs schema.triggers.
 func (a *audit) schemaCheck(ctx context.Context, ln *lane) error {
-	if err := checkSchema(ctx, ln.tx, a.rec); err != nil {
+	if err := checkSchema(ctx, ln.tx, a.rec, a.citus); err != nil {
 		return fmt.Errorf("verify: %s: %w", CheckSchema, err)
 	}
 	return nil
@@ -391,6 +394,27 @@ func (a *audit) receiptTotals(ctx context.Context, ln *lane) error {
 	return nil
 }
 
+// The anti-joins of receipt.ark_exists and ark.receipt_missing, and their forms for the citus
+// layout (outer joins).
+const (
+	receiptARKExistsSQL = `select r.ark, r.request_id, c.client_id from mint_receipt r
+		left join client c on c.id = r.client_pk
+		where not exists (select 1 from ark a where a.ark = r.ark)
+		order by r.ark, r.request_id`
+	receiptMissingSQL = `select a.ark from ark a
+		where a.import_run_id is null and not exists (select 1 from mint_receipt r where r.ark = a.ark)
+		order by a.ark`
+	receiptARKExistsCitusSQL = `select r.ark, r.request_id, c.client_id from mint_receipt r
+		left join ark a on a.ark = r.ark
+		left join client c on c.id = r.client_pk
+		where a.ark is null
+		order by r.ark, r.request_id`
+	receiptMissingCitusSQL = `select a.ark from ark a
+		left join (select ark from mint_receipt) r on r.ark = a.ark
+		where a.import_run_id is null and r.ark is null
+		order by a.ark`
+)
+
 // receiptExact runs receipt.ark_exists and ark.receipt_missing by anti-join, unless the
 // multiset of receipt ARKs equals that of minted ARKs (same count and hash sum, from
 // receiptTotals and the ARK pass; it runs after both), which rules both out.
@@ -398,10 +422,13 @@ func (a *audit) receiptExact(ctx context.Context, ln *lane) error {
 	if a.receipts == a.digest.minted {
 		return nil
 	}
-	rows, err := ln.tx.Query(ctx, `select r.ark, r.request_id, c.client_id from mint_receipt r
-		left join client c on c.id = r.client_pk
-		where not exists (select 1 from ark a where a.ark = r.ark)
-		order by r.ark, r.request_id`)
+	// On Citus receipts (by request ID) and ARKs (by the ARK string) are distributed apart:
+	// Citus plans no correlated subquery between them, but the outer join
+	arkExists, receiptMissing := receiptARKExistsSQL, receiptMissingSQL
+	if a.citus {
+		arkExists, receiptMissing = receiptARKExistsCitusSQL, receiptMissingCitusSQL
+	}
+	rows, err := ln.tx.Query(ctx, arkExists)
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", CheckReceiptARKExists, err)
 	}
@@ -419,9 +446,7 @@ func (a *audit) receiptExact(ctx context.Context, ln *lane) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("verify: %s: %w", CheckReceiptARKExists, err)
 	}
-	rows, err = ln.tx.Query(ctx, `select a.ark from ark a
-		where a.import_run_id is null and not exists (select 1 from mint_receipt r where r.ark = a.ark)
-		order by a.ark`)
+	rows, err = ln.tx.Query(ctx, receiptMissing)
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", CheckReceiptMissing, err)
 	}

@@ -107,6 +107,11 @@ func (a *audit) prepare(ctx context.Context, ln *lane) error {
 	if s.xmin, s.xmax, s.xip, err = parseSnapshot(s.text); err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
+	var layout string
+	if err := ln.tx.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
+		return fmt.Errorf("verify: read the ledger's layout: %w", err)
+	}
+	a.citus = ledger.Layout(layout) == ledger.LayoutCitus
 	var b baseline
 	var digest int64
 	var shoulders map[string]int64
@@ -128,13 +133,16 @@ func (a *audit) prepare(ctx context.Context, ln *lane) error {
 		a.base = &b
 		// The stored snapshot applies only to the same cluster and database, with the
 		// transaction counter moved forward by less than 2^31 (so 32-bit xmin ages resolve).
-		a.usable = b.origin == s.origin && b.xmax <= s.xmax && s.xmax-b.xmin < math.MaxInt32-1<<24
+		a.usable = b.origin == s.origin && b.xmax <= s.xmax && s.xmax-b.xmin < math.MaxInt32-1<<24 && !a.citus
 	case errors.Is(err, pgx.ErrNoRows):
 		// no earlier clean audit
 	default:
 		return fmt.Errorf("verify: read last audit summary: %w", err)
 	}
 	a.since = a.cfg.Since && a.base != nil && a.usable
+	if a.cfg.Since && a.citus {
+		a.rec.note(CheckDigest, "--since needs one snapshot of the whole ledger, which Citus does not have across nodes: this audit is a full one")
+	}
 	if a.shoulder, err = loadShoulders(ctx, ln); err != nil {
 		return err
 	}
@@ -313,6 +321,9 @@ func (a *audit) compareDigest(ctx context.Context, ln *lane) error {
 		a.rec.note(CheckDigest, "no earlier clean audit to compare with; this audit records the first baseline")
 		return nil
 	}
+	if a.citus {
+		return a.compareGrowing(ctx, ln)
+	}
 	b, d := a.base, a.digest
 	when := b.at.UTC().Format(time.RFC3339)
 	if !a.usable {
@@ -379,11 +390,73 @@ func (a *audit) compareDigest(ctx context.Context, ln *lane) error {
 	return nil
 }
 
+// compareGrowing is ledger.digest on Citus, where no snapshot, transaction id or insertion
+// number spans the nodes: Citus draws seq per node (node group g from g·2^48+1), so a block of
+// 2^blockShift seq values holds ARKs inserted through one node, in the order that node drew
+// them. Without the last clean audit's snapshot the ARKs it saw cannot be singled out; instead
+// every ARK counts, and the numbers may only grow: per shoulder the count, per block the count
+// (a block that was complete at the last audit keeps exactly its ARKs: the same count and
+// digest; one still being filled, or holding ARKs then still being inserted, may only gain).
+// A deleted ARK is found unless its block gained as many ARKs since; a moved one changes its
+// shoulders' counts, an altered key or seq the block's digest.
+func (a *audit) compareGrowing(ctx context.Context, ln *lane) error {
+	b, d := a.base, a.digest
+	when := b.at.UTC().Format(time.RFC3339)
+	a.rec.note(CheckDigest, "Citus: no snapshot spans the nodes, so every ARK is compared: a shoulder's count and a block of each node's insertion numbers may only grow, and a block that did not grow must hold the same ARKs")
+	for _, l := range sortedKeys(keySet(b.shoulders)) {
+		if was, now := b.shoulders[l], d.shoulders[l]; now < was {
+			subject := "shoulder " + l
+			if l == unregisteredShoulder {
+				subject = "ARKs of unregistered shoulders"
+			}
+			a.rec.add(CheckDigest, subject, "", fmt.Sprintf("%s: %d ARKs recorded by the last clean audit (%s), %d now", subject, was, when, now))
+		}
+	}
+	keys := make([]int64, 0, len(b.blocks))
+	for k := range b.blocks {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, k := range keys {
+		was, now := b.blocks[k], d.blocks[k]
+		if now.n > was.n || now == was {
+			continue
+		}
+		where := "a run of ARKs none of which is left"
+		first, last, err := a.blockEnds(ctx, ln, k)
+		if err != nil {
+			return err
+		}
+		if first != "" {
+			where = fmt.Sprintf("ARKs from %s to %s", first, last)
+		}
+		detail := fmt.Sprintf("%s: %d recorded by the last clean audit (%s), %d found now", where, was.n, when, now.n)
+		if was.n == now.n {
+			detail += "; the same number, but altered (digest differs)"
+		}
+		a.rec.add(CheckDigest, where, "", detail)
+	}
+	return nil
+}
+
+// keySet returns the keys of m as a set.
+func keySet(m map[string]int64) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
 // blockEnds returns the canonical ARKs first and last inserted, at or below the baseline's
-// mark, in block k ("" when none is left); the BRIN index on seq keeps it to the block's pages.
+// mark (on Citus, whose mark is one node's, anywhere), in block k ("" when none is left); the
+// BRIN index on seq keeps it to the block's pages.
 func (a *audit) blockEnds(ctx context.Context, ln *lane, k int64) (string, string, error) {
 	lo := k << blockShift
-	hi := min(lo+(1<<blockShift)-1, a.base.mark)
+	hi := lo + (1 << blockShift) - 1
+	if !a.citus { // on Citus the mark is one node's
+		hi = min(hi, a.base.mark)
+	}
 	var first, last *string
 	err := ln.tx.QueryRow(ctx, `with b as (select seq, ark from ark where seq between $1 and $2)
 		select (select 'ark:' || ark from b order by seq limit 1), (select 'ark:' || ark from b order by seq desc limit 1)`,

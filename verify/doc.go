@@ -79,6 +79,32 @@
 // investigated, runs an audit with Config.AcceptDigest (`arkhe verify --accept-digest`), which
 // records the ledger as it is as the new baseline.
 //
+// # On Citus
+//
+// A ledger laid out for Citus (arkhe_layout() 'citus') has no snapshot, transaction id or
+// insertion number that spans its nodes: Citus draws seq per node (node group g from
+// g·2^48+1), each worker has its own transactions, and the audit's exported snapshot covers the
+// coordinator only. So on Citus:
+//
+//   - ledger.digest compares every ARK with the last clean audit, one-sided: a shoulder's
+//     count and each block of a node's insertion numbers may only grow, and a block that did
+//     not grow must have the same digest. A deleted, re-keyed or moved ARK is found unless its
+//     block gained as many ARKs since (only a block still being filled at the last audit can);
+//     a target changed with the triggers off is not (the single node finds it from the row's
+//     transaction id), though change.chain finds one on an ARK with history. The check's note
+//     says so on every Citus audit.
+//   - --since needs one snapshot of the whole ledger: a Citus audit is always a full one (noted).
+//   - receipt.ark_exists and ark.receipt_missing matter more: receipts are a table of their own,
+//     distributed by request ID apart from the ARKs, with no foreign key between them; their
+//     exact queries are outer joins, which Citus plans.
+//   - schema.triggers also reads every shard placement on every node: a trigger fires as its
+//     shard's copy (trigger_SHARDID), so one disabled or dropped on a shard by a session on a
+//     worker, or a worker whose sessions default to session_replication_role = replica, is
+//     found although the coordinator's catalog is whole.
+//   - An audit racing a mint may see a batch committed on one node and not yet on another
+//     (Citus commits a distributed transaction node by node): a receipt.ark_exists or
+//     ark.receipt_missing finding that is gone on the next audit was such a race.
+//
 // # --since
 //
 // With Config.Since, the ARK-level checks and change.chain cover only ARKs inserted since the

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"crypto/md5"
 	"fmt"
 	"regexp"
 	"sort"
@@ -123,8 +124,10 @@ func ExpectedTriggers() ([]ExpectedTrigger, error) {
 // checkSchema runs schema.triggers on q: every expected trigger exists on its table in the
 // current schema, is enabled for ordinary sessions (pg_trigger.tgenabled = 'O'), calls its
 // function, whose body equals the migrations'; and ordinary sessions do not default to
-// session_replication_role = replica (which silences every such trigger).
-func checkSchema(ctx context.Context, q pgx.Tx, rec *recorder) error {
+// session_replication_role = replica (which silences every such trigger). With citus (a
+// Citus coordinator) the same holds on every shard placement of every table on every node
+// (checkPlacements).
+func checkSchema(ctx context.Context, q pgx.Tx, rec *recorder, citus bool) error {
 	want, bodies, err := schemaExpectations()
 	if err != nil {
 		return err
@@ -173,17 +176,21 @@ func checkSchema(ctx context.Context, q pgx.Tx, rec *recorder) error {
 		return fmt.Errorf("read functions: %w", err)
 	}
 	checkedFn := map[string]bool{}
+	reported := map[string]bool{} // subjects with a finding
 	for _, w := range want {
 		subject := "trigger " + w.Name + " on " + w.Table
 		l, ok := have[w.Name+"\x00"+w.Table]
 		switch {
 		case !ok:
 			rec.add(CheckSchema, subject, "", fmt.Sprintf("%s is missing: the promise it carries is not enforced", subject))
+			reported[subject] = true
 			continue
 		case l.enabled != "O":
 			rec.add(CheckSchema, subject, "", fmt.Sprintf("%s is not enabled for ordinary sessions (pg_trigger.tgenabled = %q, want \"O\")", subject, l.enabled))
+			reported[subject] = true
 		case l.function != w.Function:
 			rec.add(CheckSchema, subject, "", fmt.Sprintf("%s calls %s(), want %s()", subject, l.function, w.Function))
+			reported[subject] = true
 		}
 		if checkedFn[w.Function] {
 			continue
@@ -205,5 +212,142 @@ func checkSchema(ctx context.Context, q pgx.Tx, rec *recorder) error {
 	if role != "origin" {
 		rec.add(CheckSchema, "session_replication_role", "", fmt.Sprintf("sessions of this role and database default to session_replication_role = %s, which silences the ledger's triggers", role))
 	}
+	if citus {
+		return checkPlacements(ctx, q, rec, want, src, reported)
+	}
 	return nil
+}
+
+// checkPlacements is schema.triggers on a Citus coordinator's shard placements: a distributed
+// or reference table's rows live in shards on the nodes, and a trigger of the table fires as
+// the shard's copy of it (named after the shard, trigger_SHARDID), so a trigger disabled or
+// dropped on a shard, or a trigger function replaced on a node, breaks the promise there while
+// the coordinator's catalog still shows it whole. Every expected trigger other than a TRUNCATE
+// trigger (which fires on the table itself, on the node that got the command) must be on
+// every placement, enabled, calling a function whose body is the coordinator's; and the
+// workers' sessions must not default to session_replication_role = replica. A trigger already
+// reported on the coordinator (reported: by subject) is not reported again for its shards,
+// which Citus changes with it.
+func checkPlacements(ctx context.Context, q pgx.Tx, rec *recorder, want []ExpectedTrigger, src map[string]string, reported map[string]bool) error {
+	truncate := map[string]bool{} // name and table of the expected TRUNCATE triggers
+	rows, err := q.Query(ctx, `select t.tgname || '|' || c.relname from pg_trigger t join pg_class c on c.oid = t.tgrelid
+		where not t.tgisinternal and t.tgtype & 32 <> 0`) // TRIGGER_TYPE_TRUNCATE
+	if err != nil {
+		return fmt.Errorf("read triggers: %w", err)
+	}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			rows.Close()
+			return fmt.Errorf("read triggers: %w", err)
+		}
+		truncate[k] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read triggers: %w", err)
+	}
+	byTable := map[string][]ExpectedTrigger{}
+	for _, w := range want {
+		if !truncate[w.Name+"|"+w.Table] {
+			byTable[w.Table] = append(byTable[w.Table], w)
+		}
+	}
+	// every placement of every Citus table (reference tables have one on each node)
+	type placement struct {
+		table string
+		shard int64
+		node  string
+	}
+	var ps []placement
+	rows, err = q.Query(ctx, `select s.logicalrelid::text, s.shardid, n.nodename || ':' || n.nodeport
+		from pg_dist_shard s join pg_dist_placement p using (shardid) join pg_dist_node n on n.groupid = p.groupid
+		where n.isactive order by 1, 2, 3`)
+	if err != nil {
+		return fmt.Errorf("read the shard placements: %w", err)
+	}
+	for rows.Next() {
+		var p placement
+		if err := rows.Scan(&p.table, &p.shard, &p.node); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the shard placements: %w", err)
+		}
+		ps = append(ps, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the shard placements: %w", err)
+	}
+	// the triggers on every node, one line each: relation, trigger, tgenabled, function, md5 of
+	// its body (a shard's name is its table's and _SHARDID; Citus hides shards from pg_class
+	// queries, not from regclass)
+	have := map[string]map[string][3]string{} // node -> "relation trigger" -> enabled, function, md5
+	rows, err = q.Query(ctx, `select n.nodename || ':' || n.nodeport, r.success, r.result
+		from run_command_on_all_nodes($$select coalesce(string_agg(t.tgrelid::regclass::text || ' ' || t.tgname
+			|| ' ' || t.tgenabled::text || ' ' || p.proname || ' ' || md5(p.prosrc), chr(10)), '')
+			from pg_trigger t join pg_proc p on p.oid = t.tgfoid where not t.tgisinternal$$) r
+		join pg_dist_node n using (nodeid)`)
+	if err != nil {
+		return fmt.Errorf("read the triggers of the nodes: %w", err)
+	}
+	for rows.Next() {
+		var node, result string
+		var ok bool
+		if err := rows.Scan(&node, &ok, &result); err != nil {
+			rows.Close()
+			return fmt.Errorf("read the triggers of the nodes: %w", err)
+		}
+		if !ok {
+			rows.Close()
+			return fmt.Errorf("read the triggers of node %s: %s", node, result)
+		}
+		m := map[string][3]string{}
+		for _, line := range strings.Split(result, "\n") {
+			if f := strings.Fields(line); len(f) == 5 {
+				m[f[0]+" "+f[1]] = [3]string{f[2], f[3], f[4]}
+			}
+		}
+		have[node] = m
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the triggers of the nodes: %w", err)
+	}
+	for _, p := range ps {
+		for _, w := range byTable[p.table] {
+			subject := "trigger " + w.Name + " on " + w.Table
+			if reported[subject] {
+				continue
+			}
+			where := fmt.Sprintf("on shard %d of %s on node %s", p.shard, p.table, p.node)
+			h, ok := have[p.node][fmt.Sprintf("%s_%d %s_%d", p.table, p.shard, w.Name, p.shard)]
+			switch {
+			case !ok:
+				rec.add(CheckSchema, subject, "", fmt.Sprintf("%s is missing %s: the promise it carries is not enforced there", subject, where))
+			case h[0] != "O":
+				rec.add(CheckSchema, subject, "", fmt.Sprintf("%s is not enabled for ordinary sessions %s (pg_trigger.tgenabled = %q, want \"O\")", subject, where, h[0]))
+			case h[1] != w.Function:
+				rec.add(CheckSchema, subject, "", fmt.Sprintf("%s calls %s() %s, want %s()", subject, h[1], where, w.Function))
+			case h[2] != fmt.Sprintf("%x", md5.Sum([]byte(src[w.Function]))):
+				rec.add(CheckSchema, subject, "", fmt.Sprintf("%s calls a function %s() %s whose body differs from the coordinator's", subject, w.Function, where))
+			}
+		}
+	}
+	rows, err = q.Query(ctx, `select nodename || ':' || nodeport, success, result from run_command_on_workers(
+		$$select setting from pg_settings where name = 'session_replication_role'$$) order by 1`)
+	if err != nil {
+		return fmt.Errorf("read the workers' session_replication_role: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var node, result string
+		var ok bool
+		if err := rows.Scan(&node, &ok, &result); err != nil {
+			return fmt.Errorf("read the workers' session_replication_role: %w", err)
+		}
+		if ok && result != "origin" {
+			rec.add(CheckSchema, "session_replication_role on node "+node, "", fmt.Sprintf("sessions on node %s default to session_replication_role = %s, which silences the ledger's triggers on its shards", node, result))
+		}
+	}
+	return rows.Err()
 }

@@ -237,10 +237,13 @@ func (r *recorder) add(check, subject, arkStr, detail string) {
 	}
 }
 
-// note sets the note of check.
+// note adds note to the note of check (notes are joined by "; ").
 func (r *recorder) note(check, note string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if prev := r.notes[check]; prev != "" {
+		note = prev + "; " + note
+	}
 	r.notes[check] = note
 }
 
@@ -277,6 +280,7 @@ type audit struct {
 	snap     snapshotInfo // this audit's snapshot
 	base     *baseline    // the last clean audit, nil when none
 	usable   bool         // base's snapshot can be applied to this ledger (xmin comparisons)
+	citus    bool         // the ledger's layout is LayoutCitus: no snapshot, seq or xid spans the nodes
 	since    bool         // ARK-level checks limited to what changed since base
 	shoulder map[int64]*shoulderInfo
 	naans    map[string]bool

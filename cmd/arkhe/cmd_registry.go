@@ -40,6 +40,7 @@ func initCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "roles", Usage: "create the ledger's least-privilege roles (owner, operator, writer, auditor) and grant them"},
 			&cli.StringFlag{Name: "role-prefix", Value: ledger.DefaultRolePrefix, Usage: "prefix of the role names (roles are cluster-wide: one prefix per ledger that must not share them)"},
 			&cli.BoolFlag{Name: "require-keys", Usage: "from now on, writing commands need the client's API key (--api-key-file or ARKHE_API_KEY); one-way"},
+			&cli.BoolFlag{Name: "distributed", Usage: "insist on the Citus layout (tables distributed over the cluster; refused without the citus extension); by default it is chosen when the database has the citus extension"},
 		},
 		Action: func(c *cli.Context) error {
 			l, err := openLedger(c, e, 2)
@@ -47,7 +48,11 @@ func initCommand(e *env) *cli.Command {
 				return err
 			}
 			defer l.Close()
-			res, err := l.Init(c.Context, ledger.LayoutAuto)
+			layout := ledger.LayoutAuto
+			if c.Bool("distributed") {
+				layout = ledger.LayoutCitus
+			}
+			res, err := l.Init(c.Context, layout)
 			if err != nil {
 				return err
 			}

@@ -224,3 +224,42 @@ func TestClientDisableStopsMinting(t *testing.T) {
 		t.Errorf("%d ARKs after enable, want 10", n)
 	}
 }
+
+// TestInitDistributed: `arkhe init` lays a new ledger out for Citus on a database with the
+// citus extension (detected, or insisted on with --distributed), and --distributed is refused,
+// changing nothing, where the extension is missing.
+func TestInitDistributed(t *testing.T) {
+	t.Run("single", func(t *testing.T) {
+		url := pgtest.NewDB(t, pgtest.KindSingle, pgtest.Schema{Name: "single-empty"}).URL
+		code, out, errOut := arkhe(t, url, "", "init", "--distributed")
+		if code != 2 || !strings.Contains(errOut, "citus extension is not installed") {
+			t.Fatalf("init --distributed without Citus: exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+		if code, out, _ := arkhe(t, url, "", "init"); code != 0 || !strings.Contains(out, "applied migration 0001_ledger.sql (layout single)") {
+			t.Errorf("init: exit %d, %q", code, out)
+		}
+		// a layout never changes
+		if code, _, errOut := arkhe(t, url, "", "init", "--distributed"); code != 2 || !strings.Contains(errOut, `created with layout "single"`) {
+			t.Errorf("init --distributed on a single ledger: exit %d, stderr %q", code, errOut)
+		}
+	})
+	for name, args := range map[string][]string{"citus detected": {"init"}, "citus insisted": {"init", "--distributed"}} {
+		t.Run(name, func(t *testing.T) {
+			// a database with the citus extension and its nodes registered, and no ledger yet
+			db := pgtest.NewDB(t, pgtest.KindCitus, pgtest.Schema{Name: "citus-empty"})
+			code, out, errOut := arkhe(t, db.URL, "", args...)
+			if code != 0 || !strings.Contains(out, "applied migration 0001_ledger.sql (layout citus)") {
+				t.Fatalf("arkhe %s on Citus: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, out, errOut)
+			}
+			var n int
+			if err := db.Pool.QueryRow(context.Background(), `select count(*) from pg_dist_partition
+				where logicalrelid in ('ark'::regclass, 'ark_change'::regclass, 'receipt'::regclass) and partmethod = 'h'`).Scan(&n); err != nil || n != 3 {
+				t.Errorf("after arkhe %s: %d hash-distributed ledger tables (%v), want 3", strings.Join(args, " "), n, err)
+			}
+			code, out, errOut = arkhe(t, db.URL, "", "init", "--distributed", "--test-registration")
+			if code != 0 || !strings.Contains(out, "layout citus); nothing changed") || !strings.Contains(out, "registered test NAAN 99999") {
+				t.Errorf("second init: exit %d, stdout %q, stderr %q", code, out, errOut)
+			}
+		})
+	}
+}

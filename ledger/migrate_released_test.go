@@ -1,0 +1,33 @@
+package ledger
+
+import "testing"
+
+// TestReleasedMigrationsUnchanged pins the checksum of every migration a ledger may already hold.
+// A released migration is never edited: a ledger that applied it refuses to migrate when its text
+// changes. A change to the schema goes into a new migration; add its checksum here when it ships.
+func TestReleasedMigrationsUnchanged(t *testing.T) {
+	t.Parallel()
+	released := map[string]string{
+		"0001_ledger.sql":    "eb16fca7a91e1f3a",
+		"0002_linkcheck.sql": "28b0f1ab1040abf2",
+		"0003_roles.sql":     "2d7891021314d520",
+	}
+	ms, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, m := range ms {
+		want, ok := released[m.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		if got := checksum(m.SQL); got != want {
+			t.Errorf("%s was released with checksum %s and now has %s: put the change in a new migration", m.Name, want, got)
+		}
+	}
+	if seen != len(released) {
+		t.Errorf("found %d of the %d released migrations", seen, len(released))
+	}
+}
