@@ -8,22 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
-	"os"
-	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/linkcheck"
-	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/targethealth"
 )
 
@@ -42,7 +34,8 @@ type LinkCheckConfig struct {
 	Interval time.Duration
 	// Workers is the engine's checks in flight (default 64).
 	Workers int
-	// Dir holds the throw-away cluster; "" uses a temporary directory, removed at the end.
+	// Dir holds the local cluster, kept (stopped) for the next run; "" uses a temporary
+	// directory, removed at the end.
 	Dir string
 	// ServerURL is the superuser URL of an existing server to use instead of a local cluster.
 	ServerURL string
@@ -81,25 +74,80 @@ type LinkCheckRun struct {
 type LinkCheckResult struct {
 	// Config is the configuration with defaults applied.
 	Config LinkCheckConfig
-	// Server says where it ran; Settings holds LinkCheckSettings as the server reported them.
+	// Server says where it ran; Settings holds ServerSettings as the server reported them.
 	Server   string
 	Settings map[string]string
 	Runs     []LinkCheckRun
 }
 
-// LinkCheckSettings returns the names of the server settings RunLinkCheck reports.
-func LinkCheckSettings() []string {
-	return []string{"server_version", "shared_buffers", "synchronous_commit", "fsync"}
+// localHosts are local HTTP servers on 127.0.0.1, each with a made-up host name of its own
+// (h0.bench.invalid, h1.bench.invalid, ...) resolved by resolver, answering every request after
+// a fixed latency with "ok" (a HEAD gets its Content-Length, so no GET follows). Call close.
+type localHosts struct {
+	ports    []string
+	resolver hostResolver
+	servers  []*http.Server
 }
 
-// benchResolver resolves the bench's made-up host names to loopback.
-type benchResolver map[string]bool
+// hostResolver resolves the made-up host names of localHosts to loopback and no other name.
+type hostResolver map[string]bool
 
-func (m benchResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+func (m hostResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	if m[host] {
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// startLocalHosts starts n servers answering after latency; on an error none is left running.
+func startLocalHosts(n int, latency time.Duration) (*localHosts, error) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := time.NewTimer(latency)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Length", "2")
+		_, _ = io.WriteString(w, "ok")
+	})
+	h := &localHosts{ports: make([]string, n), resolver: hostResolver{}}
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			h.close()
+			return nil, fmt.Errorf("listening for host %d of %d: %w", i, n, err)
+		}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+		h.servers = append(h.servers, srv)
+		go func() { _ = srv.Serve(ln) }()
+		h.ports[i] = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		h.resolver["h"+strconv.Itoa(i)+".bench.invalid"] = true
+	}
+	return h, nil
+}
+
+// target returns the URL of target i: http://h<i mod n>.bench.invalid:<port>/t/<i>, so targets
+// are spread over the hosts round-robin.
+func (h *localHosts) target(i int) string {
+	k := i % len(h.ports)
+	return "http://h" + strconv.Itoa(k) + ".bench.invalid:" + h.ports[k] + "/t/" + strconv.Itoa(i)
+}
+
+// close stops every server.
+func (h *localHosts) close() {
+	for _, s := range h.servers {
+		s.Close()
+	}
+}
+
+// checkConfig is the engine's configuration for a run against h: workers checks in flight,
+// the per-host interval, private addresses allowed (they are all loopback) and h's resolver.
+func (h *localHosts) checkConfig(workers int, interval time.Duration) linkcheck.Config {
+	return linkcheck.Config{Workers: workers, PerHostInterval: interval, Contact: "https://example.invalid/arkhe-bench",
+		AllowPrivate: true, Resolver: h.resolver, MaxIdleConns: len(h.ports) + workers}
 }
 
 // RunLinkCheck measures `arkhe linkcheck` through the ledger: for each size it creates a
@@ -109,7 +157,7 @@ func (m benchResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 // the host names resolved to 127.0.0.1): the ledger's source streams the targets, the sink
 // commits every check. It reports checks per second against the bound and the peak heap, then
 // times a second run that finds nothing due. Every check must be recorded and good.
-func RunLinkCheck(ctx context.Context, cfg LinkCheckConfig) (*LinkCheckResult, error) {
+func RunLinkCheck(ctx context.Context, cfg LinkCheckConfig) (_ *LinkCheckResult, err error) {
 	if len(cfg.Sizes) == 0 {
 		cfg.Sizes = []int{10_000, 100_000}
 	}
@@ -133,84 +181,19 @@ func RunLinkCheck(ctx context.Context, cfg LinkCheckConfig) (*LinkCheckResult, e
 	if cfg.Hosts < 1 || cfg.Latency < 0 || cfg.Interval <= 0 || cfg.Workers < 1 {
 		return nil, errors.New("bench linkcheck: hosts, interval and workers must be positive, latency not negative")
 	}
-	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "bench linkcheck: "+format+"\n", args...) }
-	res := &LinkCheckResult{Config: cfg, Settings: map[string]string{}}
-
-	// the servers
-	latency := cfg.Latency
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t := time.NewTimer(latency)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain")
-		w.Header().Set("Content-Length", "2")
-		_, _ = io.WriteString(w, "ok")
-	})
-	resolver := benchResolver{}
-	ports := make([]string, cfg.Hosts)
-	var servers []*http.Server
-	defer func() {
-		for _, s := range servers {
-			s.Close()
-		}
-	}()
-	for i := range cfg.Hosts {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("bench linkcheck: listening for host %d of %d: %w", i, cfg.Hosts, err)
-		}
-		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-		servers = append(servers, srv)
-		go func() { _ = srv.Serve(ln) }()
-		ports[i] = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-		resolver["h"+strconv.Itoa(i)+".bench.invalid"] = true
-	}
-
-	// the server
-	adminURL := cfg.ServerURL
-	if adminURL == "" {
-		dir := cfg.Dir
-		if dir == "" {
-			d, err := os.MkdirTemp("", "arkhe-bench-linkcheck-")
-			if err != nil {
-				return nil, err
-			}
-			defer os.RemoveAll(d)
-			dir = d
-		} else if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.Chmod(dir, 0o755); err != nil { // the postgres account must reach it when run as root
-			return nil, err
-		}
-		c, err := localpg.StartCluster(ctx, localpg.ClusterConfig{DataDir: filepath.Join(dir, "pg"), Persistent: true, Log: cfg.Log})
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = c.Stop(context.WithoutCancel(ctx)) }()
-		adminURL = c.URL("postgres")
-		res.Server = "a local cluster in " + c.DataDir()
-	} else {
-		res.Server = "the server of --database-url"
-	}
-	admin, err := pgxpool.New(ctx, adminURL)
+	hosts, err := startLocalHosts(cfg.Hosts, cfg.Latency)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("bench linkcheck: %w", err)
 	}
-	defer admin.Close()
-	for _, k := range LinkCheckSettings() {
-		var v string
-		if err := admin.QueryRow(ctx, `select current_setting($1)`, k).Scan(&v); err != nil {
-			return nil, err
-		}
-		res.Settings[k] = v
+	defer hosts.close()
+	srv, err := openServer(ctx, "linkcheck", cfg.ServerURL, cfg.Dir, "", cfg.Log)
+	if err != nil {
+		return nil, err
 	}
+	defer func() { err = errors.Join(err, srv.close(context.WithoutCancel(ctx))) }()
+	res := &LinkCheckResult{Config: cfg, Server: srv.desc, Settings: srv.settings}
 	for _, n := range cfg.Sizes {
-		r, err := linkCheckRun(ctx, admin, adminURL, cfg, n, ports, resolver, logf)
+		r, err := linkCheckRun(ctx, srv, cfg, n, hosts)
 		if err != nil {
 			return res, err
 		}
@@ -220,30 +203,20 @@ func RunLinkCheck(ctx context.Context, cfg LinkCheckConfig) (*LinkCheckResult, e
 }
 
 // linkCheckRun fills a fresh ledger of n ARKs and measures one run over it.
-func linkCheckRun(ctx context.Context, admin *pgxpool.Pool, adminURL string, cfg LinkCheckConfig, n int,
-	ports []string, resolver benchResolver, logf func(string, ...any)) (LinkCheckRun, error) {
+func linkCheckRun(ctx context.Context, srv *server, cfg LinkCheckConfig, n int, hosts *localHosts) (LinkCheckRun, error) {
 	r := LinkCheckRun{ARKs: n}
 	db := fmt.Sprintf("bench_linkcheck_%d", n)
 	ident := pgx.Identifier{db}.Sanitize()
-	if _, err := admin.Exec(ctx, "drop database if exists "+ident+" with (force)"); err != nil {
+	if _, err := srv.admin.Exec(ctx, "drop database if exists "+ident+" with (force)"); err != nil {
 		return r, err
 	}
-	if _, err := admin.Exec(ctx, "create database "+ident); err != nil {
+	if _, err := srv.admin.Exec(ctx, "create database "+ident); err != nil {
 		return r, err
 	}
 	defer func() {
-		_, _ = admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+ident+" with (force)")
+		_, _ = srv.admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+ident+" with (force)")
 	}()
-	srv := &server{adminURL: adminURL}
-	if strings.HasPrefix(adminURL, "postgres://") || strings.HasPrefix(adminURL, "postgresql://") {
-		u, err := url.Parse(adminURL)
-		if err != nil {
-			return r, fmt.Errorf("database URL: %w", err)
-		}
-		srv.base = u
-	}
-	dbURL := srv.url(db)
-	l, err := ledger.Open(ctx, dbURL, 8)
+	l, err := ledger.Open(ctx, srv.url(db), 8)
 	if err != nil {
 		return r, err
 	}
@@ -252,53 +225,26 @@ func linkCheckRun(ctx context.Context, admin *pgxpool.Pool, adminURL string, cfg
 		return r, err
 	}
 	start := time.Now()
-	if err := fillLinkLedger(ctx, l, n, ports); err != nil {
+	if err := fillLinkLedger(ctx, l, n, hosts); err != nil {
 		return r, err
 	}
 	r.Fill = time.Since(start)
-	logf("%d ARKs over %d hosts loaded in %.1f s; checking (bound %.0f checks/s)", n, cfg.Hosts, r.Fill.Seconds(),
-		min(float64(cfg.Hosts)/cfg.Interval.Seconds(), float64(cfg.Workers)/cfg.Latency.Seconds()))
+	r.Bound = min(float64(cfg.Hosts)/cfg.Interval.Seconds(), float64(cfg.Workers)/cfg.Latency.Seconds())
+	r.HostBound = float64(cfg.Hosts) / (cfg.Interval + cfg.Latency).Seconds()
+	srv.logf("%d ARKs over %d hosts loaded in %.1f s; checking (bound %.0f checks/s)", n, cfg.Hosts, r.Fill.Seconds(), r.Bound)
 
-	check := linkcheck.Config{Workers: cfg.Workers, PerHostInterval: cfg.Interval, Contact: "https://example.invalid/arkhe-bench",
-		AllowPrivate: true, Resolver: resolver, MaxIdleConns: cfg.Hosts + cfg.Workers}
+	check := hosts.checkConfig(cfg.Workers, cfg.Interval)
 	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	r.BaseHeap, r.PeakHeap, r.PeakLiveHeap = ms.HeapAlloc, ms.HeapAlloc, ms.HeapAlloc
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		var m runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				runtime.ReadMemStats(&m)
-				r.PeakHeap = max(r.PeakHeap, m.HeapAlloc)
-				metrics.Read(live)
-				if live[0].Value.Kind() == metrics.KindUint64 {
-					r.PeakLiveHeap = max(r.PeakLiveHeap, live[0].Value.Uint64())
-				}
-			}
-		}
-	}()
+	heap := startHeapSampler()
 	start = time.Now()
 	rep, runErr := targethealth.Run(ctx, l, targethealth.Config{Check: check, ClientID: "arkhe-bench"})
 	r.Elapsed = time.Since(start)
-	close(stop)
-	wg.Wait()
+	peaks := heap.stop()
+	r.BaseHeap, r.PeakHeap, r.PeakLiveHeap = peaks.Base, peaks.InUse, peaks.Live
 	r.Summary, r.Checked, r.Commits = rep.Summary, rep.Summary.Checked, rep.Sink.Commits
 	if r.Elapsed > 0 {
 		r.Rate = float64(r.Checked) / r.Elapsed.Seconds()
 	}
-	r.Bound = min(float64(cfg.Hosts)/cfg.Interval.Seconds(), float64(cfg.Workers)/cfg.Latency.Seconds())
-	r.HostBound = float64(cfg.Hosts) / (cfg.Interval + cfg.Latency).Seconds()
 	if runErr != nil {
 		return r, fmt.Errorf("bench linkcheck: %w", runErr)
 	}
@@ -310,7 +256,7 @@ func linkCheckRun(ctx context.Context, admin *pgxpool.Pool, adminURL string, cfg
 		return r, fmt.Errorf("bench linkcheck: %d good checks of %d recorded, %d good states stored, %d targets",
 			rep.Summary.Good, r.Checked, stored, n)
 	}
-	logf("%d checks in %.1f s: %.0f checks/s; peak live heap %.1f MiB", r.Checked, r.Elapsed.Seconds(), r.Rate, float64(r.PeakLiveHeap)/(1<<20))
+	srv.logf("%d checks in %.1f s: %.0f checks/s; peak live heap %.1f MiB", r.Checked, r.Elapsed.Seconds(), r.Rate, float64(r.PeakLiveHeap)/(1<<20))
 	if _, err := l.Pool.Exec(ctx, "vacuum analyze"); err != nil {
 		return r, err
 	}
@@ -327,8 +273,8 @@ func linkCheckRun(ctx context.Context, admin *pgxpool.Pool, adminURL string, cfg
 }
 
 // fillLinkLedger registers NAAN 12345 with a reserved shoulder /b5 and COPYs n imported ARKs
-// 12345/b5<i> whose target is http://h<i mod hosts>.bench.invalid:<port>/t/<i>.
-func fillLinkLedger(ctx context.Context, l *ledger.Ledger, n int, ports []string) error {
+// 12345/b5<i> whose target is hosts.target(i).
+func fillLinkLedger(ctx context.Context, l *ledger.Ledger, n int, hosts *localHosts) error {
 	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "bench"}); err != nil {
 		return err
 	}
@@ -351,8 +297,7 @@ func fillLinkLedger(ctx context.Context, l *ledger.Ledger, n int, ports []string
 			return nil, nil
 		}
 		name := "b5" + strconv.Itoa(i)
-		h := i % len(ports)
-		url := "http://h" + strconv.Itoa(h) + ".bench.invalid:" + ports[h] + "/t/" + strconv.Itoa(i)
+		url := hosts.target(i)
 		i++
 		return []any{"12345/" + name, "12345", shoulder, name, url, run}, nil
 	})
@@ -361,4 +306,25 @@ func fillLinkLedger(ctx context.Context, l *ledger.Ledger, n int, ports []string
 	}
 	_, err := l.Pool.Exec(ctx, "vacuum analyze")
 	return err
+}
+
+// checkEngine runs the link-check engine alone (no ledger: targets generated as they are read,
+// results dropped) over n targets spread over hosts, and returns its summary and wall time.
+func checkEngine(ctx context.Context, hosts *localHosts, n, workers int, interval time.Duration) (linkcheck.Summary, time.Duration, error) {
+	i := 0
+	src := linkcheck.SourceFunc(func(ctx context.Context) (linkcheck.Target, error) {
+		if err := ctx.Err(); err != nil {
+			return linkcheck.Target{}, err
+		}
+		if i >= n {
+			return linkcheck.Target{}, io.EOF
+		}
+		t := linkcheck.Target{Key: "99999/bench" + strconv.Itoa(i), URL: hosts.target(i)}
+		i++
+		return t, nil
+	})
+	sink := linkcheck.SinkFunc(func(context.Context, linkcheck.Result, linkcheck.State, []linkcheck.Transition) error { return nil })
+	start := time.Now()
+	sum, err := linkcheck.Run(ctx, hosts.checkConfig(workers, interval), src, sink)
+	return sum, time.Since(start), err
 }

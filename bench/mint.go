@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -609,41 +608,6 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
-}
-
-// sampleHeap samples live heap bytes every 20 ms until the returned stop is called, which
-// returns the peak.
-func sampleHeap() func() int64 {
-	const name = "/memory/classes/heap/objects:bytes"
-	sample := []metrics.Sample{{Name: name}}
-	var peak int64
-	read := func() {
-		metrics.Read(sample)
-		if v := int64(sample[0].Value.Uint64()); v > peak {
-			peak = v
-		}
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			read()
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() int64 {
-		close(done)
-		<-finished
-		read()
-		return peak
-	}
 }
 
 // Print writes the result as the one-screen report of `arkhe bench mint`.

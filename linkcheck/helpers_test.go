@@ -174,3 +174,13 @@ func loopbackResolver(names ...string) mapResolver {
 	}
 	return m
 }
+
+// mapResolver resolves the names in it and no others, to give local servers distinct host names.
+type mapResolver map[string][]netip.Addr
+
+func (m mapResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := m[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}

@@ -73,8 +73,10 @@ func printBenchLinkcheck(w io.Writer, r *bench.LinkCheckResult) {
 	fmt.Fprintf(w, "arkhe bench linkcheck: %d hosts answering after %s, per-host interval %s, %d workers, on %s\n",
 		cfg.Hosts, cfg.Latency, cfg.Interval, cfg.Workers, r.Server)
 	var set []string
-	for _, k := range bench.LinkCheckSettings() {
-		set = append(set, k+"="+r.Settings[k])
+	for _, k := range bench.ServerSettings() {
+		if v, ok := r.Settings[k]; ok {
+			set = append(set, k+"="+v)
+		}
 	}
 	fmt.Fprintf(w, "  settings: %s; GOMAXPROCS=%d\n", strings.Join(set, " "), runtime.GOMAXPROCS(0))
 	mib := func(b uint64) float64 { return float64(b) / (1 << 20) }
