@@ -21,9 +21,10 @@ type Querier interface {
 }
 
 // The ledger's growing tables (ledger/migrations/0001_ledger.sql). TableReceipt names the
-// receipts: arkhe keeps them on the ark row and shows them through the mint_receipt view, so
-// Measure reports them as a TableSize of that name carved out of ark (TableSize.PartOf); the
-// bench layouts that keep a receipt table give it that name.
+// receipts: on a single node arkhe keeps them on the ark row and shows them through the
+// mint_receipt view, so Measure reports them as a TableSize of that name carved out of ark
+// (TableSize.PartOf); on Citus they are a table of their own (receipt), reported under that
+// name; the bench layouts that keep a receipt table give it that name.
 const (
 	TableARK     = "ark"
 	TableReceipt = "mint_receipt"
@@ -73,6 +74,9 @@ type Measurement struct {
 	WAL        WAL          `json:"wal"`
 	Namespaces []NAANUse    `json:"namespaces"`
 	Settings   ServerMemory `json:"settings"`
+	// Nodes is, on a Citus cluster, what each node holds (every shard placement); nil on a
+	// single node. The Tables then sum every placement on every node.
+	Nodes []NodeUse `json:"nodes,omitempty"`
 }
 
 // ServerMemory are the server settings that sizing compares against, in octets.
@@ -193,6 +197,23 @@ func Measure(ctx context.Context, q Querier, o MeasureOptions) (*Measurement, er
 		return nil, err
 	}
 	m.Tables = tables
+	kinds, err := citusTables(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(kinds) > 0 {
+		if m.Nodes, err = measurePlacements(ctx, q, m.Tables, kinds); err != nil {
+			return nil, err
+		}
+		// on Citus the receipts are a table of their own, read through the mint_receipt view
+		if _, ok := m.Table(TableReceipt); !ok {
+			for i := range m.Tables {
+				if m.Tables[i].Name == citusReceiptTable {
+					m.Tables[i].Name = TableReceipt
+				}
+			}
+		}
+	}
 	_, receiptTable := m.Table(TableReceipt)
 	for _, t := range m.Tables {
 		switch t.Name {

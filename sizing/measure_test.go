@@ -215,3 +215,102 @@ func TestFixedBytes(t *testing.T) {
 		t.Errorf("an empty ledger is %d octets; ModelFixedBytes %d is off by a factor %.2f", total, sizing.ModelFixedBytes, r)
 	}
 }
+
+// TestMeasureCitusSumsEveryPlacement measures a ledger on a Citus cluster (a coordinator and two
+// workers): every table's size is the sum over its shard placements on every node, the receipts
+// are their own table, and the nodes' ARKs add up to the ledger's.
+func TestMeasureCitusSumsEveryPlacement(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("the Citus cluster runs in make test, not in -short")
+	}
+	ctx := t.Context()
+	db := pgtest.NewCitus(t)
+	pool := db.Pool
+	seedCitus(t, pool, 400)
+	m, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ARKs != 400 || m.Receipts != 400 {
+		t.Fatalf("counts: %d ARKs, %d receipts", m.ARKs, m.Receipts)
+	}
+	if len(m.Nodes) != 3 {
+		t.Fatalf("nodes %+v, want the coordinator and two workers", m.Nodes)
+	}
+	var arks, distributed int64
+	for _, n := range m.Nodes {
+		arks += n.ARKs
+		distributed += n.Distributed
+		if n.Reference == 0 {
+			t.Errorf("node %s holds no reference table copy: %+v", n.Node, n)
+		}
+	}
+	if arks != 400 {
+		t.Errorf("the nodes' ARKs add up to %d, want 400", arks)
+	}
+	// every shard placement, by Citus's own accounting: citus_total_relation_size sums them too
+	for _, name := range []string{"ark", "receipt", "ark_change"} {
+		reported := name
+		if name == "receipt" {
+			reported = "mint_receipt"
+		}
+		tb, ok := m.Table(reported)
+		if !ok {
+			t.Fatalf("%s not measured", reported)
+		}
+		var total int64
+		if err := pool.QueryRow(ctx, `select citus_total_relation_size($1::regclass)`, name).Scan(&total); err != nil {
+			t.Fatal(err)
+		}
+		if tb.Total != total || tb.Total == 0 {
+			t.Errorf("%s: measured %d, citus_total_relation_size %d", name, tb.Total, total)
+		}
+		if sum := tb.Heap + tb.Maps + tb.TOAST + tb.TOASTIndex + tb.IndexBytes(); sum != tb.Total {
+			t.Errorf("%s: parts add to %d, total %d", name, sum, tb.Total)
+		}
+	}
+	arkT, _ := m.Table("ark")
+	var pk bool
+	for _, ix := range arkT.Indexes {
+		pk = pk || (ix.Name == "ark_pkey" && ix.Primary && ix.Bytes > 0)
+	}
+	if !pk || arkT.Heap < 400*50 {
+		t.Errorf("ark on the shards: %+v", arkT)
+	}
+	r := sizing.MeasuredReport(m, 0)
+	if len(r.Workers) != 3*len(sizing.ProjectionARKs()) {
+		t.Fatalf("worker projection %+v", r.Workers)
+	}
+	for _, w := range r.Workers {
+		if w.Workers == 1 && w.PerWorker != w.Point.Total {
+			t.Errorf("one worker holds %d, the ledger %d", w.PerWorker, w.Point.Total)
+		}
+		if w.Workers == 4 && w.PerWorker != (w.Point.Total-w.Point.FixedBytes)/4+w.Point.FixedBytes {
+			t.Errorf("four workers: %+v", w)
+		}
+	}
+}
+
+// seedCitus registers NAAN 99999, a manager, the active shoulder /x9 and a minting client, and
+// writes n ARKs with their receipts in the receipt table, as mint writes them on Citus.
+func seedCitus(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	for _, q := range []string{
+		`insert into naan (naan, name) values ('99999', 'test')`,
+		`insert into manager (naan, name) values ('99999', 'm')`,
+		`insert into shoulder (naan, shoulder, manager_id) select '99999', '/x9', id from manager`,
+		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-test-minter', '99999', 'machine', 'system', '{ark:mint}')`,
+		fmt.Sprintf(`insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_what, created_at, created_by)
+			select '99999/x9' || lpad(i::text, 8, '0') || 'b', '99999', (select id from shoulder where shoulder = '/x9'),
+				'x9' || lpad(i::text, 8, '0') || 'b', 'https://example.org/works/' || i, 'A title ' || i, now(), (select id from client)
+			from generate_series(1, %d) i`, n),
+		fmt.Sprintf(`insert into receipt (client_pk, request_id, ark, payload_digest, created_at)
+			select (select id from client), 'req-' || i, '99999/x9' || lpad(i::text, 8, '0') || 'b', decode(md5(i::text), 'hex'), now()
+			from generate_series(1, %d) i`, n),
+	} {
+		if _, err := pool.Exec(t.Context(), q); err != nil {
+			t.Fatalf("seed: %v\n%s", err, q)
+		}
+	}
+}

@@ -26,6 +26,9 @@ type Report struct {
 	// Projection is at ProjectionARKs, Plot at PlotARKs (the --table rows).
 	Projection []Point `json:"projection"`
 	Plot       []Point `json:"plot"`
+	// Workers is, for a ledger measured on Citus, the Projection spread over 1, 4 and 16
+	// workers (ProjectionWorkers), by ARK count then workers; nil on a single node.
+	Workers []WorkerPoint `json:"workers,omitempty"`
 	// CollisionWarning is the collision rate from which a shoulder is flagged; Warnings counts
 	// the flagged shoulders.
 	CollisionWarning float64 `json:"collision_warning"`
@@ -88,6 +91,34 @@ func ModelReport(p Plan, f Fields) *Report {
 func (r *Report) project() {
 	r.Projection = r.Costs.Project(ProjectionARKs(), r.ReceiptsPerARK, r.ChangesPerARK, r.MaxWALSize)
 	r.Plot = r.Costs.Project(PlotARKs(), r.ReceiptsPerARK, r.ChangesPerARK, r.MaxWALSize)
+	if r.Measurement != nil && len(r.Measurement.Nodes) > 0 {
+		r.Workers = SpreadOverWorkers(r.Projection, ProjectionWorkers())
+	}
+}
+
+// WorkerPoint is a projected ledger spread over a number of Citus workers: PerWorker octets on
+// each, the distributed tables' share (ARKs, receipts, ARK_CHANGE, evenly spread by their hash)
+// plus a full copy of everything else (the reference tables: registration and audit).
+type WorkerPoint struct {
+	Workers   int   `json:"workers"`
+	Point     Point `json:"ledger"`
+	PerWorker int64 `json:"per_worker_bytes"`
+}
+
+// ProjectionWorkers returns the worker counts of the Citus projection: 1, 4 and 16.
+func ProjectionWorkers() []int { return []int{1, 4, 16} }
+
+// SpreadOverWorkers returns each point spread over each worker count: (Total − FixedBytes) /
+// workers + FixedBytes per worker, in points order then workers order. It assumes shards spread
+// evenly (hash distribution over many shards does, to within a shard's size).
+func SpreadOverWorkers(points []Point, workers []int) []WorkerPoint {
+	out := make([]WorkerPoint, 0, len(points)*len(workers))
+	for _, p := range points {
+		for _, w := range workers {
+			out = append(out, WorkerPoint{Workers: w, Point: p, PerWorker: (p.Total-p.FixedBytes)/int64(w) + p.FixedBytes})
+		}
+	}
+	return out
 }
 
 // AllInPerARK returns the projection's ark + receipt octets per ARK (the 400 B budget's

@@ -236,6 +236,25 @@ func printSizingMeasured(w io.Writer, r *sizing.Report) {
 		t.write(w)
 	}
 	fmt.Fprintf(w, "verdict: %s\n", cmp.Verdict)
+	printNodes(w, m)
+}
+
+// printNodes prints, for a ledger on Citus, what each node holds: its ARKs, the distributed
+// tables' shards, the reference tables' copies, and the distributed bytes per ARK it holds.
+func printNodes(w io.Writer, m *sizing.Measurement) {
+	if len(m.Nodes) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\non the Citus cluster: every shard placement on each of %d nodes (the tables above sum them)\n", len(m.Nodes))
+	t := szTable{header: []string{"node", "ARKs", "shard placements", "distributed", "reference copies", "total", "distributed B/ARK"}}
+	for _, n := range m.Nodes {
+		per := "-"
+		if n.ARKs > 0 {
+			per = fmt.Sprintf("%.1f", float64(n.Distributed)/float64(n.ARKs))
+		}
+		t.add(n.Node, thousands(n.ARKs), thousands(int64(n.Shards)), szBytes(n.Distributed), szBytes(n.Reference), szBytes(n.Bytes()), per)
+	}
+	t.write(w)
 }
 
 // printProjection prints the projection, WAL and memory notes and, for a measured ledger, the
@@ -266,6 +285,14 @@ func printProjection(w io.Writer, r *sizing.Report, all bool) {
 		if m.WAL.ClusterBytes > 0 {
 			walNote += fmt.Sprintf("; the server wrote %s of WAL since %s (all databases)", szBytes(m.WAL.ClusterBytes), m.WAL.StatsReset.Format(time.DateOnly))
 		}
+	}
+	if len(r.Workers) > 0 {
+		fmt.Fprintln(w, "\nspread over Citus workers: each holds its share of the distributed tables and a copy of the reference tables")
+		t := szTable{header: []string{"ARKs", "workers", "per worker"}}
+		for _, p := range r.Workers {
+			t.add(szCount(p.Point.ARKs), strconv.Itoa(p.Workers), szBytes(p.PerWorker))
+		}
+		t.write(w)
 	}
 	fmt.Fprintf(w, "%s; pg_wal peak capped at max_wal_size %s while checkpoints keep up (archiving or a slot that lags holds it all)\n",
 		walNote, szBytes(r.MaxWALSize))

@@ -273,3 +273,50 @@ func TestBenchSizingCLI(t *testing.T) {
 		t.Errorf("%d bench databases left (%v)", n, err)
 	}
 }
+
+// TestSizingOnCitus runs `arkhe sizing` on a ledger on a Citus cluster: it shows what each of the
+// three nodes holds and the ledger spread over 1, 4 and 16 workers.
+func TestSizingOnCitus(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("the Citus cluster runs in make test, not in -short")
+	}
+	db := pgtest.NewCitus(t)
+	for _, q := range []string{
+		`insert into naan (naan, name) values ('99999', 'test')`,
+		`insert into manager (naan, name) values ('99999', 'm')`,
+		`insert into shoulder (naan, shoulder, manager_id) select '99999', '/x9', id from manager`,
+		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-cli-minter', '99999', 'machine', 'system', '{ark:mint}')`,
+		`insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_what, created_at, created_by)
+			select '99999/x9' || lpad(i::text, 8, '0') || 'b', '99999', (select id from shoulder where shoulder = '/x9'),
+				'x9' || lpad(i::text, 8, '0') || 'b', 'https://example.org/works/' || i, 'A title ' || i, now(), (select id from client)
+			from generate_series(1, 500) i`,
+		`insert into receipt (client_pk, request_id, ark, payload_digest, created_at)
+			select (select id from client), 'req-' || i, '99999/x9' || lpad(i::text, 8, '0') || 'b', decode(md5(i::text), 'hex'), now()
+			from generate_series(1, 500) i`,
+	} {
+		if _, err := db.Pool.Exec(t.Context(), q); err != nil {
+			t.Fatalf("seed: %v\n%s", err, q)
+		}
+	}
+	code, out, errs := runArkhe(t, "--database-url", db.URL, "sizing")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	nodes := regexp.MustCompile(`(?m)^\S+:97\d\d\s+(\d+)\s`).FindAllStringSubmatch(out, -1)
+	arks := 0
+	for _, n := range nodes {
+		k, _ := strconv.Atoi(n[1])
+		arks += k
+	}
+	if !strings.Contains(out, "on the Citus cluster: every shard placement on each of 3 nodes") || len(nodes) != 3 || arks != 500 {
+		t.Errorf("nodes %v (%d ARKs):\n%s", nodes, arks, out)
+	}
+	if !strings.Contains(out, "spread over Citus workers") || !regexp.MustCompile(`(?m)^1B\s+16\s+\d`).MatchString(out) {
+		t.Errorf("no projection over workers:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^mint_receipt\s+500\s`).MatchString(out) {
+		t.Errorf("receipts not measured:\n%s", out)
+	}
+	noInternalKey(t, "sizing", out)
+}
