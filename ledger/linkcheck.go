@@ -124,11 +124,12 @@ func nonNil(a []int64) []int64 {
 }
 
 // linkFilter is the WHERE part every selection shares: public ARKs with a target, the
-// selection, the exclusions by manager and shoulder (hosts are left out by the source).
+// selection, the exclusions by manager and shoulder (hosts are left out by the source). It is
+// never NULL (a migrated shoulder has no manager), since linkNeverQuery reads it as a column.
 const linkFilter = `a.status = 'public' and a.url is not null and a.url <> ''
 	and (@naan::text = '' or a.naan = @naan::text) and (@include_test::boolean or a.naan <> @test_naan::text)
 	and (@shoulder::text = '' or s.shoulder = @shoulder::text)
-	and (cardinality(@managers::bigint[]) = 0 or s.manager_id = any(@managers::bigint[]))
+	and (cardinality(@managers::bigint[]) = 0 or coalesce(s.manager_id = any(@managers::bigint[]), false))
 	and not (a.shoulder_id = any(@ex_shoulders::bigint[]))
 	and not (coalesce(s.manager_id, 0) = any(@ex_managers::bigint[]))`
 
@@ -382,7 +383,7 @@ const (
 	// alone (ark's primary key, link_state_checked), and only then reads those ARKs: a run that
 	// finds none reads the keys, not the rows. ok says whether an ARK passes the filter; the
 	// ones that do not still move the cursor.
-	linkNeverQuery = `select a.ark, a.url, ` + linkStateColumns + `, null::timestamptz, (` + linkFilter + `) as ok
+	linkNeverQuery = `select a.ark, a.url, ` + linkStateColumns + `, null::timestamptz, coalesce((` + linkFilter + `), false) as ok
 	from (select k.ark from ark k
 	      where k.ark > @cur_key::text and k.ark < @key_above::text
 	        and not exists (select 1 from link_state c where c.ark = k.ark and c.checked_at is not null)

@@ -146,6 +146,9 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 		t.Fatal("lifting the /q7 exclusion: not ended")
 	}
 	must(t, firstErr(l.AddLinkExclusion(ctx, ledger.LinkExclusionSpec{Manager: "m1"})))
+	// a migrated shoulder has no manager: a manager selection leaves its ARKs out, and reads on
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "12345", Shoulder: "/r8", Status: "reserved"}, 0)))
+	addARK(t, p, "12345/r8never", "/r8", "https://never.example/a", "public")
 	src, err = l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{Manager: "m2", IncludeTest: true}, Now: now})
 	must(t, err)
 	if got := targetKeys(drain(t, ctx, src)); got != want {
