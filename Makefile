@@ -19,7 +19,7 @@ STATICCHECK  := $(TOOLS)/bin/staticcheck
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/arkhe
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/arkhe
 
 # The system packages the tests and the embedded default need: PostgreSQL server binaries (14+).
 pg-server:

@@ -31,15 +31,25 @@ func hoistFlags(app *cli.App, args []string) []string {
 	out := []string{args[0]}
 	cmds := app.Commands
 	flags := app.Flags
+	var global []string
 	i := 1
 	// walk down the command path: each level's flags, then a command name
 	for i < len(args) {
 		a := args[i]
 		if strings.HasPrefix(a, "-") && a != "-" && a != "--" {
-			out = append(out, a)
+			from := &out
+			if len(out) > 1 && !definesFlag(flags, a) && definesFlag(app.Flags, a) {
+				// a global flag after a command that has subcommands of its own
+				// (`arkhe linkcheck --quiet`): it belongs before the command
+				from, flags = &global, app.Flags
+			}
+			*from = append(*from, a)
 			if takesValue(flags, a) && i+1 < len(args) {
-				out = append(out, args[i+1])
+				*from = append(*from, args[i+1])
 				i++
+			}
+			if from == &global {
+				flags = levelFlags(app, out[1:])
 			}
 			i++
 			continue
@@ -58,9 +68,9 @@ func hoistFlags(app *cli.App, args []string) []string {
 		cmds, flags = cmd.Subcommands, cmd.Flags
 	}
 	if cmds != nil { // not at a leaf command: leave the rest alone
-		return append(out, args[i:]...)
+		return append(append(append([]string{out[0]}, global...), out[1:]...), args[i:]...)
 	}
-	var pos, global []string
+	var pos []string
 	for ; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -90,6 +100,18 @@ func hoistFlags(app *cli.App, args []string) []string {
 		out = append(append([]string{out[0]}, global...), out[1:]...)
 	}
 	return append(out, pos...)
+}
+
+// levelFlags returns the flags of the command at path (command names after global flags, as
+// hoistFlags has written them so far; app.Flags for none).
+func levelFlags(app *cli.App, path []string) []cli.Flag {
+	cmds, flags := app.Commands, app.Flags
+	for _, a := range path {
+		if c := findCommand(cmds, a); c != nil {
+			cmds, flags = c.Subcommands, c.Flags
+		}
+	}
+	return flags
 }
 
 // definesFlag reports whether token names one of flags.

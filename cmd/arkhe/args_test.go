@@ -19,6 +19,10 @@ func TestHoistFlags(t *testing.T) {
 		{"arkhe naan", "arkhe naan"},
 		{"arkhe ark check ark:/1/x -q --check-zone none", "arkhe -q ark check --check-zone none ark:/1/x"},
 		{"arkhe naan list --data-dir /d", "arkhe --data-dir /d naan list"},
+		// a command with subcommands of its own, run itself: global flags after it move before it
+		{"arkhe linkcheck --limit 5 --quiet", "arkhe --quiet linkcheck --limit 5"},
+		{"arkhe linkcheck --database-url u --limit 5", "arkhe --database-url u linkcheck --limit 5"},
+		{"arkhe linkcheck --data-dir /d exclusions --all", "arkhe --data-dir /d linkcheck exclusions --all"},
 	}
 	for _, c := range cases {
 		got := hoistFlags(app, strings.Fields(c.in))
