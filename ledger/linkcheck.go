@@ -304,8 +304,9 @@ type LinkSourceConfig struct {
 
 // LinkSourceStats count what a LinkSource yielded, by phase, and what it left out.
 type LinkSourceStats struct {
-	// Failing, Never and Good count the targets yielded from each phase: failing targets due
-	// again, targets never checked (or reset by a repoint), good targets due again.
+	// Failing, Never and Good count the targets handed out (Next) from each phase: failing
+	// targets due again, targets never checked (or reset by a repoint), good targets due again.
+	// They add up to the targets the run read.
 	Failing, Never, Good int64
 	// ExcludedHost counts targets left out because their host is excluded.
 	ExcludedHost int64
@@ -402,6 +403,16 @@ func (s *LinkSource) Next(ctx context.Context) (linkcheck.Target, error) {
 			t := s.buf[s.pos]
 			s.buf[s.pos] = linkcheck.Target{}
 			s.pos++
+			// counted when handed out, not when read ahead: a run stopped by --limit or
+			// --max-duration reports what it took (buf holds one phase's page at a time)
+			switch s.phase {
+			case 0:
+				s.stats.Failing++
+			case 1:
+				s.stats.Never++
+			case 2:
+				s.stats.Good++
+			}
 			return t, nil
 		}
 		if s.phase == 3 {
@@ -461,14 +472,6 @@ func (s *LinkSource) fetch(ctx context.Context) error {
 		if h, err := linkcheck.HostKey(*url); err == nil && s.sel.exHosts[h] {
 			s.stats.ExcludedHost++
 			continue
-		}
-		switch s.phase {
-		case 0:
-			s.stats.Failing++
-		case 1:
-			s.stats.Never++
-		case 2:
-			s.stats.Good++
 		}
 		s.buf = append(s.buf, linkcheck.Target{Key: key, URL: *url, Prev: r.state()})
 	}

@@ -119,6 +119,15 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 	if st := src.Stats(); st.Failing != 2 || st.Never != 2 || st.Good != 2 || st.ExcludedHost != 1 {
 		t.Errorf("stats = %+v, want 2 failing, 2 never, 2 good, 1 excluded host", st)
 	}
+	// a run that stops early (--limit) counts what it took, not the page read ahead
+	part, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{}, Now: now, PageSize: 1000})
+	must(t, err)
+	for range 3 {
+		must(t, firstErr(part.Next(ctx)))
+	}
+	if st := part.Stats(); st.Failing != 2 || st.Never != 1 || st.Good != 0 {
+		t.Errorf("stats after 3 of 6 = %+v, want 2 failing, 1 never checked", st)
+	}
 	f2 := got[0]
 	if f2.URL != "https://b.example/f2" || !f2.Prev.Broken || f2.Prev.ConsecutiveFailures != 20 ||
 		!f2.Prev.Last.Time.Equal(now.Add(-3*day)) || f2.Prev.Last.Outcome != linkcheck.OutcomeFailed || f2.Prev.Last.Status != 404 {

@@ -7,8 +7,10 @@
 package targethealth
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -189,11 +191,7 @@ func (r *Report) hosts() {
 		}
 	}
 	// largest backlog first, keeping the order of Seen within equal backlogs
-	for i := 1; i < len(withBacklog); i++ {
-		for j := i; j > 0 && withBacklog[j].Backlog > withBacklog[j-1].Backlog; j-- {
-			withBacklog[j], withBacklog[j-1] = withBacklog[j-1], withBacklog[j]
-		}
-	}
+	slices.SortStableFunc(withBacklog, func(a, b HostFigures) int { return cmp.Compare(b.Backlog, a.Backlog) })
 	all := append(withBacklog, rest...)
 	r.Hosts = all[:min(len(all), MaxHostsReported)]
 	for _, h := range r.Summary.SlowHosts {

@@ -251,6 +251,9 @@ func printLinkcheck(w io.Writer, r *targethealth.Report) {
 				thousands(h.Backlog), thousands(h.Throttled), h.RetryAfterSecond, h.IntervalSeconds, h.PassDays)
 		}
 		tw.Flush()
+		if more := r.HostCount - len(r.Hosts); more > 0 {
+			fmt.Fprintf(w, "    ... and %d more hosts, with a smaller backlog or fewer targets than those above\n", more)
+		}
 	}
 	if n := len(s.SlowHosts); n > 0 {
 		fmt.Fprintf(w, "warning: on %s a full pass over the targets takes longer than the good window (%s): their targets are checked less often than the window says; give them a shorter --host-interval if their operators agree, or a longer --good-window\n",

@@ -3,7 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"github.com/arkhe-ledger/arkhe/fixtures"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +16,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/targethealth"
 )
 
 // promLine is one sample line of the Prometheus text format: name{labels} value.
@@ -263,5 +265,20 @@ func TestVerifyMetricsFile(t *testing.T) {
 	if m["arkhe_verify_clean"] != 1 || m["arkhe_verify_arks"] != 0 || m[`arkhe_verify_findings{check="ark.syntax",severity="error"}`] != 0 ||
 		m["arkhe_verify_last_run_timestamp_seconds"] < 1e9 || len(m) < 10 {
 		t.Errorf("verify metrics: %v", m)
+	}
+}
+
+// TestLinkcheckSummarySaysHowManyHostsItLeftOut: the host table shows at most
+// targethealth.MaxHostsReported hosts and says how many it left out.
+func TestLinkcheckSummarySaysHowManyHostsItLeftOut(t *testing.T) {
+	t.Parallel()
+	r := &targethealth.Report{HostCount: 34}
+	for i := range targethealth.MaxHostsReported {
+		r.Hosts = append(r.Hosts, targethealth.HostFigures{Host: fmt.Sprintf("h%d.example", i), Seen: 10})
+	}
+	var b strings.Builder
+	printLinkcheck(&b, r)
+	if want := fmt.Sprintf("... and %d more hosts,", 34-targethealth.MaxHostsReported); !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}
 }
