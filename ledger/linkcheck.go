@@ -730,7 +730,8 @@ type LinkExclusionSpec struct {
 	Manager  string
 	Shoulder string
 	Host     string
-	// Reason says why (kept with the exclusion); By who asks (a client_id or a person's name).
+	// Reason says why (kept with the exclusion); By who asks (a client_id or a person's name;
+	// "" records the database role of the session).
 	Reason, By string
 }
 
@@ -820,7 +821,7 @@ func (l *Ledger) AddLinkExclusion(ctx context.Context, sp LinkExclusionSpec) (cr
 		return false, err
 	}
 	tag, err := l.Pool.Exec(ctx, `insert into link_exclusion (manager_id, shoulder_id, host, reason, created_by)
-		values ($1, $2, $3, nullif($4, ''), nullif($5, '')) on conflict do nothing`, m, s, h, sp.Reason, sp.By)
+		values ($1, $2, $3, nullif($4, ''), coalesce(nullif($5, ''), session_user)) on conflict do nothing`, m, s, h, sp.Reason, sp.By)
 	if err != nil {
 		return false, fmt.Errorf("add link-check exclusion: %w", err)
 	}
@@ -834,7 +835,7 @@ func (l *Ledger) EndLinkExclusion(ctx context.Context, sp LinkExclusionSpec) (en
 	if err != nil {
 		return false, err
 	}
-	tag, err := l.Pool.Exec(ctx, `update link_exclusion set ended_at = greatest(now(), created_at), ended_by = nullif($4, '')
+	tag, err := l.Pool.Exec(ctx, `update link_exclusion set ended_at = greatest(now(), created_at), ended_by = coalesce(nullif($4, ''), session_user)
 		where ended_at is null and manager_id is not distinct from $1 and shoulder_id is not distinct from $2
 		  and host is not distinct from $3`, m, s, h, sp.By)
 	if err != nil {

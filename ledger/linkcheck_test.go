@@ -172,7 +172,8 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 	must(t, err)
 	open, err := l.LinkExclusions(ctx, false)
 	must(t, err)
-	if len(all) != 3 || len(open) != 2 || all[1].Kind != "shoulder" || all[1].EndedAt == nil || all[0].Host != "skip.example" {
+	if len(all) != 3 || len(open) != 2 || all[1].Kind != "shoulder" || all[1].EndedAt == nil || all[0].Host != "skip.example" ||
+		all[1].CreatedBy != "postgres" || all[1].EndedBy != "postgres" {
 		t.Errorf("exclusions: all %+v, open %d", all, len(open))
 	}
 	refused(t, p, ledger.CodeDeleteRefused, `delete from link_exclusion`)
