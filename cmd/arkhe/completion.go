@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -69,11 +70,40 @@ func completionCommand(e *env) *cli.Command {
 				if err != nil {
 					return &exitError{code: exitCannot, err: fmt.Errorf("completion fish: %w", err)}
 				}
-				fmt.Fprint(e.stdout, script)
+				fmt.Fprint(e.stdout, dedupeFish(script))
 			default:
 				return &exitError{code: exitCannot, err: fmt.Errorf("completion: unknown shell %q: want bash, zsh or fish", shell)}
 			}
 			return nil
 		},
 	}
+}
+
+// dedupeFish drops what urfave/cli's fish script repeats (the help command and flag, listed
+// once by the app and once by the library): a line seen before, and a word seen before in the
+// list of command names tested with `contains`, which is a set.
+func dedupeFish(script string) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(script, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "complete ") {
+			if seen[line] {
+				continue
+			}
+			seen[line] = true
+		}
+		if head, list, ok := strings.Cut(line, "contains -- $i "); ok {
+			words := map[string]bool{}
+			var keep []string
+			for _, w := range strings.Fields(list) {
+				if !words[w] {
+					words[w] = true
+					keep = append(keep, w)
+				}
+			}
+			line = head + "contains -- $i " + strings.Join(keep, " ")
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }

@@ -24,7 +24,8 @@ func TestCompletion(t *testing.T) { // not parallel: it sets os.Args, which urfa
 	if code, out, _ := cliRun(t, "completion", "zsh"); code != 0 || !strings.HasPrefix(out, "#compdef arkhe\n") || !strings.Contains(out, "compdef _arkhe_complete arkhe\n") {
 		t.Errorf("completion zsh: exit %d\n%s", code, out)
 	}
-	if code, out, _ := cliRun(t, "completion", "fish"); code != 0 || !strings.Contains(out, "complete -c arkhe -n '__fish_seen_subcommand_from import' -f -l input-format -r") {
+	if code, out, _ := cliRun(t, "completion", "fish"); code != 0 || !strings.Contains(out, "complete -c arkhe -n '__fish_seen_subcommand_from import' -f -l input-format -r") ||
+		strings.Contains(out, "help h help h") || strings.Count(out, "complete -c arkhe -n '__fish_arkhe_no_subcommand' -f -l help -s h") != 1 {
 		t.Errorf("completion fish: exit %d\n%s", code, out)
 	}
 	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}, {"completion", "bash", "zsh"}} {
