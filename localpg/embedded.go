@@ -13,17 +13,18 @@ import (
 )
 
 // StopEmbedded stops the embedded cluster in "<dataDir>/pg" if it is running (it starts again
-// on demand at the next command). A data dir without a running server is not an error.
-func StopEmbedded(ctx context.Context, dataDir string) error {
+// on demand at the next command) and reports whether it was running. A data dir without a
+// running server is not an error.
+func StopEmbedded(ctx context.Context, dataDir string) (wasRunning bool, err error) {
 	pgDir := filepath.Join(dataDir, "pg")
 	if _, err := os.Stat(filepath.Join(pgDir, "postmaster.pid")); errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	c, err := StartCluster(ctx, ClusterConfig{DataDir: pgDir, Persistent: true})
 	if err != nil {
-		return err
+		return false, err
 	}
-	return c.Stop(ctx)
+	return true, c.Stop(ctx)
 }
 
 // EmbeddedServer describes the PostgreSQL server binaries the embedded cluster in

@@ -428,8 +428,13 @@ func dbCommand(e *env) *cli.Command {
 						}
 						dataDir = d
 					}
-					if err := localpg.StopEmbedded(c.Context, dataDir); err != nil {
+					was, err := localpg.StopEmbedded(c.Context, dataDir)
+					if err != nil {
 						return err
+					}
+					if !was {
+						fmt.Fprintf(e.stdout, "embedded cluster in %s was not running\n", dataDir)
+						return nil
 					}
 					fmt.Fprintf(e.stdout, "embedded cluster in %s stopped\n", dataDir)
 					return nil

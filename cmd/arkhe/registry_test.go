@@ -263,3 +263,14 @@ func TestInitDistributed(t *testing.T) {
 		})
 	}
 }
+
+// TestDBStopSaysWhenNothingRan: `arkhe db stop` where no embedded cluster runs says so (exit 0)
+// rather than claiming to have stopped one.
+func TestDBStopSaysWhenNothingRan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, out, errs := runArkhe(t, "--data-dir", dir, "db", "stop")
+	if code != 0 || out != "embedded cluster in "+dir+" was not running\n" {
+		t.Errorf("exit %d, out %q, err %q", code, out, errs)
+	}
+}
