@@ -114,6 +114,11 @@ type Counts struct {
 	Rejected int64 `json:"rejected"`
 	// Refused counts arklet user/key records (they hold credentials).
 	Refused int64 `json:"refused"`
+	// KeptReserved counts records with a value refused (a target that is not http(s) or
+	// carries userinfo, a value over a limit or not valid text, an unknown status): the ARK is
+	// imported reserved without the value, so its name is never reissued, and the reject file
+	// has one "kept reserved" line per refused value.
+	KeptReserved int64 `json:"kept_reserved"`
 	// NAANRecords and ShoulderRecords count registry records read.
 	NAANRecords     int64 `json:"naan_records"`
 	ShoulderRecords int64 `json:"shoulder_records"`
@@ -164,6 +169,7 @@ func (c *Counts) Add(o Counts) {
 	c.TestSkipped += o.TestSkipped
 	c.Rejected += o.Rejected
 	c.Refused += o.Refused
+	c.KeptReserved += o.KeptReserved
 	c.NAANRecords += o.NAANRecords
 	c.ShoulderRecords += o.ShoulderRecords
 	c.NAANsCreated += o.NAANsCreated
@@ -847,7 +853,15 @@ func (p *filePass) record(rec *legacy.Record, c *Counts, b *batch) error {
 		c.TestSkipped++
 		return nil
 	}
-	if row.Status == "reserved" && !p.cfg.IncludeReserved {
+	if len(row.Refused) > 0 {
+		c.KeptReserved++
+		for _, r := range row.Refused {
+			if err := p.rej.write(KindKeptReserved, rec.Source, rec.ID, row.ARK.String(), r.Field, r.Reason+"; "+KeptReservedNote,
+				nil, nil, ""); err != nil {
+				return err
+			}
+		}
+	} else if row.Status == "reserved" && !p.cfg.IncludeReserved {
 		c.ReservedSkipped++
 		return nil
 	}

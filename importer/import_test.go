@@ -785,3 +785,49 @@ func TestImportEZIDOnBoth(t *testing.T) {
 		}
 	})
 }
+
+// TestImportKeepsRefusedNamesReserved: a record whose target mint would refuse (javascript:,
+// data:, userinfo) or whose value cannot be kept still takes its name: the ARK lands reserved
+// without the value, never stored, and the reject file says which value and why. Even without
+// --include-reserved, and a second run changes nothing.
+func TestImportKeepsRefusedNamesReserved(t *testing.T) {
+	t.Parallel()
+	l, pool := impLedger(t)
+	dir := t.TempDir()
+	rec := func(id, target, who string) string {
+		return ":: " + id + "\n_status: public\n_target: " + target + "\nerc.who: " + who + "\n\n"
+	}
+	text := rec("ark:/12345/x6aa1", "https://e.org/a", "Ann") +
+		rec("ark:/12345/x6js1", "javascript:alert(document.cookie)", "Bob") +
+		rec("ark:/12345/x6da1", "data:text/html;base64,PHNjcmlwdD4=", "Cy") +
+		rec("ark:/12345/x6pw1", "https://curator:hunter2@e.org/p", "Dee")
+	in := impWriteText(t, dir, "hostile.anvl", text)
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv")})
+	if c := rep.Total; c.Imported != 4 || c.KeptReserved != 3 || c.Rejected != 0 || c.ReservedSkipped != 0 {
+		t.Errorf("counts %+v, want 4 imported, 3 kept reserved", c)
+	}
+	got := impScalar[string](t, pool, `select string_agg(ark || ' ' || status || ' ' || coalesce(url, '-') || ' ' || coalesce(erc_who, '-'), ', ' order by ark) from ark`)
+	if want := "12345/x6aa1 public https://e.org/a Ann, 12345/x6da1 reserved - Cy, 12345/x6js1 reserved - Bob, 12345/x6pw1 reserved - Dee"; got != want {
+		t.Errorf("ledger: %s\nwant    %s", got, want)
+	}
+	if n := impScalar[int64](t, pool, `select count(*) from ark where url like '%hunter2%' or url like 'javascript:%' or metadata::text like '%hunter2%'`); n != 0 {
+		t.Errorf("a refused value was stored (%d rows)", n)
+	}
+	lines := impRejectLines(t, rep.Rejects)
+	var kept []string
+	for _, l := range lines {
+		if l[5] == importer.KindKeptReserved {
+			kept = append(kept, l[1]+" "+l[4]+" "+l[6])
+			if !strings.HasSuffix(l[7], importer.KeptReservedNote) {
+				t.Errorf("reason %q lacks the note", l[7])
+			}
+		}
+	}
+	if got := strings.Join(kept, ", "); got != "6 ark:12345/x6js1 target, 11 ark:12345/x6da1 target, 16 ark:12345/x6pw1 target" {
+		t.Errorf("kept-reserved lines %q (all lines %q)", got, lines)
+	}
+	again := impRun(t, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r.csv")})
+	if c := again.Total; c.Imported != 0 || c.Unchanged != 4 {
+		t.Errorf("second run %+v, want 4 unchanged", c)
+	}
+}

@@ -663,6 +663,9 @@ func (s *reconcileSource) Next() bool {
 			s.reject(err.Error()) // LOC: ID: field F: reason
 			continue
 		}
+		for _, r := range row.Refused { // the row itself is compared as import keeps it: reserved, without the value
+			s.reject(r.Error() + "; " + KeptReservedNote)
+		}
 		s.seq++
 		var shoulder *int64
 		e := s.index.Longest(row.ARK.NAAN, row.ARK.Name)
@@ -680,7 +683,7 @@ func (s *reconcileSource) Next() bool {
 		switch {
 		case row.ARK.NAAN == TestNAAN:
 			skip = reconcileStrp(reconcileSkipTest)
-		case row.Status == "reserved":
+		case row.Status == "reserved" && len(row.Refused) == 0:
 			skip = reconcileStrp(reconcileSkipReserved)
 		}
 		v[7], v[8], v[9], v[10], v[11], v[12], v[13] = row.Who, row.What, row.When, row.Commitment, row.Metadata, loc, skip

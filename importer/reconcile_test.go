@@ -352,7 +352,7 @@ func TestReconcileRejectNamesThePlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := export + ":5 (record 2): ark:/12345/x6eee2: field target: target URL is 2120 octets; the limit is 2048"
+	want := export + ":5 (record 2): ark:/12345/x6eee2: field target: target URL is 2120 octets, limit 2048; " + importer.KeptReservedNote
 	if sum.Rejected != 1 || len(sum.FirstRejects) != 1 || sum.FirstRejects[0] != want {
 		t.Errorf("rejected %d, first rejects %q; want 1, %q", sum.Rejected, sum.FirstRejects, want)
 	}

@@ -23,10 +23,16 @@ const (
 	// KindDifference: the ARK (or NAAN, shoulder) is in the ledger with a different value in
 	// field; the ledger is left alone until `arkhe reconcile --apply`.
 	KindDifference = "difference"
+	// KindKeptReserved: a value of the record was refused (field, reason) and left out; the
+	// ARK is imported reserved without it (KeptReservedNote).
+	KindKeptReserved = "kept reserved"
 	// KindTruncated: the file ends mid-record (field "file"); the records read before that
 	// point were imported, and the import exits 1.
 	KindTruncated = "truncated"
 )
+
+// KeptReservedNote follows the reason of a refused value in the reject file.
+const KeptReservedNote = "the value was left out and the ARK imported reserved, so that its name is never reissued"
 
 // TruncatedNote follows a truncation's reason wherever it is reported (reject file, summary).
 const TruncatedNote = "the records read before that point were imported"

@@ -51,6 +51,12 @@ type Row struct {
 	Created, Updated *time.Time
 	// Source locates the record in its export.
 	Source pipeline.Location
+	// Refused lists the values of the record that were refused and left out (a target that is
+	// not http(s), carries userinfo or is over MaxTarget; an ERC value over MaxERC; a value that
+	// is not valid UTF-8 or holds a NUL byte; an unknown status), each naming its field and the
+	// reason. A record with a refused value keeps its name: its Status is "reserved", so the ARK
+	// lands in the ledger without the value and the name can never be minted again.
+	Refused []pipeline.RowError
 
 	key string // ARK.Key(), computed once
 }
@@ -109,10 +115,14 @@ func ParseLegacyID(id string) (ark.ARK, error) {
 // other element goes to Metadata. It does not decide about reserved or test ARKs, shoulders or
 // check characters. The caller passes only records of kind "ark".
 //
-// Errors are *pipeline.RowError with the record's location and identifier, naming the field:
-// "id" (not an ARK, or the name over 255 octets — the reason names the limit), "naan",
-// "target" / "who" / "what" / "when" / "commitment" (over the limits above), or any field
-// holding invalid UTF-8 or a NUL byte.
+// A value that cannot be kept (a target refused by pipeline.CheckTarget, the rule mint applies:
+// not http(s), userinfo, over MaxTarget; an ERC value over MaxERC; invalid UTF-8 or a NUL byte
+// in any field; an unknown status) does not lose the name: the value is left out, listed in
+// Row.Refused, and the row becomes reserved.
+//
+// Errors, when the record names no ARK the ledger can hold, are *pipeline.RowError with the
+// record's location and identifier, naming the field: "id" (not an ARK, or the name over 255
+// octets — the reason names the limit) or "naan".
 func NormalizeRecord(rec *Record) (Row, error) {
 	row, p := normalizeRecord(rec)
 	if p != nil {
@@ -143,12 +153,16 @@ func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
 			"the ARK's NAAN %q differs from arklet's naan_id %s; a NAAN is a string and one that matches only after int() is not the same NAAN",
 			a.NAAN, n)}
 	}
+	refuse := func(field, reason string) {
+		row.Refused = append(row.Refused, pipeline.RowError{Loc: rec.Source, ID: rec.ID, Field: field, Reason: reason})
+	}
 	if rec.HasTarget && !rec.TargetIsDefault && rec.Target != "" {
-		if len(rec.Target) > MaxTarget {
-			return row, &pipeline.RowError{Field: "target", Reason: fmt.Sprintf("target URL is %d octets; the limit is %d", len(rec.Target), MaxTarget)}
+		if reason := pipeline.CheckTarget(rec.Target, pipeline.Limits{MaxURL: MaxTarget}); reason != "" {
+			refuse("target", reason)
+		} else {
+			t := rec.Target
+			row.Target = &t
 		}
-		t := rec.Target
-		row.Target = &t
 	}
 	switch rec.Status {
 	case "", StatusPublic:
@@ -162,7 +176,7 @@ func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
 			row.Reason = &r
 		}
 	default:
-		return row, &pipeline.RowError{Field: "status", Reason: fmt.Sprintf("status %q is not public, reserved or unavailable", rec.Status)}
+		refuse("status", fmt.Sprintf("status %q is not public, reserved or unavailable", rec.Status))
 	}
 	for _, f := range []struct {
 		name string
@@ -173,7 +187,8 @@ func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
 			continue
 		}
 		if len(*f.src) > MaxERC {
-			return row, &pipeline.RowError{Field: f.name, Reason: fmt.Sprintf("value is %d octets; the limit is %d", len(*f.src), MaxERC)}
+			refuse(f.name, fmt.Sprintf("value is %d octets; the limit is %d", len(*f.src), MaxERC))
+			continue
 		}
 		v := *f.src
 		*f.dst = &v
@@ -214,24 +229,33 @@ func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
 	// every text value must survive PostgreSQL text and jsonb: valid UTF-8, no NUL (one such byte aborts a whole COPY)
 	for _, f := range []struct {
 		name string
-		v    *string
-	}{{"target", row.Target}, {"status reason", row.Reason}, {"who", row.Who}, {"what", row.What},
-		{"when", row.When}, {"commitment", row.Commitment}} {
-		if f.v != nil {
-			if p := CheckText(f.name, *f.v); p != nil {
-				return row, p
+		v    **string
+	}{{"target", &row.Target}, {"status reason", &row.Reason}, {"who", &row.Who}, {"what", &row.What},
+		{"when", &row.When}, {"commitment", &row.Commitment}} {
+		if *f.v != nil {
+			if p := CheckText(f.name, **f.v); p != nil {
+				refuse(p.Field, p.Reason)
+				*f.v = nil
 			}
 		}
 	}
 	if meta != nil {
 		for k, v := range meta {
-			if p := CheckText(k, k); p != nil {
-				return row, p
+			p := CheckText("metadata key", k)
+			if p == nil {
+				p = CheckText(k, v)
 			}
-			if p := CheckText(k, v); p != nil {
-				return row, p
+			if p != nil {
+				refuse(p.Field, p.Reason)
+				delete(meta, k)
 			}
 		}
+	}
+	if len(row.Refused) > 0 {
+		// the name stays taken: the ARK lands reserved, without what was refused
+		row.Status, row.Reason = "reserved", nil
+	}
+	if len(meta) > 0 {
 		b, err := metaJSON(meta)
 		if err != nil {
 			return row, &pipeline.RowError{Field: "metadata", Reason: "cannot encode as JSON", Err: err}

@@ -48,9 +48,53 @@ func TestNormalizeRecord(t *testing.T) {
 			"", "", "", "", "", "naan"},
 		{"name over 255 octets", legacy.Record{ID: "ark:/12345/x6" + strings.Repeat("b", 300), Kind: "ark"}, "", "", "", "", "", "id"},
 		{"bad escape", legacy.Record{ID: "ark:/12345/x6%zz", Kind: "ark"}, "", "", "", "", "", "id"},
-		{"NUL in metadata", legacy.Record{ID: "ark:/12345/x6b4", Kind: "ark", Who: str("a\x00b")}, "", "", "", "", "", "who"},
+	}
+	// a refused value keeps the name: the row is reserved, without the value, and says why
+	refusedCases := []struct {
+		name    string
+		rec     legacy.Record
+		refused string // the refused fields, in order
+		reason  string // a part of the first reason
+	}{
+		{"NUL in who", legacy.Record{ID: "ark:/12345/x6b4", Kind: "ark", Who: str("a\x00b"), What: str("kept")}, "who", "NUL"},
 		{"target over the limit", legacy.Record{ID: "ark:/12345/x6b4", Kind: "ark", Target: "https://e.org/" + strings.Repeat("a", 2048), HasTarget: true},
-			"", "", "", "", "", "target"},
+			"target", "limit 2048"},
+		{"javascript target", legacy.Record{ID: "ark:/12345/x6b4", Kind: "ark", Target: "javascript:alert(1)", HasTarget: true, What: str("kept")},
+			"target", `scheme "javascript" is not allowed`},
+		{"data target", legacy.Record{ID: "ark:/12345/x6b4", Kind: "ark", Target: "data:text/html,<b>x</b>", HasTarget: true}, "target", `scheme "data"`},
+		{"userinfo in the target", legacy.Record{ID: "ark:/12345/x6b4", Kind: "ark", Target: "https://curator:s3cret@e.org/1", HasTarget: true},
+			"target", "userinfo"},
+		{"unknown status, tombstone reason dropped", legacy.Record{ID: "ark:/12345/x6b4", Kind: "ark", Status: "withdrawn", StatusReason: "x"},
+			"status", `"withdrawn"`},
+		{"NUL in a metadata value, and a bad target", legacy.Record{ID: "ark:/12345/x6b4", Kind: "ark", Target: "ftp://e.org", HasTarget: true,
+			Metadata: map[string]string{"note": "a\x00", "other": "kept"}}, "target note", "ftp"},
+	}
+	for _, tc := range refusedCases {
+		t.Run(tc.name, func(t *testing.T) {
+			row, err := legacy.NormalizeRecord(&tc.rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fields []string
+			for _, r := range row.Refused {
+				fields = append(fields, r.Field)
+				if r.ID != tc.rec.ID {
+					t.Errorf("refusal %+v does not name the record", r)
+				}
+			}
+			if strings.Join(fields, " ") != tc.refused || !strings.Contains(row.Refused[0].Reason, tc.reason) {
+				t.Fatalf("refused %+v, want fields %q, a reason with %q", row.Refused, tc.refused, tc.reason)
+			}
+			if row.Key() != "12345/x6b4" || row.Status != "reserved" || row.Target != nil || row.Reason != nil || row.Who != nil {
+				t.Errorf("row %+v, want 12345/x6b4 reserved without the refused values", row)
+			}
+			if tc.rec.What != nil && impDeref(row.What) != "kept" {
+				t.Errorf("what %v: a good value is kept", row.What)
+			}
+			if tc.rec.Metadata != nil && string(row.Metadata) != `{"other":"kept"}` {
+				t.Errorf("metadata %s, want the good entry only", row.Metadata)
+			}
+		})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -50,8 +50,9 @@ func DefaultLimits() Limits {
 //     would never match "r5");
 //   - the target URL, when present, is at most lim.MaxURL octets, has no
 //     space or control character, uses a scheme in lim.Schemes, and for
-//     http/https has a "//" and a non-empty host. An absent or empty URL is
-//     allowed (the ARK then resolves to its description);
+//     http/https has a "//", a non-empty host and no userinfo (CheckTarget).
+//     An absent or empty URL is allowed (the ARK then resolves to its
+//     description);
 //   - who, what, when and commitment are each at most lim.MaxERC octets.
 func Validate(r *Record, lim Limits) *RowError {
 	if lim.MaxURL <= 0 {
@@ -89,7 +90,7 @@ func Validate(r *Record, lim Limits) *RowError {
 		}
 	}
 	if r.Has&HasURL != 0 {
-		if reason := checkURL(r.URL, lim); reason != "" {
+		if reason := CheckTarget(r.URL, lim); reason != "" {
 			return bad(FieldURL, reason)
 		}
 	}
@@ -113,8 +114,20 @@ func invalidUTF8At(s string) int {
 	return len(s)
 }
 
-// checkURL returns why u is not an acceptable target, or "".
-func checkURL(u string, lim Limits) string {
+// CheckTarget returns why u is not an acceptable target URL, or "" when it is: at most
+// lim.MaxURL octets (0: DefaultMaxURL), no space or control character, an RFC 3986 scheme in
+// lim.Schemes (none: http and https), and for http and https a "//" authority with a host and
+// without userinfo. Userinfo ("user:password@host") is refused, never stored: a target is
+// public, resolved for anyone and shown in every report, and a password in it is a leaked
+// password (RFC 3986 §3.2.1 deprecates it). The empty string is acceptable (no target: the ARK
+// resolves to its description). Mint and import apply the same rule.
+func CheckTarget(u string, lim Limits) string {
+	if lim.MaxURL <= 0 {
+		lim.MaxURL = DefaultMaxURL
+	}
+	if len(lim.Schemes) == 0 {
+		lim.Schemes = []string{"http", "https"}
+	}
 	if u == "" {
 		return "" // an empty target is allowed: the ARK resolves to its description
 	}
@@ -145,6 +158,13 @@ func checkURL(u string, lim Limits) string {
 		rest := u[colon+1:]
 		if !strings.HasPrefix(rest, "//") || len(rest) == 2 || rest[2] == '/' || rest[2] == '?' || rest[2] == '#' {
 			return "target URL has no host"
+		}
+		authority := rest[2:]
+		if end := strings.IndexAny(authority, "/?#"); end >= 0 {
+			authority = authority[:end]
+		}
+		if strings.Contains(authority, "@") {
+			return "target URL carries userinfo (user:password@) before its host: a target is public, so it is refused and never stored; give the URL without it"
 		}
 	}
 	return ""

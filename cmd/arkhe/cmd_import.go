@@ -168,6 +168,10 @@ func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 	fmt.Fprintf(w, "  skipped      %s non-ARK%s\n", thousands(t.SkippedNonARKTotal()), kindCounts(t.SkippedNonARK))
 	fmt.Fprintf(w, "               %s reserved (--include-reserved imports them), %s test NAAN 99999 (--include-test)\n", thousands(t.ReservedSkipped), thousands(t.TestSkipped))
 	fmt.Fprintf(w, "  rejected     %s\n", plural(t.Rejected, "bad record", "bad records"))
+	if t.KeptReserved > 0 {
+		fmt.Fprintf(w, "  kept reserved %s with a value refused (the reject file says which): imported reserved without it, so the names are never reissued\n",
+			plural(t.KeptReserved, "ARK", "ARKs"))
+	}
 	if t.Refused > 0 {
 		var models, reasons []string
 		for _, f := range rep.Files {
