@@ -149,6 +149,13 @@ type MintConfig struct {
 	// Retry says how batches ride out faults (a lost connection, a restarted or frozen
 	// server); the zero value retries for DefaultRetryFor with DefaultBatchTimeout per attempt.
 	Retry RetryPolicy
+	// EntryNodes are further nodes of a Citus cluster that take the writes (its workers, which
+	// do since Citus 11), each a pool on the ledger's database there. Worker w's COPY streams
+	// go to node w mod (1 + len(EntryNodes)), node 0 being the Ledger's own Pool (the
+	// coordinator), so ingest is not bound to one node. Only a Citus ledger takes them
+	// (PrepareMint refuses them on a single node); every node answers the same, so receipts,
+	// replays and collisions behave as through the coordinator.
+	EntryNodes []*pgxpool.Pool
 	// Hooks are test hooks; the zero value does nothing.
 	Hooks MintHooks
 }
@@ -408,6 +415,9 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 		runNames: runNames{bits: make([]atomic.Uint64, runNameBits/64)}, citus: Layout(layout) == LayoutCitus, q: &singleReceipts}
 	if s.citus {
 		s.q = &citusReceipts
+	} else if len(cfg.EntryNodes) > 0 {
+		return nil, fmt.Errorf("prepare mint: %d further entry nodes given, but the ledger is laid out for one node: several database URLs need a Citus ledger",
+			len(cfg.EntryNodes))
 	}
 	if t.NoNewMints == nil {
 		s.space = ark.BladeSpace(t.BladeLength)
@@ -584,10 +594,18 @@ func (l *Ledger) resolveMintTarget(ctx context.Context, clientID, shoulderArg st
 	return t, nil
 }
 
+// pool returns the pool worker writes through: node worker mod (1 + len(EntryNodes)).
+func (s *MintSink) pool(worker int) *pgxpool.Pool {
+	if n := worker % (1 + len(s.cfg.EntryNodes)); n > 0 {
+		return s.cfg.EntryNodes[n-1]
+	}
+	return s.l.Pool
+}
+
 // OpenWorker implements pipeline.Sink: it holds one pooled connection for the run and draws
 // blades from cfg.Blades(worker).
 func (s *MintSink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWorker, error) {
-	conn, err := s.l.Pool.Acquire(ctx)
+	conn, err := s.pool(worker).Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mint worker %d: connect: %w", worker, err)
 	}

@@ -1095,3 +1095,54 @@ func TestMintRowRefusedOnAWorker(t *testing.T) {
 		checkLedger(t, l.Pool, 7)
 	})
 }
+
+// TestMintThroughEveryNode: on Citus the workers' COPY streams are spread over the coordinator
+// and the workers (each takes writes); every request ID is minted once and a re-run through
+// the same nodes replays them all. A single-node ledger refuses further entry nodes.
+func TestMintThroughEveryNode(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		l := mintLedgerIn(t, db)
+		ctx := t.Context()
+		if !db.Citus() {
+			_, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", EntryNodes: []*pgxpool.Pool{db.Pool}})
+			if err == nil || !strings.Contains(err.Error(), "several database URLs need a Citus ledger") {
+				t.Fatalf("a single-node ledger took an entry node: %v", err)
+			}
+			return
+		}
+		var nodes []*pgxpool.Pool
+		for _, u := range db.WorkerURLs {
+			w, err := ledger.Open(ctx, u, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Close)
+			nodes = append(nodes, w.Pool)
+		}
+		dir := t.TempDir()
+		in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 120, Seed: 11})
+		run := mintRun{cfg: ledger.MintConfig{ClientID: "c1", EntryNodes: nodes}, run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 10, Workers: 3}}
+		sum, err := doMint(t, ctx, l, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Minted != 120 || sum.Rejected != 0 {
+			t.Fatalf("first run %+v", sum)
+		}
+		for i, p := range nodes {
+			if p.Stat().AcquireCount() == 0 {
+				t.Errorf("worker node %d took no connection", i+1)
+			}
+		}
+		checkLedger(t, l.Pool, 120)
+		again, err := doMint(t, ctx, l, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Minted != 0 || again.Replayed != 120 {
+			t.Fatalf("re-run %+v, want 120 replayed", again)
+		}
+		checkLedger(t, l.Pool, 120)
+	})
+}

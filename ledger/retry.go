@@ -367,7 +367,7 @@ func (w *mintWorker) connect(ctx context.Context) error {
 		w.conn, w.session = nil, false
 	}
 	if w.conn == nil {
-		conn, err := w.s.l.Pool.Acquire(ctx)
+		conn, err := w.s.pool(w.id).Acquire(ctx)
 		if err != nil {
 			return fmt.Errorf("reconnect: %w", err)
 		}

@@ -62,8 +62,9 @@ func newApp(e *env) *cli.App {
 		Writer:    e.stdout,
 		ErrWriter: e.stderr,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "database-url", EnvVars: []string{"ARKHE_DATABASE_URL"},
-				Usage: "PostgreSQL URL of the ledger; without it (and without PGHOST/PGDATABASE/PGSERVICE) arkhe uses its embedded local cluster in --data-dir"},
+			&cli.GenericFlag{Name: "database-url", Value: &databaseURLs{env: os.Getenv("ARKHE_DATABASE_URL")},
+				Usage: "PostgreSQL URL of the ledger (default $ARKHE_DATABASE_URL); without it (and without PGHOST/PGDATABASE/PGSERVICE) arkhe uses its embedded local cluster in --data-dir. " +
+					"On a Citus cluster give it once per node that takes writes, the coordinator first: mint spreads its COPY streams over them"},
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"ARKHE_DATA_DIR"},
 				Usage: "where the embedded cluster lives", DefaultText: "$XDG_DATA_HOME/arkhe, ~/.local/share/arkhe, or /var/lib/arkhe as root"},
 			&cli.StringFlag{Name: "api-key-file", EnvVars: []string{"ARKHE_API_KEY_FILE"},
@@ -202,6 +203,40 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "arkhe: %v\n", err)
 	return exitCannot
+}
+
+// databaseURLs is the value of --database-url, which may be given more than once (the
+// coordinator of a Citus cluster, then its workers). String is the first, which every command
+// connects to; without the flag, $ARKHE_DATABASE_URL (read when the app is built).
+type databaseURLs struct {
+	env  string
+	urls []string
+}
+
+// Set adds one URL (flag.Value).
+func (d *databaseURLs) Set(v string) error {
+	d.urls = append(d.urls, v)
+	return nil
+}
+
+// String returns the ledger's URL: the first given, else the environment's, else "".
+func (d *databaseURLs) String() string {
+	if d == nil {
+		return ""
+	}
+	if len(d.urls) > 0 {
+		return d.urls[0]
+	}
+	return d.env
+}
+
+// entryNodeURLs returns the further --database-url values after the first: the other nodes of
+// a Citus cluster that take writes.
+func entryNodeURLs(c *cli.Context) []string {
+	if d, ok := c.Generic("database-url").(*databaseURLs); ok && len(d.urls) > 1 {
+		return d.urls[1:]
+	}
+	return nil
 }
 
 // openLedger resolves the database (explicit URL, ARKHE_DATABASE_URL, libpq environment, or the

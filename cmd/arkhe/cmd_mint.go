@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/ledger"
@@ -94,12 +95,21 @@ func mintAction(c *cli.Context, e *env) error {
 		return cannot(err)
 	}
 	defer l.Close()
+	var entryNodes []*pgxpool.Pool
+	for _, u := range entryNodeURLs(c) {
+		n, err := ledger.Open(c.Context, u, int32(workers+1))
+		if err != nil {
+			return cannot(fmt.Errorf("mint: entry node: %w", err))
+		}
+		defer n.Close()
+		entryNodes = append(entryNodes, n.Pool)
+	}
 
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "minting", -1)
 	var done int64
 	job := ledger.MintJob{
 		Mint: ledger.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
-			NameCheck: nameCheck, ReceiptCheck: receiptCheck, Retry: retry},
+			NameCheck: nameCheck, ReceiptCheck: receiptCheck, Retry: retry, EntryNodes: entryNodes},
 		Inputs:  inputs,
 		Mapping: mapping,
 		Limits: pipeline.Limits{MaxURL: c.Int("max-url"), MaxERC: c.Int("max-erc"),

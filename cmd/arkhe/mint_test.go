@@ -249,3 +249,26 @@ func TestMintMissingManifestErrorOnce(t *testing.T) {
 		t.Errorf("summary does not say to fix the input:\n%s", out)
 	}
 }
+
+// TestMintSeveralDatabaseURLs: --database-url given more than once names further entry nodes
+// for mint; a ledger laid out for one node refuses them before reading anything.
+func TestMintSeveralDatabaseURLs(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	if code, out, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
+		t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m.csv")
+	if err := os.WriteFile(in, []byte("request_id,url\nr1,https://example.org/1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runArkhe(t, "--database-url", url, "--database-url", url, "mint", "--client", "test-minter", in,
+		"--out", filepath.Join(dir, "map.csv"))
+	if code != exitCannot || !strings.Contains(errOut, "1 further entry nodes given, but the ledger is laid out for one node: several database URLs need a Citus ledger") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "map.csv")); !os.IsNotExist(err) {
+		t.Errorf("a mint map was written: %v", err)
+	}
+}
