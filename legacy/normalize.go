@@ -239,16 +239,14 @@ func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
 			}
 		}
 	}
-	if meta != nil {
-		for k, v := range meta {
-			p := CheckText("metadata key", k)
-			if p == nil {
-				p = CheckText(k, v)
-			}
-			if p != nil {
-				refuse(p.Field, p.Reason)
-				delete(meta, k)
-			}
+	for k, v := range meta {
+		p := CheckText("metadata key", k)
+		if p == nil {
+			p = CheckText(k, v)
+		}
+		if p != nil {
+			refuse(p.Field, p.Reason)
+			delete(meta, k)
 		}
 	}
 	if len(row.Refused) > 0 {
