@@ -18,6 +18,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/duckdb"
 )
 
 func sp(s string) *string { return &s }
@@ -83,7 +85,7 @@ func TestChangeRowParquetDuckDB(t *testing.T) {
 	rows := changeFixture()
 	writeAll(t, path, Parquet, rows)
 
-	r := duckRead(t, path, `SELECT ark, naan, shoulder,
+	r := duckdb.Read(t, path, `SELECT ark, naan, shoulder,
 		strftime("at", '%Y-%m-%dT%H:%M:%S.%fZ') AS at_text, epoch_us("at")::VARCHAR AS at_us, "at"::VARCHAR AS at_str,
 		action, before_url, after_url, "by",
 		before_url IS NULL AS before_null, after_url IS NULL AS after_null, after_url = '' AS after_empty
@@ -96,7 +98,7 @@ func TestChangeRowParquetDuckDB(t *testing.T) {
 		"ark": "VARCHAR", "naan": "VARCHAR", "shoulder": "VARCHAR", "at": "TIMESTAMP WITH TIME ZONE",
 		"action": "VARCHAR", "before_url": "VARCHAR", "after_url": "VARCHAR", "by": "VARCHAR",
 	}
-	if got := r.types(); !reflect.DeepEqual(got, wantTypes) {
+	if got := r.Types(); !reflect.DeepEqual(got, wantTypes) {
 		t.Errorf("DuckDB column types = %v, want %v", got, wantTypes)
 	}
 	var order []string
@@ -131,7 +133,7 @@ func TestChangeRowParquetDuckDB(t *testing.T) {
 
 	// The schema as DuckDB sees it in the file: UTC-adjusted micros, OPTIONAL
 	// only for the nullable columns, zstd everywhere.
-	s := duckRead(t, path, fmt.Sprintf(`SELECT name, logical_type, converted_type, repetition_type
+	s := duckdb.Read(t, path, fmt.Sprintf(`SELECT name, logical_type, converted_type, repetition_type
 		FROM parquet_schema('%s') WHERE name <> 'changeRow' ORDER BY name`, path))
 	for _, row := range s.Rows {
 		name := row["name"].(string)
@@ -154,7 +156,7 @@ func TestChangeRowParquetDuckDB(t *testing.T) {
 	if len(s.Rows) != 8 {
 		t.Errorf("parquet_schema leaf columns = %d, want 8", len(s.Rows))
 	}
-	m := duckRead(t, path, fmt.Sprintf(`SELECT DISTINCT compression FROM parquet_metadata('%s')`, path))
+	m := duckdb.Read(t, path, fmt.Sprintf(`SELECT DISTINCT compression FROM parquet_metadata('%s')`, path))
 	if len(m.Rows) != 1 || m.Rows[0]["compression"] != "ZSTD" {
 		t.Errorf("compression = %v, want only ZSTD", m.Rows)
 	}
@@ -251,7 +253,7 @@ func TestChangeRowTextExact(t *testing.T) {
 				t.Errorf("%s output:\n%s\nwant:\n%s", tc.f, got, tc.want)
 			}
 			// DuckDB reads the text back with NULL and "" kept apart.
-			r := duckRead(t, path, `SELECT ark, before_url IS NULL AS bn, after_url IS NULL AS an, after_url, "by" IS NULL AS byn FROM t`)
+			r := duckdb.Read(t, path, `SELECT ark, before_url IS NULL AS bn, after_url IS NULL AS an, after_url, "by" IS NULL AS byn FROM t`)
 			if r.Count != 3 {
 				t.Errorf("DuckDB count = %d, want 3", r.Count)
 			}
@@ -309,7 +311,7 @@ func TestFindingRowTextExact(t *testing.T) {
 			if string(got) != tc.want {
 				t.Errorf("%s output:\n%q\nwant:\n%q", tc.f, got, tc.want)
 			}
-			r := duckRead(t, path, `SELECT "check", ark, ark IS NULL AS ark_null, detail FROM t`)
+			r := duckdb.Read(t, path, `SELECT "check", ark, ark IS NULL AS ark_null, detail FROM t`)
 			if len(r.Rows) != len(rows) {
 				t.Fatalf("DuckDB rows = %d, want %d", len(r.Rows), len(rows))
 			}
@@ -335,9 +337,9 @@ func TestFindingRowParquetDuckDB(t *testing.T) {
 	dir := t.TempDir()
 	findings := filepath.Join(dir, "findings.parquet")
 	writeAll(t, findings, Parquet, findingFixture())
-	r := duckRead(t, findings, `SELECT count(*) FILTER (ark IS NULL) AS nulls, count(*) FILTER (ark = '') AS empties,
+	r := duckdb.Read(t, findings, `SELECT count(*) FILTER (ark IS NULL) AS nulls, count(*) FILTER (ark = '') AS empties,
 		string_agg(detail, '|' ORDER BY "check") AS details FROM t`)
-	if got := r.types(); !reflect.DeepEqual(got, map[string]string{"check": "VARCHAR", "severity": "VARCHAR", "ark": "VARCHAR", "detail": "VARCHAR"}) {
+	if got := r.Types(); !reflect.DeepEqual(got, map[string]string{"check": "VARCHAR", "severity": "VARCHAR", "ark": "VARCHAR", "detail": "VARCHAR"}) {
 		t.Errorf("FindingRow types = %v", got)
 	}
 	wantF := map[string]any{"nulls": "3", "empties": "1",
@@ -368,9 +370,9 @@ func TestEmptyReport(t *testing.T) {
 					t.Errorf("empty JSONL = %q, want nothing", got)
 				}
 			case Parquet:
-				r := duckRead(t, path, `SELECT count(*)::VARCHAR AS n FROM t`)
-				if r.Count != 0 || r.types()["at"] != "TIMESTAMP WITH TIME ZONE" || len(r.Describe) != 8 {
-					t.Errorf("empty Parquet: count %d, types %v", r.Count, r.types())
+				r := duckdb.Read(t, path, `SELECT count(*)::VARCHAR AS n FROM t`)
+				if r.Count != 0 || r.Types()["at"] != "TIMESTAMP WITH TIME ZONE" || len(r.Describe) != 8 {
+					t.Errorf("empty Parquet: count %d, types %v", r.Count, r.Types())
 				}
 			}
 		})
@@ -462,7 +464,7 @@ func TestAbort(t *testing.T) {
 
 	// A successful run replaces the old report.
 	writeAll(t, path, Parquet, changeFixture())
-	if r := duckRead(t, path, `SELECT 1 AS one`); r.Count != 3 {
+	if r := duckdb.Read(t, path, `SELECT 1 AS one`); r.Count != 3 {
 		t.Errorf("replaced report count = %d, want 3", r.Count)
 	}
 }
@@ -712,7 +714,7 @@ func TestOtherColumnKinds(t *testing.T) {
 	}
 	path := filepath.Join(dir, "kinds.parquet")
 	writeAll(t, path, Parquet, rows)
-	r := duckRead(t, path, `SELECT b, i, u::VARCHAR AS u, f, ms::VARCHAR AS ms, ns::VARCHAR AS ns, "S" FROM t LIMIT 1`)
+	r := duckdb.Read(t, path, `SELECT b, i, u::VARCHAR AS u, f, ms::VARCHAR AS ms, ns::VARCHAR AS ns, "S" FROM t LIMIT 1`)
 	want := map[string]any{"b": true, "i": float64(-7), "u": "18446744073709551615", "f": 0.25,
 		"ms": "2024-01-02 03:04:05.123+00", "ns": "2024-01-02 03:04:05.123456+00", "S": "s"}
 	if !reflect.DeepEqual(r.Rows[0], want) {
@@ -784,7 +786,7 @@ func TestMillionChangeRows(t *testing.T) {
 		t.Errorf("peak heap %d bytes while streaming a million rows, want < 200 MiB", peak)
 	}
 
-	r := duckRead(t, path, `SELECT count(DISTINCT ark)::VARCHAR AS arks, count(*) FILTER (before_url IS NULL)::VARCHAR AS no_before,
+	r := duckdb.Read(t, path, `SELECT count(DISTINCT ark)::VARCHAR AS arks, count(*) FILTER (before_url IS NULL)::VARCHAR AS no_before,
 		min(epoch_us("at"))::VARCHAR AS first_us, max(epoch_us("at"))::VARCHAR AS last_us FROM t`)
 	if r.Count != total {
 		t.Errorf("DuckDB count = %d, want %d", r.Count, total)
@@ -795,7 +797,7 @@ func TestMillionChangeRows(t *testing.T) {
 	if !reflect.DeepEqual(r.Rows[0], want) {
 		t.Errorf("DuckDB aggregates = %v, want %v", r.Rows[0], want)
 	}
-	g := duckRead(t, path, fmt.Sprintf(`SELECT count(DISTINCT row_group_id)::VARCHAR AS groups, max(row_group_num_rows)::VARCHAR AS most
+	g := duckdb.Read(t, path, fmt.Sprintf(`SELECT count(DISTINCT row_group_id)::VARCHAR AS groups, max(row_group_num_rows)::VARCHAR AS most
 		FROM parquet_metadata('%s')`, path))
 	wantG := map[string]any{"groups": "8", "most": strconv.Itoa(RowGroupRows)}
 	if !reflect.DeepEqual(g.Rows[0], wantG) {

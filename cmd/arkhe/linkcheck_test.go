@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/fixtures/duckdb"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/targethealth"
 )
@@ -201,7 +202,7 @@ func TestLinkcheckCommand(t *testing.T) {
 	if code, out, errOut := arkhe(t, url, "", "report", "links", "-o", parquet); code != 0 || !strings.Contains(out, "wrote 4 link states") {
 		t.Fatalf("report links parquet: exit %d\n%s\n%s", code, out, errOut)
 	}
-	r := verifyDuckRead(t, parquet, `SELECT ark, manager, shoulder, outcome, broken FROM t ORDER BY ark`)
+	r := duckdb.Read(t, parquet, `SELECT ark, manager, shoulder, outcome, broken FROM t ORDER BY ark`)
 	var cols []string
 	for _, d := range r.Describe {
 		cols = append(cols, d.Name+" "+d.Type)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arkhe-ledger/arkhe/fixtures/duckdb"
 	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/report"
@@ -43,14 +44,14 @@ func TestReportRowTypesParquetDuckDB(t *testing.T) {
 			When: strp("2020"), Commitment: strp("Permanent: Stable Content"), Status: "public", CreatedAt: &created, UpdatedAt: &created},
 		{ARK: "ark:99999/x9bbb2", NAAN: "99999", Shoulder: "/x9", Status: "unavailable", TombstoneReason: strp("withdrawn")},
 	})
-	r := verifyDuckRead(t, arks, `SELECT ark, target, target IS NULL AS tn, who, "when", status, tombstone_reason,
+	r := duckdb.Read(t, arks, `SELECT ark, target, target IS NULL AS tn, who, "when", status, tombstone_reason,
 		created_at::VARCHAR AS c, updated_at IS NULL AS un FROM t ORDER BY ark`)
 	wantTypes := map[string]string{
 		"ark": "VARCHAR", "naan": "VARCHAR", "shoulder": "VARCHAR", "target": "VARCHAR", "who": "VARCHAR",
 		"what": "VARCHAR", "when": "VARCHAR", "commitment": "VARCHAR", "status": "VARCHAR",
 		"tombstone_reason": "VARCHAR", "created_at": "TIMESTAMP WITH TIME ZONE", "updated_at": "TIMESTAMP WITH TIME ZONE",
 	}
-	if got := r.types(); !reflect.DeepEqual(got, wantTypes) {
+	if got := r.Types(); !reflect.DeepEqual(got, wantTypes) {
 		t.Errorf("ARKRow types = %v, want %v", got, wantTypes)
 	}
 	wantRows := []map[string]any{
@@ -69,8 +70,8 @@ func TestReportRowTypesParquetDuckDB(t *testing.T) {
 		{Kind: "only_in_ledger", ARK: "ark:99999/x9bbb2"},
 		{Kind: "only_in_export", ARK: "ark:99999/x9ccc3", Field: strp("target"), ExportValue: strp("https://c.example/"), Source: strp("ark_ark.csv:18"), Note: strp("reserved in the export")},
 	})
-	r = verifyDuckRead(t, diffs, `SELECT kind, field, ledger_value, ledger_value IS NULL AS ln, source, note FROM t`)
-	if got := r.types(); !reflect.DeepEqual(got, map[string]string{"kind": "VARCHAR", "ark": "VARCHAR", "field": "VARCHAR",
+	r = duckdb.Read(t, diffs, `SELECT kind, field, ledger_value, ledger_value IS NULL AS ln, source, note FROM t`)
+	if got := r.Types(); !reflect.DeepEqual(got, map[string]string{"kind": "VARCHAR", "ark": "VARCHAR", "field": "VARCHAR",
 		"export_value": "VARCHAR", "ledger_value": "VARCHAR", "source": "VARCHAR", "note": "VARCHAR"}) {
 		t.Errorf("DiffRow types = %v", got)
 	}

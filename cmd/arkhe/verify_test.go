@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,65 +14,13 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/fixtures/duckdb"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 )
 
 // verifyInternalKey: every internal key of a test database starts with it (pgtest.FirstTestKey);
 // no output may show one.
 const verifyInternalKey = "7000000000"
-
-// verifyDuckResult is what report/testdata/duckread.mjs prints.
-type verifyDuckResult struct {
-	Count    int64 `json:"count"`
-	Describe []struct {
-		Name string `json:"name"`
-		Type string `json:"type"`
-	} `json:"describe"`
-	Rows []map[string]any `json:"rows"`
-}
-
-// types maps column name to DuckDB type from DESCRIBE.
-func (r verifyDuckResult) types() map[string]string {
-	m := map[string]string{}
-	for _, d := range r.Describe {
-		m[d.Name] = d.Type
-	}
-	return m
-}
-
-// verifyDuckRead reads file with DuckDB, the independent reader, through
-// the report package's script, and runs sql against the view t over it. @duckdb/node-api comes
-// from $ARKHE_TOOLS/node_modules (`make test`) or <module root>/.tools/node_modules; missing,
-// the test fails (CI must run it).
-func verifyDuckRead(t *testing.T, file, sql string) verifyDuckResult {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("DuckDB reader: node is not on PATH (%v); run `make test`", err)
-	}
-	root := fixtures.ModuleRoot(t)
-	tools := os.Getenv("ARKHE_TOOLS")
-	if tools == "" {
-		tools = filepath.Join(root, ".tools")
-	}
-	mods := filepath.Join(tools, "node_modules")
-	if _, err := os.Stat(filepath.Join(mods, "@duckdb", "node-api", "package.json")); err != nil {
-		t.Fatalf("DuckDB reader: @duckdb/node-api is not installed in %s (%v); run `make test`", mods, err)
-	}
-	cmd := exec.Command(node, filepath.Join(root, "report", "testdata", "duckread.mjs"), file, sql)
-	cmd.Env = append(os.Environ(), "ARKHE_NODE_MODULES="+mods)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("DuckDB reader on %s: %v\n%s", file, err, stderr.String())
-	}
-	var r verifyDuckResult
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatalf("DuckDB reader output %q: %v", out, err)
-	}
-	return r
-}
 
 func verifyNoInternalKey(t *testing.T, what string, b []byte) {
 	t.Helper()
@@ -107,7 +54,7 @@ func TestVerifyCommand(t *testing.T) {
 	if b, err := os.ReadFile(jsonl); err != nil || len(b) != 0 {
 		t.Errorf("clean findings.jsonl: %q, %v", b, err)
 	}
-	if r := verifyDuckRead(t, parquet, `SELECT 1`); r.Count != 0 {
+	if r := duckdb.Read(t, parquet, `SELECT 1`); r.Count != 0 {
 		t.Errorf("clean findings.parquet has %d rows", r.Count)
 	}
 
@@ -144,7 +91,7 @@ func TestVerifyCommand(t *testing.T) {
 	if f.Check != "ark.check_character" || f.Severity != "error" || f.ARK != "ark:99999/"+bad || f.Detail == "" {
 		t.Errorf("finding %+v", f)
 	}
-	r := verifyDuckRead(t, parquet, `SELECT "check", severity, ark FROM t`)
+	r := duckdb.Read(t, parquet, `SELECT "check", severity, ark FROM t`)
 	if r.Count != 1 || r.Rows[0]["check"] != "ark.check_character" || r.Rows[0]["ark"] != "ark:99999/"+bad {
 		t.Errorf("findings.parquet: %+v", r)
 	}
@@ -205,7 +152,7 @@ func TestReportChangesMillion(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "wrote 1,000,000 ARK_CHANGE rows") {
 		t.Fatalf("report changes: exit %d\n%s\n%s", code, out, errOut)
 	}
-	r := verifyDuckRead(t, path, `SELECT count(*) FILTER (WHERE "at" IS NULL)::VARCHAR AS null_at,
+	r := duckdb.Read(t, path, `SELECT count(*) FILTER (WHERE "at" IS NULL)::VARCHAR AS null_at,
 		count(*) FILTER (WHERE before_url IS NULL)::VARCHAR AS null_before,
 		count(*) FILTER (WHERE after_url = '')::VARCHAR AS empty_after,
 		count(*) FILTER (WHERE "by" IS NULL)::VARCHAR AS null_by,
@@ -245,7 +192,7 @@ func TestReportChangesMillion(t *testing.T) {
 	if n := bytes.Count(b, []byte("\n")); n != 1000 {
 		t.Errorf("filtered report has %d rows", n)
 	}
-	if r := verifyDuckRead(t, jl, `SELECT 1`); r.Count != 1000 {
+	if r := duckdb.Read(t, jl, `SELECT 1`); r.Count != 1000 {
 		t.Errorf("DuckDB reads %d rows of the JSON Lines report, want 1000", r.Count)
 	}
 	verifyNoInternalKey(t, "changes JSON Lines", b)
@@ -253,7 +200,7 @@ func TestReportChangesMillion(t *testing.T) {
 	if code, out, errOut = arkhe(t, url, "", "report", "arks", "-o", arksParquet); code != 0 {
 		t.Fatalf("report arks: exit %d\n%s\n%s", code, out, errOut)
 	}
-	r = verifyDuckRead(t, arksParquet, `SELECT count(*) FILTER (WHERE commitment IS NULL)::VARCHAR AS no_commitment,
+	r = duckdb.Read(t, arksParquet, `SELECT count(*) FILTER (WHERE commitment IS NULL)::VARCHAR AS no_commitment,
 		count(*) FILTER (WHERE target LIKE '%/moved' AND status = 'public' AND who = 'Fixture, Fill')::VARCHAR AS moved,
 		count(*) FILTER (WHERE ark LIKE '%7000000000%')::VARCHAR AS internal FROM t`)
 	types = map[string]string{}
@@ -271,7 +218,7 @@ func TestReportChangesMillion(t *testing.T) {
 	}
 	b, _ = os.ReadFile(csvPath)
 	verifyNoInternalKey(t, "arks CSV", b)
-	if r := verifyDuckRead(t, csvPath, `SELECT count(*) FILTER (WHERE commitment IS NULL)::VARCHAR AS n FROM t`); r.Count != 100_000 || r.Rows[0]["n"] != "100000" {
+	if r := duckdb.Read(t, csvPath, `SELECT count(*) FILTER (WHERE commitment IS NULL)::VARCHAR AS n FROM t`); r.Count != 100_000 || r.Rows[0]["n"] != "100000" {
 		t.Errorf("DuckDB reads the arks CSV as %d rows, %v", r.Count, r.Rows)
 	}
 	if !bytes.HasPrefix(b, []byte("ark,naan,shoulder,target,who,what,when,commitment,status,tombstone_reason,created_at,updated_at\nark:99999/x9")) {
