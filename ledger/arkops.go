@@ -121,7 +121,9 @@ func ValidateTarget(target string) error {
 
 // RepointARK moves the ARK with ledger key key to target through ark_repoint (the repoint path:
 // one ARK_CHANGE row), acting as the registered client clientID, which must be
-// active, unexpired, hold scope ark:update and reach the ARK's shoulder. reason, if given, is
+// active, unexpired, act for an active manager (if any), hold scope ark:update and reach the
+// ARK's shoulder (a manager client: its manager's, or one of a manager its manager succeeded,
+// along the chain of successions). reason, if given, is
 // recorded with the change. It returns changed=false when the ARK already points there.
 // Errors: *UnknownARKError, *ARKRefusedError, or a wrapped database error.
 func (l *Ledger) RepointARK(ctx context.Context, key, target, clientID, reason string) (changed bool, err error) {
@@ -137,7 +139,8 @@ func (l *Ledger) RepointARK(ctx context.Context, key, target, clientID, reason s
 
 // TombstoneARK withdraws the ARK with ledger key key through ark_tombstone (status unavailable,
 // the reason and the time, one ARK_CHANGE row), acting as clientID, which
-// must be active, unexpired, hold scope ark:tombstone and reach the ARK's shoulder. reason is
+// must be active, unexpired, act for an active manager (if any), hold scope ark:tombstone and
+// reach the ARK's shoulder (as for RepointARK, along the chain of successions). reason is
 // required. It returns changed=false when the ARK is tombstoned already.
 // Errors: *UnknownARKError, *ARKRefusedError, or a wrapped database error.
 func (l *Ledger) TombstoneARK(ctx context.Context, key, reason, clientID string) (changed bool, err error) {
@@ -182,10 +185,13 @@ func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, valu
 		authority, cNAAN  string
 		cManager, cPinned *int64
 		expired           bool
+		managerActive     bool
+		managerName       string
 	)
-	err = tx.QueryRow(ctx, `select id, active, expires_at, allowed_scopes, authority, naan, manager_id, shoulder_id,
-		expires_at is not null and expires_at <= now() from client where client_id = $1`, clientID).
-		Scan(&pk, &active, &expires, &scopes, &authority, &cNAAN, &cManager, &cPinned, &expired)
+	err = tx.QueryRow(ctx, `select c.id, c.active, c.expires_at, c.allowed_scopes, c.authority, c.naan, c.manager_id, c.shoulder_id,
+		c.expires_at is not null and c.expires_at <= now(), coalesce(m.active, true), coalesce(m.name, '')
+		from client c left join manager m on m.id = c.manager_id where c.client_id = $1`, clientID).
+		Scan(&pk, &active, &expires, &scopes, &authority, &cNAAN, &cManager, &cPinned, &expired, &managerActive, &managerName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return refuse(fmt.Sprintf("client %q is not registered", clientID))
 	}
@@ -199,6 +205,8 @@ func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, valu
 		return refuse(fmt.Sprintf("client %s expired at %s", clientID, expires.UTC().Format(time.RFC3339)))
 	case !slices.Contains(scopes, scope):
 		return refuse(fmt.Sprintf("client %s lacks scope %s (it holds: %s)", clientID, scope, strings.Join(scopes, " ")))
+	case !managerActive:
+		return refuse(fmt.Sprintf("client %s acts for manager %q, which is no longer active (departed, succeeded or set inactive); a successor's clients act for its ARKs", clientID, managerName))
 	}
 	reach := false
 	switch authority {
@@ -208,6 +216,13 @@ func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, valu
 		reach = cNAAN == sNAAN
 	case "manager":
 		reach = cManager != nil && sManager != nil && *cManager == *sManager
+		if !reach && cManager != nil && sManager != nil {
+			// a successor's clients repoint and tombstone the ARKs of the managers it succeeded,
+			// along the chain (the database's own rule, arkhe_succeeds)
+			if err := tx.QueryRow(ctx, `select arkhe_succeeds($1, $2)`, *cManager, *sManager).Scan(&reach); err != nil {
+				return false, fmt.Errorf("%s: read the chain of successions: %w", printed, err)
+			}
+		}
 	}
 	if reach && cPinned != nil && (sID == nil || *cPinned != *sID) {
 		reach = false

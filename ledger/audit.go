@@ -21,7 +21,8 @@ const (
 	ActionManagerSet        = "manager.set"         // a manager's registration changed
 	ActionManagerEnable     = "manager.enable"      // a manager made active again
 	ActionManagerDisable    = "manager.disable"     // a manager made inactive
-	ActionManagerSucceed    = "manager.succeed"     // a manager's successor set
+	ActionManagerSucceed    = "manager.succeed"     // a manager's successor set (it departs, if it had not)
+	ActionManagerDepart     = "manager.depart"      // a manager departed without a successor (its ARKs left to the NAAN's authority)
 	ActionShoulderAdd       = "shoulder.add"        // a shoulder registered (by `shoulder add` or an import)
 	ActionShoulderSet       = "shoulder.set"        // a shoulder's registration changed
 	ActionShoulderRetire    = "shoulder.retire"     // a shoulder retired (one-way)

@@ -379,10 +379,11 @@ func (s *MintSink) Stats() MintStats {
 }
 
 // PrepareMint resolves and checks where cfg.ClientID mints, before any input is read: the client is registered, active, unexpired and holds
-// ark:mint; the shoulder is cfg.Shoulder, else the client's pinned shoulder, else its manager's
+// ark:mint, and its manager (if any) is active; the shoulder is cfg.Shoulder, else the client's pinned shoulder, else its manager's
 // default; it is within the client's reach (the pinned one; its manager's for authority
 // manager; its NAAN's for authority naan; any for system) and active (a reserved, delegated or
-// retired shoulder never mints); and the shoulder's manager has quota left today. A refusal is
+// retired shoulder never mints) and held by an active manager (or none); and the shoulder's
+// manager has quota left today. A refusal is
 // a *ReachError naming the rule. The ledger's reach trigger (SQLSTATE AK004) enforces the same
 // rules on every batch.
 func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, error) {
@@ -509,15 +510,17 @@ func (l *Ledger) resolveMintTarget(ctx context.Context, clientID, shoulderArg st
 	var (
 		clientManager, pinned, managerDefault int64
 		scopes                                []string
-		active, expired                       bool
+		active, expired, managerActive        bool
 		expiresAt                             *time.Time
+		managerName                           string
 	)
 	err := l.Pool.QueryRow(ctx, `select c.id, c.client_id, c.naan, coalesce(c.manager_id, 0), c.authority,
 			coalesce(c.shoulder_id, 0), c.allowed_scopes, c.active, c.expires_at,
-			c.expires_at is not null and c.expires_at <= now(), coalesce(m.default_shoulder_id, 0)
+			c.expires_at is not null and c.expires_at <= now(), coalesce(m.default_shoulder_id, 0),
+			coalesce(m.active, true), coalesce(m.name, '')
 		from client c left join manager m on m.id = c.manager_id
 		where c.client_id = $1`, clientID).Scan(&t.ClientPK, &t.ClientID, &t.NAAN, &clientManager, &t.Authority,
-		&pinned, &scopes, &active, &expiresAt, &expired, &managerDefault)
+		&pinned, &scopes, &active, &expiresAt, &expired, &managerDefault, &managerActive, &managerName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return refuse("", "the client is not registered (see `arkhe client list`)")
 	}
@@ -533,14 +536,18 @@ func (l *Ledger) resolveMintTarget(ctx context.Context, clientID, shoulderArg st
 	if !slices.Contains(scopes, "ark:mint") {
 		return refuse("", fmt.Sprintf("the client does not hold scope ark:mint (it holds %s)", strings.Join(scopes, " ")))
 	}
+	if !managerActive {
+		return refuse("", fmt.Sprintf("the client acts for manager %q, which is no longer active (departed, succeeded or set inactive); an inactive manager's clients mint nothing", managerName))
+	}
 
 	const shoulderCols = `select s.id, s.naan, s.shoulder, coalesce(s.manager_id, 0), s.status, s.blade_length,
-			s.check_zone, coalesce(m.name, ''), coalesce(m.quota_per_day, 0)
+			s.check_zone, coalesce(m.name, ''), coalesce(m.quota_per_day, 0), coalesce(m.active, true)
 		from shoulder s left join manager m on m.id = s.manager_id `
 	var status string
+	var holderActive bool
 	scan := func(row pgx.Row) error {
 		return row.Scan(&t.ShoulderID, &t.NAAN, &t.Shoulder, &t.ManagerID, &status, &t.BladeLength, &t.CheckZone,
-			&t.Manager, &t.QuotaPerDay)
+			&t.Manager, &t.QuotaPerDay, &holderActive)
 	}
 	clientNAAN := t.NAAN
 	switch {
@@ -584,6 +591,9 @@ func (l *Ledger) resolveMintTarget(ctx context.Context, clientID, shoulderArg st
 	}
 	if status != "active" {
 		return cannot("the shoulder is " + status + "; only an active shoulder mints (a retired or reserved shoulder never does)")
+	}
+	if !holderActive {
+		return cannot(fmt.Sprintf("the shoulder is held by manager %q, which is no longer active (departed, succeeded or set inactive); it keeps its ARKs and mints again once an active manager holds it", t.Manager))
 	}
 	if t.ManagerID != 0 {
 		if err := l.Pool.QueryRow(ctx, `select coalesce((select minted from mint_quota

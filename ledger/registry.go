@@ -72,10 +72,13 @@ func (l *Ledger) Init(ctx context.Context, layout Layout) (MigrateResult, error)
 const (
 	CodeDeleteRefused = "AK001" // nothing is deleted
 	CodeUpdateRefused = "AK002" // identity columns, append-only tables, the repoint path
-	CodeRetiredOneWay = "AK003" // a retired shoulder stays retired
+	CodeRetiredOneWay = "AK003" // a retired shoulder stays retired; a manager's departure and succession are one-way
 	CodeReachRefused  = "AK004" // reach comes from the client's registration only
 	CodeCredentialFit = "AK005" // machine clients hold no password, person clients no API key
 	CodeRoleBinding   = "AK006" // the client is bound to a database role the session is not in
+	// CodeSuccessionRefused: a manager's successor must be another active manager of the same
+	// NAAN, and a chain of successions never comes back to a manager on it.
+	CodeSuccessionRefused = "AK008"
 	// CodeInsufficientPrivilege is PostgreSQL's insufficient_privilege: the session's role may
 	// not do this (a writer's DELETE, an auditor's INSERT into ark, ...).
 	CodeInsufficientPrivilege = "42501"
@@ -217,27 +220,125 @@ type Manager struct {
 	DefaultShoulder string // "/x9"; "" for none
 	Active          bool
 	Shoulders       int // in lists: how many shoulders it holds
+	// DepartedAt is when the manager left (departed, or was succeeded); nil while it has not.
+	DepartedAt *time.Time
+	// Successors, in lists: the chain of successions from this manager on, its own successor
+	// first (["B", "C"] for a manager succeeded by B, which C succeeded); empty for none.
+	Successors []string
 }
 
-// AddManager registers a manager. An existing one with the same NAAN and name is a no-op
-// (created=false). DefaultShoulder, if given, must be a shoulder this manager holds; set it with
-// SetDefaultShoulder after adding the shoulder.
+// AddManager registers a manager. An existing one with the same NAAN and name is left as it is:
+// when every value given (commitment, quota, default shoulder) is the one it holds, it returns
+// created=false; when one differs it is a *RegistrationError naming it (nothing changed;
+// SetManager changes a registration). A new manager holds no shoulder yet, so DefaultShoulder
+// given for one is a *RegistrationError too (add the shoulder, then make it the default).
 func (l *Ledger) AddManager(ctx context.Context, m Manager) (created bool, err error) {
+	what := fmt.Sprintf("manager %q of NAAN %s", m.Name, m.NAAN)
 	if m.CommitmentLevel != "" && !validCommitment(m.CommitmentLevel) {
 		return false, &RegistrationError{What: "manager " + m.Name,
 			Rule: fmt.Sprintf("commitment level must be one of the NLM ratings: %s", strings.Join(CommitmentLevels[:], "; "))}
 	}
-	var quota *int
-	if m.QuotaPerDay > 0 {
-		quota = &m.QuotaPerDay
+	if m.QuotaPerDay < 0 {
+		return false, &RegistrationError{What: what, Rule: quotaRule}
 	}
-	tag, err := l.Pool.Exec(ctx, `insert into manager (naan, name, commitment_level, quota_per_day)
-		values ($1, $2, nullif($3, ''), $4) on conflict (naan, name) do nothing`,
-		m.NAAN, m.Name, m.CommitmentLevel, quota)
+	m.DefaultShoulder = storedShoulder(m.DefaultShoulder)
+	have, found, err := readManager(ctx, l.Pool, m.NAAN, m.Name, false)
 	if err != nil {
-		return false, &RegistrationError{What: "manager " + m.Name, Rule: registrationRule(err, CodeForeignKeyViolation, "its NAAN must be registered first"), Err: err}
+		return false, err
 	}
-	return tag.RowsAffected() == 1, nil
+	if !found {
+		if m.DefaultShoulder != "" {
+			return false, &RegistrationError{What: what, Rule: "a new manager holds no shoulder yet: register it, then its shoulder with `shoulder add --default` (or `manager set --default-shoulder`)"}
+		}
+		var quota *int
+		if m.QuotaPerDay > 0 {
+			quota = &m.QuotaPerDay
+		}
+		tag, err := l.Pool.Exec(ctx, `insert into manager (naan, name, commitment_level, quota_per_day)
+			values ($1, $2, nullif($3, ''), $4) on conflict (naan, name) do nothing`,
+			m.NAAN, m.Name, m.CommitmentLevel, quota)
+		if err != nil {
+			return false, &RegistrationError{What: "manager " + m.Name, Rule: registrationRule(err, CodeForeignKeyViolation, "its NAAN must be registered first"), Err: err}
+		}
+		if tag.RowsAffected() == 1 {
+			return true, nil
+		}
+		// registered meanwhile by another session: compare with that
+		if have, _, err = readManager(ctx, l.Pool, m.NAAN, m.Name, false); err != nil {
+			return false, err
+		}
+	}
+	var differ []string
+	if m.CommitmentLevel != "" && m.CommitmentLevel != have.CommitmentLevel {
+		differ = append(differ, fmt.Sprintf("commitment %s (asked %s)", orNone(have.CommitmentLevel), m.CommitmentLevel))
+	}
+	if m.QuotaPerDay > 0 && m.QuotaPerDay != have.QuotaPerDay {
+		differ = append(differ, fmt.Sprintf("quota %s (asked %d)", quotaText(have.QuotaPerDay), m.QuotaPerDay))
+	}
+	if m.DefaultShoulder != "" && m.DefaultShoulder != have.DefaultShoulder {
+		differ = append(differ, fmt.Sprintf("default shoulder %s (asked %s)", orNone(have.DefaultShoulder), m.DefaultShoulder))
+	}
+	if len(differ) > 0 {
+		return false, &RegistrationError{What: what, Rule: "is registered already with " + strings.Join(differ, ", ") +
+			"; nothing changed (`manager set` changes a registration)"}
+	}
+	return false, nil
+}
+
+// readManager reads manager name of naan through q (locking its row when forUpdate), with its
+// default shoulder, departure and direct successor (Successors holds that one only). found is
+// false when there is no such manager.
+func readManager(ctx context.Context, q querier, naan, name string, forUpdate bool) (m managerRow, found bool, err error) {
+	lock := ""
+	if forUpdate {
+		lock = " for update of m"
+	}
+	err = q.QueryRow(ctx, `select m.id, m.naan, m.name, coalesce(m.commitment_level, ''), coalesce(m.quota_per_day, 0),
+		coalesce(d.shoulder, ''), m.active, m.departed_at, coalesce(n.name, '')
+		from manager m left join shoulder d on d.id = m.default_shoulder_id left join manager n on n.id = m.succeeded_by_id
+		where m.naan = $1 and m.name = $2`+lock, naan, name).Scan(&m.id, &m.NAAN, &m.Name, &m.CommitmentLevel, &m.QuotaPerDay,
+		&m.DefaultShoulder, &m.Active, &m.DepartedAt, &m.successor)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("read manager %q of NAAN %s: %w", name, naan, err)
+	}
+	return m, true, nil
+}
+
+// managerRow is a manager as this package reads it: the registration and its internal key.
+type managerRow struct {
+	Manager
+	id        int64
+	successor string // the direct successor's name; "" for none
+}
+
+// quotaRule is what a refused quota is told.
+const quotaRule = "a quota is a positive number of new mints per UTC day, or 0 for no limit"
+
+// quotaText prints a quota: the number, or "none" for no limit.
+func quotaText(q int) string {
+	if q <= 0 {
+		return "none"
+	}
+	return fmt.Sprint(q)
+}
+
+// orNone returns s, or "none" for "".
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// storedShoulder returns a shoulder in its stored form, with its slash ("x9" -> "/x9"); "" stays "".
+func storedShoulder(s string) string {
+	if s != "" && !strings.HasPrefix(s, "/") {
+		return "/" + s
+	}
+	return s
 }
 
 func validCommitment(s string) bool {
@@ -264,20 +365,39 @@ func (l *Ledger) SetDefaultShoulder(ctx context.Context, naan, manager, shoulder
 	return nil
 }
 
-// ListManagers returns the managers of naan ("" for all), ordered by NAAN and name.
+// ListManagers returns the managers of naan ("" for all), ordered by NAAN and name, each with
+// its departure and its chain of successors.
 func (l *Ledger) ListManagers(ctx context.Context, naan string) ([]Manager, error) {
 	rows, err := l.Pool.Query(ctx, `select m.naan, m.name, coalesce(m.commitment_level, ''), coalesce(m.quota_per_day, 0),
-		coalesce(d.shoulder, ''), m.active, (select count(*) from shoulder s where s.manager_id = m.id)
-		from manager m left join shoulder d on d.id = m.default_shoulder_id
+		coalesce(d.shoulder, ''), m.active, (select count(*) from shoulder s where s.manager_id = m.id),
+		m.departed_at, coalesce(n.name, '')
+		from manager m left join shoulder d on d.id = m.default_shoulder_id left join manager n on n.id = m.succeeded_by_id
 		where $1::text = '' or m.naan = $1::text order by m.naan, m.name`, naan)
 	if err != nil {
 		return nil, fmt.Errorf("list managers: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Manager, error) {
+	successor := map[[2]string]string{} // (NAAN, name) -> the direct successor (same NAAN)
+	ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Manager, error) {
 		var m Manager
-		err := r.Scan(&m.NAAN, &m.Name, &m.CommitmentLevel, &m.QuotaPerDay, &m.DefaultShoulder, &m.Active, &m.Shoulders)
+		var next string
+		err := r.Scan(&m.NAAN, &m.Name, &m.CommitmentLevel, &m.QuotaPerDay, &m.DefaultShoulder, &m.Active, &m.Shoulders,
+			&m.DepartedAt, &next)
+		if next != "" {
+			successor[[2]string{m.NAAN, m.Name}] = next
+		}
 		return m, err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("list managers: %w", err)
+	}
+	for i, m := range ms {
+		seen := map[string]bool{m.Name: true} // a chain never cycles (the database refuses one)
+		for next, ok := successor[[2]string{m.NAAN, m.Name}]; ok && !seen[next]; next, ok = successor[[2]string{m.NAAN, next}] {
+			ms[i].Successors = append(ms[i].Successors, next)
+			seen[next] = true
+		}
+	}
+	return ms, nil
 }
 
 // Shoulder is a namespace under a NAAN. Shoulder is stored
@@ -478,8 +598,8 @@ type Client struct {
 	DBRole string
 }
 
-// AddClient registers a client. An existing client_id is a RegistrationError (a registration is
-// never silently changed; reach can only be narrowed).
+// AddClient registers a client. An existing client_id is a RegistrationError and changes
+// nothing (a registration is never silently changed; SetClient changes one).
 func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 	if c.SubjectType == "" {
 		c.SubjectType = "machine"
@@ -504,7 +624,7 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 		rule := RuleSeeDatabaseError
 		switch SQLState(err) {
 		case CodeUniqueViolation:
-			rule = "client_id is registered already; reach is never widened in place, register a new client"
+			rule = "client_id is registered already; nothing changed (`client set` changes its scopes, expiry, pinned shoulder or state)"
 		case CodeCheckViolation:
 			rule = "authority naan needs --expires; authority manager needs --manager; scopes are ark:mint ark:update ark:tombstone ark:import ark:read"
 		case CodeForeignKeyViolation:

@@ -639,6 +639,7 @@ func TestExpectedTriggers(t *testing.T) {
 		"ark_reach":                  "ark arkhe_ark_reach",
 		"shoulder_update":            "shoulder arkhe_shoulder_update",
 		"client_reach":               "client arkhe_client_reach",
+		"manager_succession":         "manager arkhe_manager_update",
 		"credential_kind":            "credential arkhe_credential_kind",
 		"audit_summary_no_delete":    "audit_summary arkhe_refuse_delete",
 		"audit_summary_append_only":  "audit_summary arkhe_refuse_update",

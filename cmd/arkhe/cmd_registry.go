@@ -196,15 +196,15 @@ func naanCommand(e *env) *cli.Command {
 func managerCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "manager",
-		Usage: "register and list managers (organisations holding shoulders)",
+		Usage: "register, change, succeed and list managers (organisations holding shoulders)",
 		Subcommands: []*cli.Command{
 			{
-				Name: "add", Usage: "register a manager", ArgsUsage: "NAME",
+				Name: "add", Usage: "register a manager (one that exists is left as it is: manager set changes it)", ArgsUsage: "NAME",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "commitment", Usage: "NLM permanence rating: " + strings.Join(ledger.CommitmentLevels[:], " | ")},
 					&cli.IntFlag{Name: "quota", Usage: "new mints per UTC day (0: no limit)"},
-					&cli.StringFlag{Name: "default-shoulder", Usage: "a shoulder this manager holds, used when a mint names none"},
+					&cli.StringFlag{Name: "default-shoulder", Usage: "a shoulder this manager holds, used when a mint names none (a new manager holds none yet: see shoulder add --default)"},
 				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
@@ -213,20 +213,18 @@ func managerCommand(e *env) *cli.Command {
 					name := c.Args().First()
 					return withLedger(c, e, func(l *ledger.Ledger) error {
 						created, err := l.AddManager(c.Context, ledger.Manager{NAAN: c.String("naan"), Name: name,
-							CommitmentLevel: c.String("commitment"), QuotaPerDay: c.Int("quota")})
+							CommitmentLevel: c.String("commitment"), QuotaPerDay: c.Int("quota"), DefaultShoulder: c.String("default-shoulder")})
 						if err != nil {
 							return err
-						}
-						if d := c.String("default-shoulder"); d != "" {
-							if err := l.SetDefaultShoulder(c.Context, c.String("naan"), name, d); err != nil {
-								return err
-							}
 						}
 						fmt.Fprintf(e.stdout, "manager %q of NAAN %s %s\n", name, c.String("naan"), createdWord(created))
 						return nil
 					})
 				},
 			},
+			managerSetCommand(e),
+			managerSucceedCommand(e),
+			managerDepartCommand(e),
 			{
 				Name: "list", Usage: "list managers",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
@@ -237,13 +235,13 @@ func managerCommand(e *env) *cli.Command {
 							return err
 						}
 						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "NAAN\tMANAGER\tCOMMITMENT\tQUOTA/DAY\tDEFAULT SHOULDER\tSHOULDERS\tACTIVE")
+						fmt.Fprintln(tw, "NAAN\tMANAGER\tCOMMITMENT\tQUOTA/DAY\tDEFAULT SHOULDER\tSHOULDERS\tACTIVE\tSUCCESSION")
 						for _, m := range ms {
 							q := "-"
 							if m.QuotaPerDay > 0 {
 								q = fmt.Sprint(m.QuotaPerDay)
 							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%t\n", m.NAAN, m.Name, m.CommitmentLevel, q, m.DefaultShoulder, m.Shoulders, m.Active)
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%t\t%s\n", m.NAAN, m.Name, m.CommitmentLevel, q, m.DefaultShoulder, m.Shoulders, m.Active, successionText(m))
 						}
 						return tw.Flush()
 					})
@@ -306,7 +304,7 @@ func shoulderCommand(e *env) *cli.Command {
 								return err
 							}
 							if len(managers) > 0 {
-								fmt.Fprintf(e.stdout, "warning: %s is the default shoulder of %s %s; a mint that names no shoulder will be refused until another default is set (manager add --default-shoulder, or shoulder add --default)\n",
+								fmt.Fprintf(e.stdout, "warning: %s is the default shoulder of %s %s; a mint that names no shoulder will be refused until another default is set (manager set --default-shoulder, or shoulder add --default)\n",
 									c.Args().First(), pluralWord(len(managers), "manager", "managers"), quoteJoin(managers))
 							}
 							if len(clients) > 0 {
@@ -345,7 +343,7 @@ func shoulderCommand(e *env) *cli.Command {
 func clientCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "client",
-		Usage: "register, list, disable and re-enable clients (who may mint where), and their API keys",
+		Usage: "register, change, list, disable and re-enable clients (who may mint where), and their API keys",
 		Subcommands: []*cli.Command{
 			{
 				Name: "add", Usage: "register a client", ArgsUsage: "CLIENT_ID",
@@ -379,6 +377,7 @@ func clientCommand(e *env) *cli.Command {
 					})
 				},
 			},
+			clientSetCommand(e),
 			clientActiveCommand(e, false),
 			clientActiveCommand(e, true),
 			clientKeyCommand(e),

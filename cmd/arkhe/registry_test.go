@@ -50,7 +50,7 @@ func TestRegistrationCommands(t *testing.T) {
 		{[]string{"client", "add", "--naan", "99999", "--authority", "naan", "--expires", "2027-01-01", "wide"}, 0, "registered"},
 		{[]string{"client", "add", "--naan", "99999", "--manager", "Library", "--shoulder", "/x9", "pinned-one"}, 0, "registered"},
 		{[]string{"shoulder", "retire", "--naan", "99999", "/x9"}, 0, "shoulder /x9 of NAAN 99999 retired\n" +
-			"warning: /x9 is the default shoulder of manager \"Library\"; a mint that names no shoulder will be refused until another default is set (manager add --default-shoulder, or shoulder add --default)\n" +
+			"warning: /x9 is the default shoulder of manager \"Library\"; a mint that names no shoulder will be refused until another default is set (manager set --default-shoulder, or shoulder add --default)\n" +
 			"warning: active client pinned-one is pinned to /x9 and can no longer mint; register new clients for another shoulder\n"},
 		{[]string{"shoulder", "retire", "--naan", "99999", "/x9"}, 0, "was retired already"},
 	}
