@@ -188,6 +188,9 @@ type MintTarget struct {
 	// happen; each row that needs a new mint is rejected with this error. ShoulderID is 0 when
 	// no registered shoulder was chosen.
 	NoNewMints *ReachError
+	// BladeTemplate is the class of each blade position ('e' a betanumeric, 'd' a digit) of a
+	// shoulder that follows its old minter's template; "" for BladeLength betanumerics.
+	BladeTemplate string
 }
 
 // ReachError is a refusal of a mint run naming the rule; nothing was written.
@@ -411,6 +414,9 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 	}
 	if t.NoNewMints == nil {
 		s.space = ark.BladeSpace(t.BladeLength)
+		if t.BladeTemplate != "" {
+			s.space = ark.Template(t.BladeTemplate).Space()
+		}
 	}
 	// A run that cannot mint anything new still replays; it is refused before reading input
 	// only when the client has no receipt at all, so no row could succeed.
@@ -525,11 +531,11 @@ func (l *Ledger) resolveMintTarget(ctx context.Context, clientID, shoulderArg st
 	}
 
 	const shoulderCols = `select s.id, s.naan, s.shoulder, coalesce(s.manager_id, 0), s.status, s.blade_length,
-			s.check_zone, coalesce(m.name, ''), coalesce(m.quota_per_day, 0)
+			coalesce(s.blade_template, ''), s.check_zone, coalesce(m.name, ''), coalesce(m.quota_per_day, 0)
 		from shoulder s left join manager m on m.id = s.manager_id `
 	var status string
 	scan := func(row pgx.Row) error {
-		return row.Scan(&t.ShoulderID, &t.NAAN, &t.Shoulder, &t.ManagerID, &status, &t.BladeLength, &t.CheckZone,
+		return row.Scan(&t.ShoulderID, &t.NAAN, &t.Shoulder, &t.ManagerID, &status, &t.BladeLength, &t.BladeTemplate, &t.CheckZone,
 			&t.Manager, &t.QuotaPerDay)
 	}
 	clientNAAN := t.NAAN
@@ -610,7 +616,7 @@ func (s *MintSink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWor
 }
 
 // nameDrawer draws printed ARKs "ark:NAAN/" + shoulder + blade + check character for one
-// shoulder, the check character per the shoulder's zone (NCDA).
+// shoulder, the blade per the shoulder's template and the check character per its zone (NCDA).
 type nameDrawer struct {
 	minter *ark.Minter // zone naan_name
 	src    ark.BladeSource
@@ -622,6 +628,14 @@ type nameDrawer struct {
 }
 
 func newNameDrawer(t MintTarget, src ark.BladeSource) (*nameDrawer, error) {
+	if t.BladeTemplate != "" {
+		tmpl, err := ark.ParseTemplate(t.BladeTemplate)
+		if err != nil || tmpl.Len() != t.BladeLength {
+			return nil, fmt.Errorf("shoulder %s%s: blade template %q does not match its blade length %d", t.NAAN, t.Shoulder, t.BladeTemplate, t.BladeLength)
+		}
+		// the positions of class 'd' take only digits
+		src = ark.NewTemplateBlades(src, tmpl)
+	}
 	m, err := ark.NewMinter(t.NAAN, t.Shoulder, t.BladeLength, src)
 	if err != nil {
 		return nil, err
