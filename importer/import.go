@@ -537,6 +537,31 @@ func importIdentifiers(ctx context.Context, cfg *Config, client *clientInfo, rej
 			return err
 		}
 	}
+	if len(conflicts) == 0 {
+		return nil
+	}
+	names := make([]skippedName, 0, len(conflicts))
+	for key := range conflicts {
+		naan, name, _ := strings.Cut(key, "/")
+		names = append(names, skippedName{naan: naan, name: name, reason: SkipConflict})
+	}
+	return recordSkipped(ctx, tx, path, runID, names)
+}
+
+// recordSkipped appends names, left out of the ledger by import run runID, to import_skipped
+// (a name recorded twice for one run is kept once).
+func recordSkipped(ctx context.Context, tx pgx.Tx, path string, runID int64, names []skippedName) error {
+	naans, anames, reasons := make([]string, len(names)), make([]string, len(names)), make([]string, len(names))
+	for i, n := range names {
+		naans[i], anames[i], reasons[i] = n.naan, n.name, n.reason
+	}
+	_, err := tx.Exec(ctx, `insert into import_skipped (ark, naan, assigned_name, reason, import_run_id)
+		select k.naan || '/' || k.name, k.naan, k.name, k.reason, $4::bigint
+		from unnest($1::text[], $2::text[], $3::text[]) k(naan, name, reason)
+		on conflict do nothing`, naans, anames, reasons, runID)
+	if err != nil {
+		return fmt.Errorf("import %s: record the names left out: %w", path, err)
+	}
 	return nil
 }
 
@@ -588,7 +613,23 @@ type batch struct {
 	rows      []arkItem
 	naans     []naanItem
 	shoulders []shoulderItem
+	skipped   []skippedName
 }
+
+// skippedName is a name of the export the import leaves out of the ledger (see recordSkipped).
+type skippedName struct {
+	naan, name string
+	reason     string // SkipReserved, SkipTest or SkipConflict
+}
+
+// Why a name of an export is not in the ledger after its import, as import_skipped records it:
+// a shoulder is adopted (ledger.AdoptShoulder) only when none of its names is missing for one of
+// these reasons.
+const (
+	SkipReserved = "reserved" // an EZID reserved name, imported with --include-reserved only
+	SkipTest     = "test"     // a name of the test NAAN 99999, imported with --include-test only
+	SkipConflict = "conflict" // rows of one file named it with different values: neither imported
+)
 
 func (p *filePass) run(ctx context.Context) error {
 	idx, err := LoadShoulderIndex(ctx, p.tx)
@@ -729,7 +770,7 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 	b := &batch{rows: make([]arkItem, 0, size)}
 	var read int64
 	send := func() error {
-		if len(b.rows) == 0 && len(b.naans) == 0 && len(b.shoulders) == 0 {
+		if len(b.rows) == 0 && len(b.naans) == 0 && len(b.shoulders) == 0 && len(b.skipped) == 0 {
 			return nil
 		}
 		select {
@@ -749,7 +790,7 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 			if err := p.item(sc, c, b, seenRefusal, &read); err != nil {
 				return err
 			}
-			if len(b.rows) >= size {
+			if len(b.rows) >= size || len(b.skipped) >= size {
 				if err := send(); err != nil {
 					return err
 				}
@@ -851,6 +892,7 @@ func (p *filePass) record(rec *legacy.Record, c *Counts, b *batch) error {
 	}
 	if row.ARK.NAAN == TestNAAN && !p.cfg.IncludeTest {
 		c.TestSkipped++
+		b.skipped = append(b.skipped, skippedName{naan: row.ARK.NAAN, name: row.ARK.Name, reason: SkipTest})
 		return nil
 	}
 	if len(row.Refused) > 0 {
@@ -863,6 +905,7 @@ func (p *filePass) record(rec *legacy.Record, c *Counts, b *batch) error {
 		}
 	} else if row.Status == "reserved" && !p.cfg.IncludeReserved {
 		c.ReservedSkipped++
+		b.skipped = append(b.skipped, skippedName{naan: row.ARK.NAAN, name: row.ARK.Name, reason: SkipReserved})
 		return nil
 	}
 	if err := p.reach(row.ARK.NAAN); err != nil {

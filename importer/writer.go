@@ -47,9 +47,19 @@ type batchWriter struct {
 	filter *keyFilter // the keys this pass inserted into fresh NAANs
 }
 
-// flush writes one batch: registry records first, then the shoulders its rows need, then the rows.
+// flush writes one batch: the names it leaves out (import_skipped), registry records, then the
+// shoulders its rows need, then the rows.
 // Its COPY may still be in flight when it returns; drain waits for it.
 func (w *batchWriter) flush(ctx context.Context, b *batch) error {
+	if len(b.skipped) > 0 {
+		tx, err := w.tx()
+		if err != nil {
+			return err
+		}
+		if err := recordSkipped(ctx, tx, w.p.path, w.p.runID, b.skipped); err != nil {
+			return err
+		}
+	}
 	for i := range b.naans {
 		if err := w.naanRecord(ctx, &b.naans[i]); err != nil {
 			return err

@@ -195,6 +195,9 @@ type MintTarget struct {
 	// happen; each row that needs a new mint is rejected with this error. ShoulderID is 0 when
 	// no registered shoulder was chosen.
 	NoNewMints *ReachError
+	// BladeTemplate is the class of each blade position ('e' a betanumeric, 'd' a digit) of a
+	// shoulder that follows its old minter's template; "" for BladeLength betanumerics.
+	BladeTemplate string
 }
 
 // ReachError is a refusal of a mint run naming the rule; nothing was written.
@@ -422,6 +425,9 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 	}
 	if t.NoNewMints == nil {
 		s.space = ark.BladeSpace(t.BladeLength)
+		if t.BladeTemplate != "" {
+			s.space = ark.Template(t.BladeTemplate).Space()
+		}
 	}
 	// A run that cannot mint anything new still replays; it is refused before reading input
 	// only when the client has no receipt at all, so no row could succeed.
@@ -541,12 +547,12 @@ func (l *Ledger) resolveMintTarget(ctx context.Context, clientID, shoulderArg st
 	}
 
 	const shoulderCols = `select s.id, s.naan, s.shoulder, coalesce(s.manager_id, 0), s.status, s.blade_length,
-			s.check_zone, coalesce(m.name, ''), coalesce(m.quota_per_day, 0), coalesce(m.active, true)
+			coalesce(s.blade_template, ''), s.check_zone, coalesce(m.name, ''), coalesce(m.quota_per_day, 0), coalesce(m.active, true)
 		from shoulder s left join manager m on m.id = s.manager_id `
 	var status string
 	var holderActive bool
 	scan := func(row pgx.Row) error {
-		return row.Scan(&t.ShoulderID, &t.NAAN, &t.Shoulder, &t.ManagerID, &status, &t.BladeLength, &t.CheckZone,
+		return row.Scan(&t.ShoulderID, &t.NAAN, &t.Shoulder, &t.ManagerID, &status, &t.BladeLength, &t.BladeTemplate, &t.CheckZone,
 			&t.Manager, &t.QuotaPerDay, &holderActive)
 	}
 	clientNAAN := t.NAAN
@@ -638,7 +644,7 @@ func (s *MintSink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWor
 }
 
 // nameDrawer draws printed ARKs "ark:NAAN/" + shoulder + blade + check character for one
-// shoulder, the check character per the shoulder's zone (NCDA).
+// shoulder, the blade per the shoulder's template and the check character per its zone (NCDA).
 type nameDrawer struct {
 	minter *ark.Minter // zone naan_name
 	src    ark.BladeSource
@@ -650,6 +656,14 @@ type nameDrawer struct {
 }
 
 func newNameDrawer(t MintTarget, src ark.BladeSource) (*nameDrawer, error) {
+	if t.BladeTemplate != "" {
+		tmpl, err := ark.ParseTemplate(t.BladeTemplate)
+		if err != nil || tmpl.Len() != t.BladeLength {
+			return nil, fmt.Errorf("shoulder %s%s: blade template %q does not match its blade length %d", t.NAAN, t.Shoulder, t.BladeTemplate, t.BladeLength)
+		}
+		// the positions of class 'd' take only digits
+		src = ark.NewTemplateBlades(src, tmpl)
+	}
 	m, err := ark.NewMinter(t.NAAN, t.Shoulder, t.BladeLength, src)
 	if err != nil {
 		return nil, err

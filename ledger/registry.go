@@ -414,6 +414,11 @@ type Shoulder struct {
 	Collisions  int64 // draws that hit an existing name
 	CreatedAt   time.Time
 	RetiredAt   *time.Time
+
+	// BladeTemplate is the class of each blade position, 'e' a betanumeric and 'd' a digit, of
+	// a shoulder that mints its old minter's form (shoulder adopt --minter-state); "" for
+	// BladeLength betanumerics.
+	BladeTemplate string
 }
 
 // ShoulderDrawTries bounds the random search for an unused shoulder name.
@@ -564,7 +569,7 @@ func (l *Ledger) ListShoulders(ctx context.Context, naan string) ([]Shoulder, er
 	rows, err := l.Pool.Query(ctx, `with minted as (
 			select shoulder_id, count(*) as n from ark where $1::text = '' or naan = $1::text group by shoulder_id)
 		select s.naan, s.shoulder, coalesce(m.name, ''), s.status, s.check_zone, s.blade_length,
-		coalesce(k.n, 0), coalesce(t.draws, 0), coalesce(t.collisions, 0), s.created_at, s.retired_at
+		coalesce(s.blade_template, ''), coalesce(k.n, 0), coalesce(t.draws, 0), coalesce(t.collisions, 0), s.created_at, s.retired_at
 		from shoulder s left join manager m on m.id = s.manager_id left join minted k on k.shoulder_id = s.id
 		left join shoulder_tally t on t.shoulder_id = s.id
 		where $1::text = '' or s.naan = $1::text order by s.naan, s.shoulder`, naan)
@@ -573,7 +578,7 @@ func (l *Ledger) ListShoulders(ctx context.Context, naan string) ([]Shoulder, er
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Shoulder, error) {
 		var s Shoulder
-		err := r.Scan(&s.NAAN, &s.Shoulder, &s.Manager, &s.Status, &s.CheckZone, &s.BladeLength, &s.Minted,
+		err := r.Scan(&s.NAAN, &s.Shoulder, &s.Manager, &s.Status, &s.CheckZone, &s.BladeLength, &s.BladeTemplate, &s.Minted,
 			&s.Draws, &s.Collisions, &s.CreatedAt, &s.RetiredAt)
 		return s, err
 	})

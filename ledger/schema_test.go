@@ -125,9 +125,11 @@ func TestNothingIsDeleted(t *testing.T) {
 		exec(t, p, `insert into shoulder_tally (shoulder_id, draws, collisions) select id, 3, 1 from shoulder where shoulder = '/x9'`)
 		exec(t, p, `insert into mint_quota (manager_id, day, minted) select id, current_date, 1 from manager where name = 'm1'`)
 		exec(t, p, `insert into import_run (source_file, format) values ('t.csv', 'csv')`)
+		exec(t, p, `insert into import_skipped (ark, naan, assigned_name, reason, import_run_id)
+			select '99999/x9skip', '99999', 'x9skip', 'reserved', id from import_run`)
 		exec(t, p, `insert into credential (client_pk, kind, prefix, hashed) select id, 'api_key', 'k1', '$argon2id$x' from client where client_id = 'c1'`)
 		tables := []string{"ark", "shoulder", "mint_receipt", "naan", "manager", "client", "ark_change", "audit_event",
-			"shoulder_tally", "mint_quota", "ledger_setting", "import_run", "credential"}
+			"shoulder_tally", "mint_quota", "ledger_setting", "import_run", "import_skipped", "credential"}
 		// the receipt table holds the receipts on Citus; on the single node it stays empty
 		if db.Citus() {
 			tables = append(tables, "receipt")
@@ -182,6 +184,10 @@ func TestAppendOnlyTables(t *testing.T) {
 		refusedOn(t, nodes, ledger.CodeUpdateRefused, `update audit_event set action = 'nothing'`)
 		refusedOn(t, nodes, ledger.CodeUpdateRefused, `update ledger_setting set value = 'single'`)
 		refusedOn(t, nodes, ledger.CodeUpdateRefused, `update receipt set ark = '99999/x9zzz'`)
+		exec(t, p, `insert into import_run (source_file, format) values ('t.csv', 'csv')`)
+		exec(t, p, `insert into import_skipped (ark, naan, assigned_name, reason, import_run_id)
+			select '99999/x9skip', '99999', 'x9skip', 'reserved', id from import_run`)
+		refusedOn(t, nodes, ledger.CodeUpdateRefused, `update import_skipped set reason = 'test'`)
 		// through the view, the update reaches ark_update (ark and request_id are identity
 		// columns) on the single node; Citus refuses to modify a view of its tables (0A000)
 		viewCode := ledger.CodeUpdateRefused

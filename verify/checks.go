@@ -17,11 +17,14 @@ import (
 
 // shoulderInfo is a registered shoulder as the ARK pass needs it.
 type shoulderInfo struct {
-	naan    string
-	stored  string // "/x9"
-	bare    string // "x9"; "" for the NAAN-wide shoulder "/"
-	label   string // "99999/x9"
-	zone    ark.Zone
+	naan   string
+	stored string // "/x9"
+	bare   string // "x9"; "" for the NAAN-wide shoulder "/"
+	label  string // "99999/x9"
+	zone   ark.Zone
+	// adopted: the shoulder was adopted (a migrated shoulder given a manager and a zone to
+	// mint with); the ARKs imported before keep the verdict their import recorded
+	adopted bool
 	retired *time.Time
 	// retiredMicros is retired as microseconds since 2000-01-01 UTC (binary timestamptz).
 	retiredMicros int64
@@ -32,7 +35,7 @@ type shoulderInfo struct {
 
 // loadShoulders reads every shoulder, keyed by its internal id (used only to join, never shown).
 func loadShoulders(ctx context.Context, ln *lane) (map[int64]*shoulderInfo, error) {
-	rows, err := ln.tx.Query(ctx, `select id, naan, shoulder, check_zone, retired_at from shoulder`)
+	rows, err := ln.tx.Query(ctx, `select id, naan, shoulder, check_zone, adopted_at is not null, retired_at from shoulder`)
 	if err != nil {
 		return nil, fmt.Errorf("verify: read shoulders: %w", err)
 	}
@@ -43,7 +46,7 @@ func loadShoulders(ctx context.Context, ln *lane) (map[int64]*shoulderInfo, erro
 		var id int64
 		var s shoulderInfo
 		var zone string
-		if err := rows.Scan(&id, &s.naan, &s.stored, &zone, &s.retired); err != nil {
+		if err := rows.Scan(&id, &s.naan, &s.stored, &zone, &s.adopted, &s.retired); err != nil {
 			return nil, fmt.Errorf("verify: read shoulders: %w", err)
 		}
 		z, err := ark.ParseZone(zone)
@@ -231,9 +234,12 @@ func (a *audit) checkBatch(b []byte, lay streamLayout, ps *passStats) (int64, er
 			continue
 		}
 		ps.checked++
-		// an imported ARK whose failing check character the import recorded is not a finding
-		knownBad := !minted && len(checkOK) == 1 && checkOK[0] == 0
-		a.checkARK("ark:"+string(key), a.shoulder[sid], knownBad, created, hasCreated)
+		// an imported ARK whose failing check character the import recorded is not a finding;
+		// nor is one imported without a verdict (its shoulder's zone was none then) into a
+		// shoulder adopted since: it keeps the verdict of its import
+		sh := a.shoulder[sid]
+		knownBad := !minted && ((len(checkOK) == 1 && checkOK[0] == 0) || (checkOK == nil && sh != nil && sh.adopted))
+		a.checkARK("ark:"+string(key), sh, knownBad, created, hasCreated)
 	}
 	return n, nil
 }

@@ -20,7 +20,8 @@
 //   - ark.width: NAAN ≤ 16, name ≤ 255, key ≤ 272 octets.
 //   - ark.check_character: the check character verifies in the shoulder's check zone
 //     (NCDA; an imported ARK whose failing verdict the import recorded,
-//     check_ok = false, is known and not a finding).
+//     check_ok = false, is known and not a finding; an ARK imported without a verdict, under a
+//     zone none, into a shoulder adopted since keeps that: the adoption's zone is for new mints).
 //   - ark.naan_exists: the key's NAAN is registered.
 //   - ark.shoulder_exists: the ARK's shoulder is registered.
 //   - ark.shoulder_naan: the shoulder belongs to the ARK's NAAN.

@@ -285,6 +285,7 @@ func shoulderCommand(e *env) *cli.Command {
 					})
 				},
 			},
+			shoulderAdoptCommand(e),
 			{
 				Name: "retire", Usage: "retire a shoulder for ever (it never mints again)", ArgsUsage: "/SHOULDER",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"}},
@@ -330,7 +331,11 @@ func shoulderCommand(e *env) *cli.Command {
 						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 						fmt.Fprintln(tw, "NAAN\tSHOULDER\tMANAGER\tSTATUS\tCHECK ZONE\tBLADE\tARKS\tDRAWS\tCOLLISIONS")
 						for _, s := range ss {
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.NAAN, s.Shoulder, s.Manager, s.Status, s.CheckZone, s.BladeLength, s.Minted, s.Draws, s.Collisions)
+							blade := fmt.Sprint(s.BladeLength)
+							if s.BladeTemplate != "" {
+								blade += " " + s.BladeTemplate
+							}
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", s.NAAN, s.Shoulder, s.Manager, s.Status, s.CheckZone, blade, s.Minted, s.Draws, s.Collisions)
 						}
 						return tw.Flush()
 					})
