@@ -63,7 +63,8 @@ func newApp(e *env) *cli.App {
 		ErrWriter: e.stderr,
 		Flags: []cli.Flag{
 			&cli.GenericFlag{Name: "database-url", Value: &databaseURLs{env: os.Getenv("ARKHE_DATABASE_URL")},
-				Usage: "PostgreSQL URL of the ledger (default $ARKHE_DATABASE_URL); without it (and without PGHOST/PGDATABASE/PGSERVICE) arkhe uses its embedded local cluster in --data-dir. " +
+				DefaultText: "$ARKHE_DATABASE_URL",
+				Usage: "PostgreSQL URL of the ledger; without it (and without PGHOST/PGDATABASE/PGSERVICE) arkhe uses its embedded local cluster in --data-dir. " +
 					"On a Citus cluster give it once per node that takes writes, the coordinator first: mint spreads its COPY streams over them"},
 			&cli.StringFlag{Name: "data-dir", EnvVars: []string{"ARKHE_DATA_DIR"},
 				Usage: "where the embedded cluster lives", DefaultText: "$XDG_DATA_HOME/arkhe, ~/.local/share/arkhe, or /var/lib/arkhe as root"},
