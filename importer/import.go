@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,7 +59,8 @@ type Config struct {
 	RejectsPath string
 	// BatchSize is the number of records classified and inserted at a time (0: DefaultBatch).
 	BatchSize int
-	// Progress, if set, is called from the reading goroutine after each batch.
+	// Progress, if set, is called from one goroutine every few thousand records read and at the
+	// end of each pass over a file.
 	Progress func(Progress)
 }
 
@@ -86,6 +88,46 @@ type Progress struct {
 	File string
 	Pass int   // 1, or 2 when the file is read again (see Run)
 	Read int64 // records read so far in this pass
+	// Octets is how much of the file this pass has read, in octets as stored (a compressed
+	// file's compressed octets, counted as they are read from it); Size is the file's size (0
+	// when unknown), so Octets/Size is the share of the file read.
+	Octets, Size int64
+}
+
+// progressEvery is how many records an import reads between two progress reports.
+const progressEvery = 2048
+
+// countingFile counts the octets read from an export file; the reading goroutine adds, the one
+// that reports progress loads.
+type countingFile struct {
+	r    io.Reader
+	n    atomic.Int64
+	size int64
+}
+
+// openCounted opens path for reading, counting what is read.
+func openCounted(path string) (*os.File, *countingFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &countingFile{r: f}
+	if st, err := f.Stat(); err == nil {
+		c.size = st.Size()
+	}
+	return f, c, nil
+}
+
+// Read implements io.Reader.
+func (c *countingFile) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// progress is the report of a pass over path that has read records.
+func (c *countingFile) progress(path string, pass int, records int64) Progress {
+	return Progress{File: path, Pass: pass, Read: records, Octets: c.n.Load(), Size: c.size}
 }
 
 // Counts are the counts of one import (per file, or summed); they are also stored in
@@ -559,6 +601,7 @@ type filePass struct {
 	refusals  []legacy.Refused
 	digest    string
 	restart   bool
+	file      *countingFile // the file being read, for progress
 }
 
 // arkItem is one normalized ARK row of a batch.
@@ -608,25 +651,23 @@ func (p *filePass) run(ctx context.Context) error {
 		return fmt.Errorf("import %s: read NAANs: %w", p.path, err)
 	}
 
-	f, err := os.Open(p.path)
+	f, counted, err := openCounted(p.path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
+	p.file = counted
 	h := sha256.New()
-	r, err := legacy.NewReader(io.TeeReader(f, h), p.path, p.format)
+	r, err := legacy.NewReader(io.TeeReader(counted, h), p.path, p.format)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", p.path, err)
 	}
 	defer r.Close()
 
 	var rc, wc Counts
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
-		if l := strings.ToLower(p.path); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".xz") {
-			size *= 8 // compressed: the records take more room than the file
-		}
+	size := counted.size
+	if l := strings.ToLower(p.path); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".xz") {
+		size *= 8 // compressed: the records take more room than the file
 	}
 	w := &batchWriter{p: p, counts: &wc, filter: newKeyFilter(size)}
 	chunks := make(chan []scanned, 8)
@@ -732,12 +773,10 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 			return ctx.Err()
 		}
 		b = &batch{rows: make([]arkItem, 0, size)}
-		if p.cfg.Progress != nil {
-			p.cfg.Progress(Progress{File: p.path, Pass: p.pass, Read: read})
-		}
 		return nil
 	}
 	seenRefusal := map[string]bool{}
+	var reported int64
 	for chunk := range in {
 		for _, sc := range chunk {
 			if err := p.item(sc, c, b, seenRefusal, &read); err != nil {
@@ -749,8 +788,19 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 				}
 			}
 		}
+		// records are counted as they are read, not when their batch is written
+		if p.cfg.Progress != nil && read-reported >= progressEvery {
+			reported = read
+			p.cfg.Progress(p.file.progress(p.path, p.pass, read))
+		}
 	}
-	return send()
+	if err := send(); err != nil {
+		return err
+	}
+	if p.cfg.Progress != nil {
+		p.cfg.Progress(p.file.progress(p.path, p.pass, read))
+	}
+	return nil
 }
 
 // item handles one scanned result.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/jackc/pgx/v5"
 
@@ -50,6 +49,7 @@ type linkPass struct {
 	digest    string
 	read      int64
 	pending   []pendingLink
+	file      *countingFile // the file being read, for progress
 }
 
 type pendingLink struct {
@@ -58,13 +58,14 @@ type pendingLink struct {
 }
 
 func (p *linkPass) run(ctx context.Context) error {
-	f, err := os.Open(p.path)
+	f, counted, err := openCounted(p.path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
+	p.file = counted
 	h := sha256.New()
-	r, err := legacy.NewReader(io.TeeReader(f, h), p.path, p.format)
+	r, err := legacy.NewReader(io.TeeReader(counted, h), p.path, p.format)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", p.path, err)
 	}
@@ -121,6 +122,9 @@ func (p *linkPass) run(ctx context.Context) error {
 	}
 	if err := p.flush(ctx); err != nil {
 		return err
+	}
+	if p.cfg.Progress != nil {
+		p.cfg.Progress(p.file.progress(p.path, 1, p.read))
 	}
 	if _, err := io.Copy(h, f); err != nil { // the digest covers the whole file
 		return fmt.Errorf("import %s: %w", p.path, err)
@@ -211,7 +215,7 @@ func (p *linkPass) flush(ctx context.Context) error {
 	}
 	p.pending = p.pending[:0]
 	if p.cfg.Progress != nil {
-		p.cfg.Progress(Progress{File: p.path, Pass: 1, Read: p.read})
+		p.cfg.Progress(p.file.progress(p.path, 1, p.read))
 	}
 	return nil
 }

@@ -72,10 +72,13 @@ func importAction(c *cli.Context, e *env) error {
 	if err := cfg.Validate(); err != nil {
 		return cannot(err)
 	}
+	var octets int64 // the inputs' size as stored
 	for _, in := range inputs {
-		if _, err := os.Stat(in); err != nil {
+		st, err := os.Stat(in)
+		if err != nil {
 			return cannot(fmt.Errorf("import: %w", err))
 		}
+		octets += st.Size()
 	}
 	cfg.RejectsPath = c.String("rejects")
 	if cfg.RejectsPath == "" {
@@ -90,16 +93,9 @@ func importAction(c *cli.Context, e *env) error {
 		return cannot(err)
 	}
 	defer l.Close()
-	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "importing", -1)
-	var last int64
-	var lastFile string
-	cfg.Progress = func(p importer.Progress) {
-		if p.File != lastFile || p.Read < last {
-			lastFile, last = p.File, 0
-		}
-		prog.Add(p.Read - last)
-		last = p.Read
-	}
+	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "importing", "records")
+	prog.SetTotal(octets, true)
+	cfg.Progress = importProgress(prog, octets)
 	rep, err := importer.Run(c.Context, l, cfg)
 	prog.Finish()
 	printImportSummary(e.stdout, rep, err)
@@ -113,6 +109,26 @@ func importAction(c *cli.Context, e *env) error {
 		return withFindings("")
 	}
 	return nil
+}
+
+// importProgress feeds the import's reports to prog: records read, and octets read of the
+// inputs against their size as stored (total). A file read a second time (a conflict spanned
+// batches) adds its size to the total again.
+func importProgress(prog *progress, total int64) func(importer.Progress) {
+	var last importer.Progress // the report before, of the pass being read
+	var records, octets int64  // of the passes read before it
+	return func(p importer.Progress) {
+		if last.File != "" && (p.File != last.File || p.Pass != last.Pass || p.Read < last.Read) {
+			records += last.Read
+			octets += max(last.Size, last.Octets)
+			if p.File == last.File && p.Pass > last.Pass {
+				total += p.Size
+				prog.SetTotal(total, true)
+			}
+		}
+		last = p
+		prog.Set(records+p.Read, octets+p.Octets)
+	}
 }
 
 // exportBase is a file name without directory and the extensions of exports (arklet.json.gz →

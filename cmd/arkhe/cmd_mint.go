@@ -95,8 +95,8 @@ func mintAction(c *cli.Context, e *env) error {
 	}
 	defer l.Close()
 
-	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "minting", -1)
-	var done int64
+	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "minting", "rows")
+	measured := false
 	job := ledger.MintJob{
 		Mint: ledger.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
 			NameCheck: nameCheck, ReceiptCheck: receiptCheck, Retry: retry},
@@ -109,8 +109,13 @@ func mintAction(c *cli.Context, e *env) error {
 		MintMapPath: out,
 		RejectsPath: rejects,
 		Progress: func(p pipeline.Progress) {
-			prog.Add(p.Done - done)
-			done = p.Done
+			// rows as they are read; the share of the manifests read, in octets as stored (rows
+			// when every manifest is Parquet)
+			if !measured {
+				prog.SetTotal(p.Input.Total, !p.Input.Rows)
+				measured = true
+			}
+			prog.Set(p.Read, p.Input.Done)
 		},
 	}
 	rep, err := l.Mint(c.Context, job)

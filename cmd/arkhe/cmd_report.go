@@ -102,13 +102,13 @@ func runReport[T any](c *cli.Context, e *env, name, what string,
 		return cannot(err)
 	}
 	defer l.Close()
-	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "writing "+what, -1)
+	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "writing "+name, what)
 	counted := func(yield func(T, error) bool) {
 		var n int64
 		for r, err := range rows(c.Context, l, f) {
 			if err == nil {
-				if n++; n%10_000 == 0 {
-					p.Add(10_000)
+				if n++; n%1000 == 0 {
+					p.Add(1000)
 				}
 			}
 			if !yield(r, err) {
