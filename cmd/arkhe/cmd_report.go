@@ -28,7 +28,7 @@ func reportCommand(e *env) *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:  "changes",
-				Usage: "ARK_CHANGE rows: where ARKs pointed, when, by whom (columns: ark naan shoulder at action before_url after_url by)",
+				Usage: "ARK_CHANGE rows: where ARKs pointed, when, by whom, why (columns: ark naan shoulder at action before_url after_url by reason)",
 				Flags: flags("changes"),
 				Action: func(c *cli.Context) error {
 					return runReport(c, e, "changes", "ARK_CHANGE rows", ledger.ChangeRows)
@@ -48,7 +48,7 @@ func reportCommand(e *env) *cli.Command {
 			},
 			{
 				Name:  "arks",
-				Usage: "the ARKs (columns: ark naan shoulder target who what when commitment status tombstone_reason created_at updated_at)",
+				Usage: "the ARKs (columns: ark naan shoulder target who what when commitment status tombstone_reason created_at updated_at metadata, the ARK's other fields as JSON text)",
 				Flags: flags("ARKs created"),
 				Action: func(c *cli.Context) error {
 					return runReport(c, e, "arks", "ARKs", ledger.ARKRows)
