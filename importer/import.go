@@ -154,7 +154,9 @@ type Counts struct {
 	TestSkipped     int64 `json:"test_skipped"`
 	// Rejected counts bad records (reject file kind "rejected").
 	Rejected int64 `json:"rejected"`
-	// Refused counts arklet user/key records (they hold credentials).
+	// Refused counts records of models the file's format does not import: arklet user/key
+	// records (they hold credentials), and records another format imports (an EZID dump's
+	// link-check results or shoulders); FileResult.Refusals names them.
 	Refused int64 `json:"refused"`
 	// NAANRecords and ShoulderRecords count registry records read.
 	NAANRecords     int64 `json:"naan_records"`
@@ -177,9 +179,11 @@ type Counts struct {
 	// LinkNeverChecked those whose target the legacy checker never checked (nothing to keep);
 	// LinkKept those whose ARK already had a link state, which import never overwrites;
 	// LinkDefaultTarget those about EZID's default self-reference target, which an import
-	// keeps as "no target" (so there is no target to keep a state for). ARKs not in the ledger
-	// are Rejected, ARKs with another target in the ledger Differences.
+	// keeps as "no target" (so there is no target to keep a state for). LinkNotInLedger counts
+	// those whose ARK is not in the ledger (in the reject file, to import again once the
+	// identifiers are); ARKs with another target in the ledger are Differences.
 	LinkRecords       int64 `json:"link_records,omitempty"`
+	LinkNotInLedger   int64 `json:"link_not_in_ledger,omitempty"`
 	LinkLoaded        int64 `json:"link_loaded,omitempty"`
 	LinkBroken        int64 `json:"link_broken,omitempty"`
 	LinkNeverChecked  int64 `json:"link_never_checked,omitempty"`
@@ -222,6 +226,7 @@ func (c *Counts) Add(o Counts) {
 	c.LinkNeverChecked += o.LinkNeverChecked
 	c.LinkKept += o.LinkKept
 	c.LinkDefaultTarget += o.LinkDefaultTarget
+	c.LinkNotInLedger += o.LinkNotInLedger
 }
 
 // SkippedNonARKTotal sums SkippedNonARK.
@@ -233,9 +238,12 @@ func (c *Counts) SkippedNonARKTotal() int64 {
 	return n
 }
 
-// Findings reports counts that make the run "done with rejects or findings" (exit 1): rejected records, conflicts, differences with the ledger.
+// Findings reports counts that make the run "done with rejects or findings" (exit 1): every
+// record the reject file lists (rejected, refused, link-check results of ARKs not in the
+// ledger, conflicts, collapsed duplicates, differences with the ledger).
 func (c *Counts) Findings() bool {
-	return c.Rejected > 0 || c.Conflicts > 0 || c.Differences > 0 || c.RegistryDifferences > 0
+	return c.Rejected > 0 || c.Refused > 0 || c.LinkNotInLedger > 0 || c.Conflicts > 0 || c.Collapsed > 0 ||
+		c.Differences > 0 || c.RegistryDifferences > 0
 }
 
 // FileResult is what importing one file did.
@@ -247,11 +255,39 @@ type FileResult struct {
 	Counts Counts
 	// Truncated is set when the file ends mid-record: every complete record was imported.
 	Truncated *legacy.TruncatedError
-	// Refusals holds the first refusal of each refused model, for the operator.
-	Refusals []legacy.Refused
+	// Refusals holds, per refused model in the order first met, its first refused record and
+	// how many were refused, for the operator.
+	Refusals []Refusal
 	// Passes is 2 when a conflict spanning batches made the file be read again.
 	Passes  int
 	Elapsed time.Duration
+}
+
+// Refusal is one model whose records an import refused: the first record refused (what the
+// model's records are, why, where) and the number of records refused.
+type Refusal struct {
+	legacy.Refused
+	Records int64
+}
+
+// refusals collects the refused records of one file, per model in the order first met.
+type refusals struct {
+	list  []Refusal
+	index map[string]int
+}
+
+// add counts one refused record.
+func (r *refusals) add(rf *legacy.Refused) {
+	if r.index == nil {
+		r.index = map[string]int{}
+	}
+	i, ok := r.index[rf.Model]
+	if !ok {
+		i = len(r.list)
+		r.index[rf.Model] = i
+		r.list = append(r.list, Refusal{Refused: *rf})
+	}
+	r.list[i].Records++
 }
 
 // Report is what Run did.
@@ -260,8 +296,11 @@ type Report struct {
 	Total Counts
 	// Rejects is the reject file written, "" when there was nothing to report.
 	Rejects string
-	DryRun  bool
-	Elapsed time.Duration
+	// RejectRows is the number of rows the reject file holds (counted also when no reject file
+	// was asked for): every record that did not become a ledger row of its own.
+	RejectRows int64
+	DryRun     bool
+	Elapsed    time.Duration
 }
 
 // Truncated reports whether any file ended mid-record.
@@ -346,7 +385,7 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 		rep.Total.Add(res.Counts)
 	}
 	p, err := rej.close()
-	rep.Rejects = p
+	rep.Rejects, rep.RejectRows = p, rej.count()
 	if runErr == nil {
 		runErr = err
 	}
@@ -511,7 +550,7 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 		if err := p.run(ctx); err != nil {
 			return res, err
 		}
-		res.Passes, res.Counts, res.Truncated, res.Refusals, res.Digest = 1, p.counts, p.truncated, p.refusals, p.digest
+		res.Passes, res.Counts, res.Truncated, res.Refusals, res.Digest = 1, p.counts, p.truncated, p.refusals.list, p.digest
 	} else if err := importIdentifiers(ctx, cfg, client, rej, path, tx, runID, clientPK, mark, &res, citus); err != nil {
 		return res, err
 	}
@@ -559,7 +598,7 @@ func importIdentifiers(ctx context.Context, cfg *Config, client *clientInfo, rej
 		if !p.restart {
 			res.Counts = p.counts
 			res.Truncated = p.truncated
-			res.Refusals = p.refusals
+			res.Refusals = p.refusals.list
 			res.Digest = p.digest
 			break
 		}
@@ -598,7 +637,7 @@ type filePass struct {
 
 	counts    Counts // merged from reader and writer at the end
 	truncated *legacy.TruncatedError
-	refusals  []legacy.Refused
+	refusals  refusals
 	digest    string
 	restart   bool
 	file      *countingFile // the file being read, for progress
@@ -775,11 +814,10 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 		b = &batch{rows: make([]arkItem, 0, size)}
 		return nil
 	}
-	seenRefusal := map[string]bool{}
 	var reported int64
 	for chunk := range in {
 		for _, sc := range chunk {
-			if err := p.item(sc, c, b, seenRefusal, &read); err != nil {
+			if err := p.item(sc, c, b, &read); err != nil {
 				return err
 			}
 			if len(b.rows) >= size {
@@ -804,7 +842,7 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 }
 
 // item handles one scanned result.
-func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]bool, read *int64) error {
+func (p *filePass) item(sc scanned, c *Counts, b *batch, read *int64) error {
 	if sc.err != nil {
 		var re *pipeline.RowError
 		var te *legacy.TruncatedError
@@ -843,10 +881,7 @@ func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]
 	case it.Refused != nil:
 		c.Refused++
 		rf := it.Refused
-		if !seenRefusal[rf.Model] {
-			seenRefusal[rf.Model] = true
-			p.refusals = append(p.refusals, *rf)
-		}
+		p.refusals.add(rf)
 		return p.rej.write(KindRefused, rf.Source, rf.Model, "", "model", rf.Reason, nil, nil, "")
 	}
 	return nil

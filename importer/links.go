@@ -45,7 +45,7 @@ type linkPass struct {
 
 	counts    Counts
 	truncated *legacy.TruncatedError
-	refusals  []legacy.Refused
+	refusals  refusals
 	digest    string
 	read      int64
 	pending   []pendingLink
@@ -70,7 +70,6 @@ func (p *linkPass) run(ctx context.Context) error {
 		return fmt.Errorf("import %s: %w", p.path, err)
 	}
 	defer r.Close()
-	seenRefusal := map[string]bool{}
 	for {
 		it, err := r.Next(ctx)
 		if err == io.EOF {
@@ -105,10 +104,7 @@ func (p *linkPass) run(ctx context.Context) error {
 		case it.Refused != nil:
 			p.counts.Refused++
 			rf := it.Refused
-			if !seenRefusal[rf.Model] {
-				seenRefusal[rf.Model] = true
-				p.refusals = append(p.refusals, *rf)
-			}
+			p.refusals.add(rf)
 			if err := p.rej.write(KindRefused, rf.Source, rf.Model, "", "model", rf.Reason, nil, nil, ""); err != nil {
 				return err
 			}
@@ -200,7 +196,7 @@ func (p *linkPass) flush(ctx context.Context) error {
 		case ledger.LinkKept:
 			p.counts.LinkKept++
 		case ledger.LinkNotInLedger:
-			p.counts.Rejected++
+			p.counts.LinkNotInLedger++
 			if err := p.rej.write(KindRejected, pl.rec.Source, pl.rec.ID, canonical, "identifier", LinkNotInLedgerReason, nil, nil, ""); err != nil {
 				return err
 			}

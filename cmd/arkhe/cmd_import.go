@@ -105,8 +105,8 @@ func importAction(c *cli.Context, e *env) error {
 		}
 		return cannot(err)
 	}
-	if rep.Total.Findings() || rep.Truncated() {
-		return withFindings("")
+	if rep.RejectRows > 0 || rep.Total.Findings() || rep.Truncated() {
+		return withFindings("") // the reject file lists what did not land
 	}
 	return nil
 }
@@ -184,17 +184,16 @@ func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 	fmt.Fprintf(w, "  skipped      %s non-ARK%s\n", thousands(t.SkippedNonARKTotal()), kindCounts(t.SkippedNonARK))
 	fmt.Fprintf(w, "               %s reserved (--include-reserved imports them), %s test NAAN 99999 (--include-test)\n", thousands(t.ReservedSkipped), thousands(t.TestSkipped))
 	fmt.Fprintf(w, "  rejected     %s\n", plural(t.Rejected, "bad record", "bad records"))
-	if t.Refused > 0 {
-		var models, reasons []string
-		for _, f := range rep.Files {
-			for _, r := range f.Refusals {
-				models, reasons = append(models, r.Model), append(reasons, r.Reason)
-			}
+	label := "refused"
+	for _, r := range refusedModels(rep) {
+		// named by what they are, with the command that imports them when one does
+		never := "not imported"
+		if r.Secret {
+			never = "never imported"
 		}
-		fmt.Fprintf(w, "  refused      %s of %s\n", plural(t.Refused, "record", "records"), strings.Join(models, ", "))
-		for _, r := range reasons {
-			fmt.Fprintf(w, "               %s\n", r)
-		}
+		fmt.Fprintf(w, "  %-12s %s of model %s: %s, %s\n", label, thousands(r.Records), r.Model, r.What, never)
+		fmt.Fprintf(w, "               %s\n", r.Reason)
+		label = ""
 	}
 	if t.LinkRecords > 0 {
 		printLinkImport(w, rep)
@@ -207,13 +206,31 @@ func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 	fmt.Fprintf(w, "  check chars  %s verified, %s failed, %s none (imported ARKs; a failed check never refuses an ARK)\n",
 		thousands(t.CheckVerified), thousands(t.CheckFailed), thousands(t.CheckNone))
 	if rep.Rejects != "" {
-		fmt.Fprintf(w, "  rejects      %s\n", rep.Rejects)
+		fmt.Fprintf(w, "  rejects      %s (%s)\n", rep.Rejects, plural(rep.RejectRows, "row", "rows"))
 	}
 	rate := 0.0
 	if s := rep.Elapsed.Seconds(); s > 0 {
 		rate = float64(t.Read) / s
 	}
 	fmt.Fprintf(w, "  elapsed      %.1f s, %s records/s\n", rep.Elapsed.Seconds(), thousands(int64(rate)))
+}
+
+// refusedModels sums the refusals of every file per model, in the order first met.
+func refusedModels(rep importer.Report) []importer.Refusal {
+	var out []importer.Refusal
+	at := map[string]int{}
+	for _, f := range rep.Files {
+		for _, r := range f.Refusals {
+			i, ok := at[r.Model]
+			if !ok {
+				i = len(out)
+				at[r.Model] = i
+				out = append(out, importer.Refusal{Refused: r.Refused})
+			}
+			out[i].Records += r.Records
+		}
+	}
+	return out
 }
 
 // kindCounts renders " (doi 31, uuid 2)" or "".
@@ -265,8 +282,12 @@ func printLinkImport(w io.Writer, rep importer.Report) {
 	t := rep.Total
 	fmt.Fprintf(w, "  link state   %s of a legacy link checker: %s kept as link state (%s broken), %s never checked, "+
 		"%s about EZID's default target (the ledger keeps no target), %s whose ARK has a state already (left alone)\n",
-		plural(t.LinkRecords, "record", "records"), thousands(t.LinkLoaded), thousands(t.LinkBroken), thousands(t.LinkNeverChecked),
+		plural(t.LinkRecords, "link-check result", "link-check results"), thousands(t.LinkLoaded), thousands(t.LinkBroken), thousands(t.LinkNeverChecked),
 		thousands(t.LinkDefaultTarget), thousands(t.LinkKept))
+	if t.LinkNotInLedger > 0 {
+		fmt.Fprintf(w, "               %s whose ARK is not in the ledger: not kept, listed in the reject file; import the identifiers "+
+			"first (EZID's identifier export, e.g. `arkhe import db.identifier.jsonl`), then this file again\n", thousands(t.LinkNotInLedger))
+	}
 	fmt.Fprintln(w, "               rules: EZID's MD5 is kept as md5; its error text is classed (timeout, dns, refused, unreachable, reset, tls, other);")
 	fmt.Fprintln(w, "               a failed check's first failure is its last check time (the only failure time the record proves);")
 	fmt.Fprintln(w, "               an empty failure count of a failed check counts 1; a state is kept only for an ARK in the ledger with the same target")
