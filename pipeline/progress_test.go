@@ -14,8 +14,9 @@ import (
 
 // TestRunProgressCountsCompressedOctetsAsRead runs the real Tate manifest (69,202 rows, gzip) and
 // checks the run's reports: the total is the file's size as stored, the share read grows
-// through the compressed file (so a .gz shows a true percentage) and ends at the total, and the
-// count of rows read moves before any batch is settled.
+// through the compressed file (so a .gz shows a true percentage) and ends at the total, the
+// count of rows read moves before any batch is settled, and rows settle before they are written
+// out in manifest order.
 func TestRunProgressCountsCompressedOctetsAsRead(t *testing.T) {
 	t.Parallel()
 	tate := fixtures.SharedData(t, "tategallery-collection", "artworks.jsonl.gz")
@@ -42,7 +43,10 @@ func TestRunProgressCountsCompressedOctetsAsRead(t *testing.T) {
 		if p.Input.Rows || p.Input.Total != st.Size() {
 			t.Fatalf("report %d: input %+v, want a total of %d octets (the .gz as stored)", i, p.Input, st.Size())
 		}
-		if p.Input.Done < last.Input.Done || p.Read < last.Read || p.Done < last.Done {
+		if p.Settled < p.Done || p.Read < p.Settled {
+			t.Fatalf("report %d: %d read, %d settled, %d done in order: want read ≥ settled ≥ done", i, p.Read, p.Settled, p.Done)
+		}
+		if p.Input.Done < last.Input.Done || p.Read < last.Read || p.Settled < last.Settled || p.Done < last.Done {
 			t.Fatalf("report %d went backwards: %+v after %+v", i, p, last)
 		}
 		if p.Input.Done > 0 && p.Input.Done < p.Input.Total/2 {
@@ -57,7 +61,7 @@ func TestRunProgressCountsCompressedOctetsAsRead(t *testing.T) {
 	if !midway || !beforeBatch {
 		t.Fatalf("%d reports: a share below half read %v, rows counted before a batch settled %v", len(reports), midway, beforeBatch)
 	}
-	if last.Input.Done != st.Size() || last.Read != 69_202 || last.Done != 69_202 {
+	if last.Input.Done != st.Size() || last.Read != 69_202 || last.Settled != 69_202 || last.Done != 69_202 {
 		t.Fatalf("last report %+v, want all %d octets and 69,202 rows", last, st.Size())
 	}
 }

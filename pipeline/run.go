@@ -124,11 +124,12 @@ type Batch struct {
 }
 
 // Progress is a snapshot of a run, passed to RunConfig.Progress. Read counts the rows read so
-// far (as they are parsed, before their batch reaches the sink); Done counts rows settled and
-// written out in manifest order (minted + replayed + rejected); Input is how far reading has got
-// through the manifests.
+// far (as they are parsed, before their batch reaches the sink); Settled the rows whose outcome
+// is known (their batch came back from the sink, or the reader rejected them), in any order;
+// Done the rows settled and written out in manifest order (minted + replayed + rejected); Input
+// is how far reading has got through the manifests.
 type Progress struct {
-	Read, Done, Minted, Replayed, Rejected, Collisions int64
+	Read, Settled, Done, Minted, Replayed, Rejected, Collisions int64
 	Input                                              Extent
 	Elapsed                                            time.Duration
 }
@@ -231,13 +232,14 @@ func (s *progressState) read(rows int64, input int64) {
 }
 
 // settled records the collector's figures and reports.
-func (s *progressState) settled(read int64, sum *Summary, done int64) {
+func (s *progressState) settled(read int64, sum *Summary, settled, done int64) {
 	if s.cfg.Progress == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.p.Read = max(s.p.Read, read)
+	s.p.Settled = settled
 	s.p.Done, s.p.Minted, s.p.Replayed, s.p.Rejected, s.p.Collisions = done, sum.Minted, sum.Replayed, sum.Rejected, sum.Collisions
 	s.p.Elapsed = s.cfg.Now().Sub(s.t0)
 	s.cfg.Progress(s.p)
@@ -646,6 +648,7 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 		return nil
 	}
 	var out MintMapRow
+	var settled int64 // rows placed, in any order
 	emit := func() (int64, error) {
 		var n int64
 		for {
@@ -708,8 +711,11 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 					return err
 				}
 			}
+			settled += int64(len(b.Rows))
 		} else if err := place(res.row); err != nil {
 			return err
+		} else {
+			settled++
 		}
 		n, err := emit()
 		if n > 0 {
@@ -723,8 +729,8 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			prog.settled(read.Load(), sum, next)
+		if n > 0 || res.batch != nil {
+			prog.settled(read.Load(), sum, settled, next)
 		}
 	}
 }

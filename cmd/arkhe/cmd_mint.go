@@ -119,6 +119,7 @@ func mintAction(c *cli.Context, e *env) error {
 				prog.SetTotal(p.Input.Total, !p.Input.Rows)
 				measured = true
 			}
+			prog.SetSettled(p.Settled)
 			prog.Set(p.Read, p.Input.Done)
 		},
 	}

@@ -28,6 +28,8 @@ type progress struct {
 	total    int64  // the position's total; 0 unknown
 	count    int64
 	pos      int64
+	settled  int64 // items whose work is finished (a mint's rows committed), when settles
+	settles  bool  // the work finishes items after reading them (SetSettled was called)
 	now      func() time.Time
 	samples  []progressSample // within rateWindow, oldest first
 	interval time.Duration    // between two log lines
@@ -38,8 +40,8 @@ type progress struct {
 
 // progressSample is the count and position at one time, for the moving average.
 type progressSample struct {
-	at         time.Time
-	count, pos int64
+	at                  time.Time
+	count, pos, settled int64
 }
 
 // The moving average: over the last rateWindow, once its samples span minRateSpan; a sample
@@ -134,6 +136,15 @@ func (p *progress) Set(count, pos int64) {
 	p.show(false)
 }
 
+// SetSettled records how many of the items read have been finished (a mint's rows committed, in
+// manifest order): shown beside the count, and the ETA then covers finishing them too.
+func (p *progress) SetSettled(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.settled, p.settles = n, true
+	p.show(false)
+}
+
 // Add counts n more items (the position moves with the count unless it is in octets).
 func (p *progress) Add(n int64) {
 	p.mu.Lock()
@@ -160,10 +171,13 @@ func (p *progress) Finish() {
 }
 
 // progressFigures are what a display shows. Percent, Rate and ETA are negative when unknown.
+// Rate is the items read per second, the moving average; once everything is read, for work that
+// settles items apart from reading them, the items done per second.
 type progressFigures struct {
 	Count, Pos, Total int64
+	Settled           int64 // -1 when the work does not settle items apart from reading them
 	Percent           float64 // of Pos in Total
-	Rate              float64 // items per second, the moving average
+	Rate              float64
 	ETA               time.Duration
 }
 
@@ -171,7 +185,7 @@ type progressFigures struct {
 func (p *progress) figures() progressFigures {
 	now := p.now()
 	if last := p.samples[len(p.samples)-1]; now.Sub(last.at) >= sampleEvery {
-		p.samples = append(p.samples, progressSample{at: now, count: p.count, pos: p.pos})
+		p.samples = append(p.samples, progressSample{at: now, count: p.count, pos: p.pos, settled: p.settled})
 	}
 	// keep the newest sample at or before the window's start, so the average spans the window
 	cut := 0
@@ -179,7 +193,10 @@ func (p *progress) figures() progressFigures {
 		cut++
 	}
 	p.samples = p.samples[cut:]
-	f := progressFigures{Count: p.count, Pos: p.pos, Total: p.total, Percent: -1, Rate: -1, ETA: -1}
+	f := progressFigures{Count: p.count, Pos: p.pos, Total: p.total, Settled: -1, Percent: -1, Rate: -1, ETA: -1}
+	if p.settles {
+		f.Settled = p.settled
+	}
 	if p.total > 0 {
 		f.Percent = min(100, 100*float64(p.pos)/float64(p.total))
 	}
@@ -189,12 +206,38 @@ func (p *progress) figures() progressFigures {
 		return f
 	}
 	f.Rate = float64(p.count-base.count) / span.Seconds()
-	if p.total > 0 {
-		if p.pos >= p.total {
-			f.ETA = 0
-		} else if speed := float64(p.pos-base.pos) / span.Seconds(); speed > 0 {
-			f.ETA = time.Duration(float64(p.total-p.pos) / speed * float64(time.Second)).Round(time.Second)
+	if p.settles && p.total > 0 && p.pos >= p.total {
+		// everything is read: what still moves is the items done
+		f.Rate = float64(p.settled-base.settled) / span.Seconds()
+	}
+	if p.total <= 0 {
+		return f
+	}
+	// reading: the rest of the input at the recent speed
+	read := time.Duration(-1)
+	if p.pos >= p.total {
+		read = 0
+	} else if speed := float64(p.pos-base.pos) / span.Seconds(); speed > 0 {
+		read = time.Duration(float64(p.total-p.pos) / speed * float64(time.Second))
+	}
+	f.ETA = read
+	if p.settles && read >= 0 {
+		// settling runs behind reading: the items still to settle, all of them estimated from
+		// the share read so far, at the recent settling speed
+		items := p.count
+		if p.pos > 0 && p.pos < p.total {
+			items = int64(float64(p.count) * float64(p.total) / float64(p.pos))
 		}
+		switch speed := float64(p.settled-base.settled) / span.Seconds(); {
+		case p.settled >= items:
+		case speed > 0:
+			f.ETA = max(read, time.Duration(float64(items-p.settled)/speed*float64(time.Second)))
+		default:
+			f.ETA = -1 // nothing settled lately: no estimate
+		}
+	}
+	if f.ETA > 0 {
+		f.ETA = f.ETA.Round(time.Second)
 	}
 	return f
 }
@@ -224,38 +267,47 @@ func (p *progress) show(ticked bool) {
 	}
 }
 
-// describe renders the figures for the bar: "1.2/2.6 MB · 22,500 rows · 48,000 rows/s · ETA 30s".
+// describe renders the figures for the bar: "3.9 MB of 7.8 MB · 22,500 rows · 5,625 rows/s ·
+// ETA 4s"; with settling, "22,500 rows read, 18,000 done"; "finishing" once everything is read
+// and no estimate is left.
 func (p *progress) describe(f progressFigures) string {
 	parts := make([]string, 0, 4)
 	switch {
 	case p.octets && f.Total > 0:
-		parts = append(parts, octetsText(f.Pos)+" of "+octetsText(f.Total), thousands(f.Count)+" "+p.noun)
+		parts = append(parts, octetsText(f.Pos)+" of "+octetsText(f.Total))
 	case p.octets:
-		parts = append(parts, octetsText(f.Pos), thousands(f.Count)+" "+p.noun)
-	case f.Total > 0:
-		parts = append(parts, thousands(f.Count)+" of "+thousands(f.Total)+" "+p.noun)
-	default:
-		parts = append(parts, thousands(f.Count)+" "+p.noun)
+		parts = append(parts, octetsText(f.Pos))
 	}
+	count := thousands(f.Count) + " " + p.noun
+	if !p.octets && f.Total > 0 {
+		count = thousands(f.Count) + " of " + thousands(f.Total) + " " + p.noun
+	}
+	if f.Settled >= 0 {
+		count += " read, " + thousands(f.Settled) + " done"
+	}
+	parts = append(parts, count)
 	if f.Rate >= 0 {
 		parts = append(parts, thousands(int64(f.Rate+0.5))+" "+p.noun+"/s")
 	}
 	switch {
+	case f.ETA > 0 || (f.ETA == 0 && f.Pos < f.Total):
+		parts = append(parts, "ETA "+f.ETA.String())
 	case f.Total > 0 && f.Pos >= f.Total:
 		parts = append(parts, "finishing")
-	case f.ETA >= 0:
-		parts = append(parts, "ETA "+f.ETA.String())
 	}
 	return strings.Join(parts, " · ")
 }
 
 // logFields are the figures as the fields of a log line: the count under the noun's name
-// (rows=22500), the position and total (octets=, total_octets=, or total_rows=), percent,
-// the moving average (rows_per_s=) and eta (a duration, 0s once everything is read); a figure
-// not known yet is left out.
+// (rows=22500), the items done when the work settles them apart (done=), the position and
+// total (octets=, total_octets=, or total_rows=), percent, the moving average (rows_per_s=) and
+// eta (a duration); a figure not known yet is left out.
 func (p *progress) logFields(f progressFigures) []any {
 	key := strings.ToLower(strings.ReplaceAll(p.noun, " ", "_"))
 	fields := []any{key, f.Count}
+	if f.Settled >= 0 {
+		fields = append(fields, "done", f.Settled)
+	}
 	switch {
 	case p.octets:
 		fields = append(fields, "octets", f.Pos)

@@ -168,3 +168,34 @@ func TestImportProgressAcrossFiles(t *testing.T) {
 	check(28, 320, 500)
 	p.Finish()
 }
+
+// TestProgressSettlingETA: a mint reads ahead of its commits; once everything is read, the ETA
+// is the time to commit the rest at the recent commit speed, not 0, the rate is that of the rows
+// done, and the text says how many rows are done.
+func TestProgressSettlingETA(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	p := newProgressWith(nil, log, "minting", "rows", clock.now)
+	p.SetTotal(1_000_000, true)
+	// read 20,000 rows a second for 5 s, then nothing (the window is full) while 5,000 rows a
+	// second commit
+	for s := int64(1); s <= 10; s++ {
+		clock.t = clock.t.Add(time.Second)
+		read := min(s, 5) * 20_000
+		p.SetSettled(s * 5_000)
+		p.Set(read, read*10)
+	}
+	f := p.figures()
+	if f.Pos != f.Total || f.Settled != 50_000 || f.ETA != 10*time.Second {
+		t.Fatalf("figures %+v, want all read, 50,000 done and 10 s to commit the other 50,000", f)
+	}
+	if got, want := p.describe(f), "1.0 MB of 1.0 MB · 100,000 rows read, 50,000 done · 5,000 rows/s · ETA 10s"; got != want {
+		t.Errorf("bar text %q, want %q", got, want)
+	}
+	lines := progressLines(t, &buf)
+	if last := lines[len(lines)-1]; last["done"] != "50000" || last["eta"] != "10s" || last["percent"] != "100.0" || last["rows_per_s"] != "5000" {
+		t.Errorf("last log line %v, want done=50000 eta=10s percent=100.0 rows_per_s=5000 (rows done, once all are read)", last)
+	}
+	p.Finish()
+}
