@@ -130,8 +130,8 @@ type Batch struct {
 // is how far reading has got through the manifests.
 type Progress struct {
 	Read, Settled, Done, Minted, Replayed, Rejected, Collisions int64
-	Input                                              Extent
-	Elapsed                                            time.Duration
+	Input                                                       Extent
+	Elapsed                                                     time.Duration
 }
 
 // Extent is how far a run has read its manifests, in one unit for all of them. The unit is

@@ -175,7 +175,7 @@ func (p *progress) Finish() {
 // settles items apart from reading them, the items done per second.
 type progressFigures struct {
 	Count, Pos, Total int64
-	Settled           int64 // -1 when the work does not settle items apart from reading them
+	Settled           int64   // -1 when the work does not settle items apart from reading them
 	Percent           float64 // of Pos in Total
 	Rate              float64
 	ETA               time.Duration
