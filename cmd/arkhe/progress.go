@@ -136,8 +136,8 @@ func (p *progress) Set(count, pos int64) {
 	p.show(false)
 }
 
-// SetSettled records how many of the items read have been finished (a mint's rows committed, in
-// manifest order): shown beside the count, and the ETA then covers finishing them too.
+// SetSettled records how many of the items read have been finished (a mint's rows whose batch
+// committed): shown beside the count, and the ETA then covers finishing them too.
 func (p *progress) SetSettled(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
