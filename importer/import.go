@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,7 +59,8 @@ type Config struct {
 	RejectsPath string
 	// BatchSize is the number of records classified and inserted at a time (0: DefaultBatch).
 	BatchSize int
-	// Progress, if set, is called from the reading goroutine after each batch.
+	// Progress, if set, is called from one goroutine every few thousand records read and at the
+	// end of each pass over a file.
 	Progress func(Progress)
 }
 
@@ -86,6 +88,46 @@ type Progress struct {
 	File string
 	Pass int   // 1, or 2 when the file is read again (see Run)
 	Read int64 // records read so far in this pass
+	// Octets is how much of the file this pass has read, in octets as stored (a compressed
+	// file's compressed octets, counted as they are read from it); Size is the file's size (0
+	// when unknown), so Octets/Size is the share of the file read.
+	Octets, Size int64
+}
+
+// progressEvery is how many records an import reads between two progress reports.
+const progressEvery = 2048
+
+// countingFile counts the octets read from an export file; the reading goroutine adds, the one
+// that reports progress loads.
+type countingFile struct {
+	r    io.Reader
+	n    atomic.Int64
+	size int64
+}
+
+// openCounted opens path for reading, counting what is read.
+func openCounted(path string) (*os.File, *countingFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &countingFile{r: f}
+	if st, err := f.Stat(); err == nil {
+		c.size = st.Size()
+	}
+	return f, c, nil
+}
+
+// Read implements io.Reader.
+func (c *countingFile) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// progress is the report of a pass over path that has read records.
+func (c *countingFile) progress(path string, pass int, records int64) Progress {
+	return Progress{File: path, Pass: pass, Read: records, Octets: c.n.Load(), Size: c.size}
 }
 
 // Counts are the counts of one import (per file, or summed); they are also stored in
@@ -112,7 +154,9 @@ type Counts struct {
 	TestSkipped     int64 `json:"test_skipped"`
 	// Rejected counts bad records (reject file kind "rejected").
 	Rejected int64 `json:"rejected"`
-	// Refused counts arklet user/key records (they hold credentials).
+	// Refused counts records of models the file's format does not import: arklet user/key
+	// records (they hold credentials), and records another format imports (an EZID dump's
+	// link-check results or shoulders); FileResult.Refusals names them.
 	Refused int64 `json:"refused"`
 	// KeptReserved counts records with a value refused (a target that is not http(s) or
 	// carries userinfo, a value over a limit or not valid text, an unknown status): the ARK is
@@ -140,9 +184,11 @@ type Counts struct {
 	// LinkNeverChecked those whose target the legacy checker never checked (nothing to keep);
 	// LinkKept those whose ARK already had a link state, which import never overwrites;
 	// LinkDefaultTarget those about EZID's default self-reference target, which an import
-	// keeps as "no target" (so there is no target to keep a state for). ARKs not in the ledger
-	// are Rejected, ARKs with another target in the ledger Differences.
+	// keeps as "no target" (so there is no target to keep a state for). LinkNotInLedger counts
+	// those whose ARK is not in the ledger (in the reject file, to import again once the
+	// identifiers are); ARKs with another target in the ledger are Differences.
 	LinkRecords       int64 `json:"link_records,omitempty"`
+	LinkNotInLedger   int64 `json:"link_not_in_ledger,omitempty"`
 	LinkLoaded        int64 `json:"link_loaded,omitempty"`
 	LinkBroken        int64 `json:"link_broken,omitempty"`
 	LinkNeverChecked  int64 `json:"link_never_checked,omitempty"`
@@ -186,6 +232,7 @@ func (c *Counts) Add(o Counts) {
 	c.LinkNeverChecked += o.LinkNeverChecked
 	c.LinkKept += o.LinkKept
 	c.LinkDefaultTarget += o.LinkDefaultTarget
+	c.LinkNotInLedger += o.LinkNotInLedger
 }
 
 // SkippedNonARKTotal sums SkippedNonARK.
@@ -197,9 +244,12 @@ func (c *Counts) SkippedNonARKTotal() int64 {
 	return n
 }
 
-// Findings reports counts that make the run "done with rejects or findings" (exit 1): rejected records, conflicts, differences with the ledger.
+// Findings reports counts that make the run "done with rejects or findings" (exit 1): every
+// record the reject file lists (rejected, refused, link-check results of ARKs not in the
+// ledger, conflicts, collapsed duplicates, differences with the ledger).
 func (c *Counts) Findings() bool {
-	return c.Rejected > 0 || c.Conflicts > 0 || c.Differences > 0 || c.RegistryDifferences > 0
+	return c.Rejected > 0 || c.Refused > 0 || c.LinkNotInLedger > 0 || c.Conflicts > 0 || c.Collapsed > 0 ||
+		c.Differences > 0 || c.RegistryDifferences > 0
 }
 
 // FileResult is what importing one file did.
@@ -211,11 +261,39 @@ type FileResult struct {
 	Counts Counts
 	// Truncated is set when the file ends mid-record: every complete record was imported.
 	Truncated *legacy.TruncatedError
-	// Refusals holds the first refusal of each refused model, for the operator.
-	Refusals []legacy.Refused
+	// Refusals holds, per refused model in the order first met, its first refused record and
+	// how many were refused, for the operator.
+	Refusals []Refusal
 	// Passes is 2 when a conflict spanning batches made the file be read again.
 	Passes  int
 	Elapsed time.Duration
+}
+
+// Refusal is one model whose records an import refused: the first record refused (what the
+// model's records are, why, where) and the number of records refused.
+type Refusal struct {
+	legacy.Refused
+	Records int64
+}
+
+// refusals collects the refused records of one file, per model in the order first met.
+type refusals struct {
+	list  []Refusal
+	index map[string]int
+}
+
+// add counts one refused record.
+func (r *refusals) add(rf *legacy.Refused) {
+	if r.index == nil {
+		r.index = map[string]int{}
+	}
+	i, ok := r.index[rf.Model]
+	if !ok {
+		i = len(r.list)
+		r.index[rf.Model] = i
+		r.list = append(r.list, Refusal{Refused: *rf})
+	}
+	r.list[i].Records++
 }
 
 // Report is what Run did.
@@ -224,8 +302,11 @@ type Report struct {
 	Total Counts
 	// Rejects is the reject file written, "" when there was nothing to report.
 	Rejects string
-	DryRun  bool
-	Elapsed time.Duration
+	// RejectRows is the number of rows the reject file holds (counted also when no reject file
+	// was asked for): every record that did not become a ledger row of its own.
+	RejectRows int64
+	DryRun     bool
+	Elapsed    time.Duration
 }
 
 // Truncated reports whether any file ended mid-record.
@@ -310,7 +391,7 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 		rep.Total.Add(res.Counts)
 	}
 	p, err := rej.close()
-	rep.Rejects = p
+	rep.Rejects, rep.RejectRows = p, rej.count()
 	if runErr == nil {
 		runErr = err
 	}
@@ -475,7 +556,7 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 		if err := p.run(ctx); err != nil {
 			return res, err
 		}
-		res.Passes, res.Counts, res.Truncated, res.Refusals, res.Digest = 1, p.counts, p.truncated, p.refusals, p.digest
+		res.Passes, res.Counts, res.Truncated, res.Refusals, res.Digest = 1, p.counts, p.truncated, p.refusals.list, p.digest
 	} else if err := importIdentifiers(ctx, cfg, client, rej, path, tx, runID, clientPK, mark, &res, citus); err != nil {
 		return res, err
 	}
@@ -523,7 +604,7 @@ func importIdentifiers(ctx context.Context, cfg *Config, client *clientInfo, rej
 		if !p.restart {
 			res.Counts = p.counts
 			res.Truncated = p.truncated
-			res.Refusals = p.refusals
+			res.Refusals = p.refusals.list
 			res.Digest = p.digest
 			break
 		}
@@ -587,9 +668,10 @@ type filePass struct {
 
 	counts    Counts // merged from reader and writer at the end
 	truncated *legacy.TruncatedError
-	refusals  []legacy.Refused
+	refusals  refusals
 	digest    string
 	restart   bool
+	file      *countingFile // the file being read, for progress
 }
 
 // arkItem is one normalized ARK row of a batch.
@@ -655,25 +737,23 @@ func (p *filePass) run(ctx context.Context) error {
 		return fmt.Errorf("import %s: read NAANs: %w", p.path, err)
 	}
 
-	f, err := os.Open(p.path)
+	f, counted, err := openCounted(p.path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
+	p.file = counted
 	h := sha256.New()
-	r, err := legacy.NewReader(io.TeeReader(f, h), p.path, p.format)
+	r, err := legacy.NewReader(io.TeeReader(counted, h), p.path, p.format)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", p.path, err)
 	}
 	defer r.Close()
 
 	var rc, wc Counts
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
-		if l := strings.ToLower(p.path); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".xz") {
-			size *= 8 // compressed: the records take more room than the file
-		}
+	size := counted.size
+	if l := strings.ToLower(p.path); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".xz") {
+		size *= 8 // compressed: the records take more room than the file
 	}
 	w := &batchWriter{p: p, counts: &wc, filter: newKeyFilter(size)}
 	chunks := make(chan []scanned, 8)
@@ -779,15 +859,12 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 			return ctx.Err()
 		}
 		b = &batch{rows: make([]arkItem, 0, size)}
-		if p.cfg.Progress != nil {
-			p.cfg.Progress(Progress{File: p.path, Pass: p.pass, Read: read})
-		}
 		return nil
 	}
-	seenRefusal := map[string]bool{}
+	var reported int64
 	for chunk := range in {
 		for _, sc := range chunk {
-			if err := p.item(sc, c, b, seenRefusal, &read); err != nil {
+			if err := p.item(sc, c, b, &read); err != nil {
 				return err
 			}
 			if len(b.rows) >= size || len(b.skipped) >= size {
@@ -796,12 +873,23 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 				}
 			}
 		}
+		// records are counted as they are read, not when their batch is written
+		if p.cfg.Progress != nil && read-reported >= progressEvery {
+			reported = read
+			p.cfg.Progress(p.file.progress(p.path, p.pass, read))
+		}
 	}
-	return send()
+	if err := send(); err != nil {
+		return err
+	}
+	if p.cfg.Progress != nil {
+		p.cfg.Progress(p.file.progress(p.path, p.pass, read))
+	}
+	return nil
 }
 
 // item handles one scanned result.
-func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]bool, read *int64) error {
+func (p *filePass) item(sc scanned, c *Counts, b *batch, read *int64) error {
 	if sc.err != nil {
 		var re *pipeline.RowError
 		var te *legacy.TruncatedError
@@ -840,10 +928,7 @@ func (p *filePass) item(sc scanned, c *Counts, b *batch, seenRefusal map[string]
 	case it.Refused != nil:
 		c.Refused++
 		rf := it.Refused
-		if !seenRefusal[rf.Model] {
-			seenRefusal[rf.Model] = true
-			p.refusals = append(p.refusals, *rf)
-		}
+		p.refusals.add(rf)
 		return p.rej.write(KindRefused, rf.Source, rf.Model, "", "model", rf.Reason, nil, nil, "")
 	}
 	return nil

@@ -831,3 +831,43 @@ func TestImportKeepsRefusedNamesReserved(t *testing.T) {
 		t.Errorf("second run %+v, want 4 unchanged", c)
 	}
 }
+
+// TestImportProgressCountsOctetsAsRead imports the real EZID identifier export gzip-compressed:
+// progress reports the file's compressed octets read against its size as stored, counts records
+// as they are read (before the one batch of the file is written), and ends at the whole file.
+func TestImportProgressCountsOctetsAsRead(t *testing.T) {
+	t.Parallel()
+	l, _ := impLedger(t)
+	raw, err := os.ReadFile(fixtures.SharedData(t, "ezid", "db.identifier.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	if _, err := zw.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	in := impWriteText(t, t.TempDir(), "db.identifier.jsonl.gz", gz.String())
+	var reports []importer.Progress
+	rep := impRun(t, l, importer.Config{Inputs: []string{in}, Progress: func(p importer.Progress) { reports = append(reports, p) }})
+	if rep.Total.Read != 2724 {
+		t.Fatalf("read %d records, want 2,724", rep.Total.Read)
+	}
+	var early bool
+	for i, p := range reports {
+		if p.File != in || p.Pass != 1 || p.Size != int64(gz.Len()) || p.Octets > p.Size {
+			t.Fatalf("report %d: %+v, want %s pass 1 of %d octets", i, p, in, gz.Len())
+		}
+		// 2,724 records fit one batch (20,000): a report before the end is one made while reading
+		if p.Read >= 2048 && p.Read < 2724 && p.Octets < p.Size {
+			early = true
+		}
+	}
+	last := reports[len(reports)-1]
+	if !early || last.Read != 2724 || last.Octets != int64(gz.Len()) {
+		t.Fatalf("%d reports, one while reading %v, last %+v; want 2,724 records and %d octets", len(reports), early, last, gz.Len())
+	}
+}

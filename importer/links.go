@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/jackc/pgx/v5"
 
@@ -46,10 +45,11 @@ type linkPass struct {
 
 	counts    Counts
 	truncated *legacy.TruncatedError
-	refusals  []legacy.Refused
+	refusals  refusals
 	digest    string
 	read      int64
 	pending   []pendingLink
+	file      *countingFile // the file being read, for progress
 }
 
 type pendingLink struct {
@@ -58,18 +58,18 @@ type pendingLink struct {
 }
 
 func (p *linkPass) run(ctx context.Context) error {
-	f, err := os.Open(p.path)
+	f, counted, err := openCounted(p.path)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	defer f.Close()
+	p.file = counted
 	h := sha256.New()
-	r, err := legacy.NewReader(io.TeeReader(f, h), p.path, p.format)
+	r, err := legacy.NewReader(io.TeeReader(counted, h), p.path, p.format)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", p.path, err)
 	}
 	defer r.Close()
-	seenRefusal := map[string]bool{}
 	for {
 		it, err := r.Next(ctx)
 		if err == io.EOF {
@@ -104,10 +104,7 @@ func (p *linkPass) run(ctx context.Context) error {
 		case it.Refused != nil:
 			p.counts.Refused++
 			rf := it.Refused
-			if !seenRefusal[rf.Model] {
-				seenRefusal[rf.Model] = true
-				p.refusals = append(p.refusals, *rf)
-			}
+			p.refusals.add(rf)
 			if err := p.rej.write(KindRefused, rf.Source, rf.Model, "", "model", rf.Reason, nil, nil, ""); err != nil {
 				return err
 			}
@@ -121,6 +118,9 @@ func (p *linkPass) run(ctx context.Context) error {
 	}
 	if err := p.flush(ctx); err != nil {
 		return err
+	}
+	if p.cfg.Progress != nil {
+		p.cfg.Progress(p.file.progress(p.path, 1, p.read))
 	}
 	if _, err := io.Copy(h, f); err != nil { // the digest covers the whole file
 		return fmt.Errorf("import %s: %w", p.path, err)
@@ -196,7 +196,7 @@ func (p *linkPass) flush(ctx context.Context) error {
 		case ledger.LinkKept:
 			p.counts.LinkKept++
 		case ledger.LinkNotInLedger:
-			p.counts.Rejected++
+			p.counts.LinkNotInLedger++
 			if err := p.rej.write(KindRejected, pl.rec.Source, pl.rec.ID, canonical, "identifier", LinkNotInLedgerReason, nil, nil, ""); err != nil {
 				return err
 			}
@@ -211,7 +211,7 @@ func (p *linkPass) flush(ctx context.Context) error {
 	}
 	p.pending = p.pending[:0]
 	if p.cfg.Progress != nil {
-		p.cfg.Progress(Progress{File: p.path, Pass: 1, Read: p.read})
+		p.cfg.Progress(p.file.progress(p.path, 1, p.read))
 	}
 	return nil
 }

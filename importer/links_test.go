@@ -67,7 +67,7 @@ func importEZIDLinkState(t *testing.T, d string, reserved bool) {
 		c = tsv.Counts
 		t.Logf("TSV: %+v", c)
 		if tsv.Format != legacy.EZIDLinkCheckTSV || c.LinkRecords != 65 || c.SkippedNonARK["doi"] != 10 || c.LinkNeverChecked != 4 ||
-			c.Rejected != 51 || c.LinkLoaded != 0 {
+			c.Rejected != 0 || c.LinkNotInLedger != 51 || c.LinkLoaded != 0 {
 			t.Errorf("TSV: %+v", c)
 		}
 		lines := impRejectLines(t, rejects)

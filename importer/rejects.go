@@ -13,7 +13,9 @@ const (
 	// KindRejected: a bad record (unreadable, not a valid ARK, over a limit, outside the
 	// client's reach); the rest of the file lands.
 	KindRejected = "rejected"
-	// KindRefused: an arklet user/key record, which holds credentials and is never imported.
+	// KindRefused: a record of a model the file's format does not import: an arklet user/key
+	// record, which holds credentials and is never imported, or one another format imports
+	// (the reason names it).
 	KindRefused = "refused"
 	// KindConflict: two or more rows of one file normalize to the same ARK with different
 	// values; neither is imported.
@@ -92,6 +94,13 @@ func deref(p *string) string {
 		return ""
 	}
 	return *p
+}
+
+// count returns the rows written (or counted) so far.
+func (w *rejectFile) count() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
 }
 
 // mark returns the current end of the file, for rewind.

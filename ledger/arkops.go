@@ -34,8 +34,9 @@ type ARKRefusedError struct {
 func (e *ARKRefusedError) Error() string { return e.ARK + ": " + e.Rule }
 
 // ARKChangeEntry is one ARK_CHANGE row as shown to a user: when, what, before and after target
-// and status, the reason, who (By: a client_id, never an internal key; "" when none) and the
-// recorded by_text (Note, e.g. "arkhe ark repoint: moved" or the export a reconcile applied).
+// and status, the reason (ChangeReason: a tombstone's, an applied export's, or the --reason of
+// a repoint), who (By: a client_id, never an internal key; "" when none) and the recorded
+// by_text without the reason (Note, e.g. "arkhe ark repoint" or the export a reconcile applied).
 type ARKChangeEntry struct {
 	At                        *time.Time
 	Action                    string // update, tombstone, metadata, restore
@@ -48,7 +49,9 @@ type ARKChangeEntry struct {
 
 // ARKRecord is one ARK as `arkhe ark show` prints it. Strings are "" where the ledger holds NULL;
 // CreatedBy is the creating client's client_id ("" for an imported ARK); RequestID the mint
-// receipt's request ID ("" when none, e.g. imported); History the ARK_CHANGE rows oldest first.
+// receipt's request ID ("" when none, e.g. imported); Metadata the ARK's other fields as a JSON
+// object (what an import kept of arklet's and EZID's fields beyond the ERC kernel; "" when none);
+// History the ARK_CHANGE rows oldest first.
 type ARKRecord struct {
 	ARK             string // "ark:NAAN/name"
 	NAAN            string
@@ -64,8 +67,21 @@ type ARKRecord struct {
 	CreatedBy       string
 	Original        string
 	RequestID       string
+	Metadata        string
 	History         []ARKChangeEntry
 }
+
+// RepointNote is the by_text of a change made by RepointARK. A reason given follows it after
+// ": " (ark_repoint records no reason of its own), which ChangeReason reads back.
+const RepointNote = "arkhe ark repoint"
+
+// changeReasonSQL is the reason of the ark_change row h: its reason column (a tombstone, an
+// applied export), else the reason a repoint recorded after RepointNote in by_text.
+const changeReasonSQL = `coalesce(h.reason, case when starts_with(h.by_text, '` + RepointNote + `: ')
+	then substr(h.by_text, length('` + RepointNote + `: ') + 1) end)`
+
+// changeNoteSQL is the by_text of the ark_change row h without a repoint's reason.
+const changeNoteSQL = `case when starts_with(h.by_text, '` + RepointNote + `: ') then '` + RepointNote + `' else h.by_text end`
 
 // ShowARK reads the ARK with ledger key key ("NAAN/name", ark.ARK.Key()) and its ARK_CHANGE
 // history. An ARK not in the ledger is an *UnknownARKError.
@@ -73,10 +89,11 @@ func (l *Ledger) ShowARK(ctx context.Context, key string) (ARKRecord, error) {
 	var r ARKRecord
 	err := l.Pool.QueryRow(ctx, `select a.naan, coalesce(s.shoulder, ''), coalesce(a.url, ''), coalesce(a.erc_who, ''),
 		coalesce(a.erc_what, ''), coalesce(a.erc_when, ''), coalesce(a.commitment, ''), a.status, coalesce(a.tombstone_reason, ''),
-		a.tombstoned_at, a.created_at, a.updated_at, coalesce(c.client_id, ''), coalesce(a.original, ''), coalesce(a.request_id, '')
+		a.tombstoned_at, a.created_at, a.updated_at, coalesce(c.client_id, ''), coalesce(a.original, ''), coalesce(a.request_id, ''),
+		coalesce(a.metadata::text, '')
 		from ark a left join shoulder s on s.id = a.shoulder_id left join client c on c.id = a.created_by
 		where a.ark = $1`, key).Scan(&r.NAAN, &r.Shoulder, &r.Target, &r.Who, &r.What, &r.When, &r.Commitment, &r.Status,
-		&r.TombstoneReason, &r.TombstonedAt, &r.CreatedAt, &r.UpdatedAt, &r.CreatedBy, &r.Original, &r.RequestID)
+		&r.TombstoneReason, &r.TombstonedAt, &r.CreatedAt, &r.UpdatedAt, &r.CreatedBy, &r.Original, &r.RequestID, &r.Metadata)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, &UnknownARKError{ARK: "ark:" + key}
 	}
@@ -85,8 +102,8 @@ func (l *Ledger) ShowARK(ctx context.Context, key string) (ARKRecord, error) {
 	}
 	r.ARK = "ark:" + key
 	rows, err := l.Pool.Query(ctx, `select h.at, h.action, coalesce(h.before_url, ''), coalesce(h.after_url, ''),
-		coalesce(h.before_status, ''), coalesce(h.after_status, ''), coalesce(h.reason, ''),
-		coalesce(c.client_id, ''), coalesce(h.by_text, '')
+		coalesce(h.before_status, ''), coalesce(h.after_status, ''), coalesce(`+changeReasonSQL+`, ''),
+		coalesce(c.client_id, ''), coalesce(`+changeNoteSQL+`, '')
 		from ark_change h left join client c on c.id = h.by_client
 		where h.ark = $1 order by h.seq`, key)
 	if err != nil {
@@ -130,7 +147,7 @@ func (l *Ledger) RepointARK(ctx context.Context, key, target, clientID, reason s
 	if err := ValidateTarget(target); err != nil {
 		return false, &ARKRefusedError{ARK: "ark:" + key, Rule: err.Error()}
 	}
-	by := "arkhe ark repoint"
+	by := RepointNote
 	if r := strings.TrimSpace(reason); r != "" {
 		by += ": " + r
 	}

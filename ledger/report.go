@@ -51,16 +51,16 @@ func (f ReportFilter) args() []any {
 // client_id (never an internal key), ordered by ARK (octet order) and, within one ARK, in the
 // order its changes were made (ARK_CHANGE.seq, numbered per ARK from 1). A change of an ARK
 // missing from the ledger still appears (NAAN from its key, shoulder "").
-const changeQuery = `select 'ark:' || c.ark, coalesce(a.naan, split_part(c.ark, '/', 1)), coalesce(s.shoulder, ''),
-		c.at, c.action, c.before_url, c.after_url, coalesce(cl.client_id, nullif(c.by_text, ''))
-	from ark_change c
-	left join ark a on a.ark = c.ark
+const changeQuery = `select 'ark:' || h.ark, coalesce(a.naan, split_part(h.ark, '/', 1)), coalesce(s.shoulder, ''),
+		h.at, h.action, h.before_url, h.after_url, coalesce(cl.client_id, nullif(h.by_text, '')), ` + changeReasonSQL + `
+	from ark_change h
+	left join ark a on a.ark = h.ark
 	left join shoulder s on s.id = a.shoulder_id
-	left join client cl on cl.id = c.by_client
-	where ($1::timestamptz is null or c.at >= $1) and ($2::timestamptz is null or c.at < $2)
-	  and ($3::text = '' or coalesce(a.naan, split_part(c.ark, '/', 1)) = $3)
+	left join client cl on cl.id = h.by_client
+	where ($1::timestamptz is null or h.at >= $1) and ($2::timestamptz is null or h.at < $2)
+	  and ($3::text = '' or coalesce(a.naan, split_part(h.ark, '/', 1)) = $3)
 	  and ($4::text = '' or s.shoulder = $4)
-	order by c.ark, c.seq`
+	order by h.ark, h.seq`
 
 // ChangeRows streams the ARK_CHANGE rows selected by f as report rows (see ChangeRow
 // for the columns), by ARK and, within one ARK, in the order its changes were made, from one snapshot, in bounded memory: the
@@ -69,14 +69,14 @@ const changeQuery = `select 'ark:' || c.ark, coalesce(a.naan, split_part(c.ark, 
 func ChangeRows(ctx context.Context, l *Ledger, f ReportFilter) iter.Seq2[ChangeRow, error] {
 	return streamRows(ctx, l, "ARK_CHANGE", changeQuery, f, func(r pgx.Rows) (ChangeRow, error) {
 		var c ChangeRow
-		err := r.Scan(&c.ARK, &c.NAAN, &c.Shoulder, &c.At, &c.Action, &c.BeforeURL, &c.AfterURL, &c.By)
+		err := r.Scan(&c.ARK, &c.NAAN, &c.Shoulder, &c.At, &c.Action, &c.BeforeURL, &c.AfterURL, &c.By, &c.Reason)
 		return c, err
 	})
 }
 
 // arkQuery streams the ARKs, in the ledger's physical order (close to insertion order; no sort).
 const arkQuery = `select 'ark:' || a.ark, a.naan, coalesce(s.shoulder, ''), a.url, a.erc_who, a.erc_what, a.erc_when,
-		a.commitment, a.status, a.tombstone_reason, a.created_at, a.updated_at
+		a.commitment, a.status, a.tombstone_reason, a.created_at, a.updated_at, a.metadata::text
 	from ark a
 	left join shoulder s on s.id = a.shoulder_id
 	where ($1::timestamptz is null or a.created_at >= $1) and ($2::timestamptz is null or a.created_at < $2)
@@ -89,7 +89,7 @@ func ARKRows(ctx context.Context, l *Ledger, f ReportFilter) iter.Seq2[ARKRow, e
 	return streamRows(ctx, l, "ARK", arkQuery, f, func(r pgx.Rows) (ARKRow, error) {
 		var a ARKRow
 		err := r.Scan(&a.ARK, &a.NAAN, &a.Shoulder, &a.Target, &a.Who, &a.What, &a.When,
-			&a.Commitment, &a.Status, &a.TombstoneReason, &a.CreatedAt, &a.UpdatedAt)
+			&a.Commitment, &a.Status, &a.TombstoneReason, &a.CreatedAt, &a.UpdatedAt, &a.Metadata)
 		return a, err
 	})
 }

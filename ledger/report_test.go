@@ -65,3 +65,59 @@ func TestReportRows(t *testing.T) {
 		}
 	})
 }
+
+// TestReasonMetadataAndMicroseconds: what the ledger stores reaches the reports and `ark show`:
+// a repoint's --reason (recorded in by_text after RepointNote) and a tombstone's reason in the
+// changes' reason, an ARK's metadata as its JSON text, and times to the microsecond.
+func TestReasonMetadataAndMicroseconds(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		l, ctx := registeredIn(t, db)
+		ids := keys(t, l.Pool)
+		var run int64
+		must(t, l.Pool.QueryRow(ctx, `insert into import_run (source_file, format) values ('db.identifier.jsonl', 'ezid-db') returning id`).Scan(&run))
+		exec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, url, metadata, created_at, import_run_id)
+			values ('99999/x9meta', '99999', $1, 'x9meta', 'https://example.org/m',
+			        '{"dc.date": "2000-09-22", "ezid.owner": "432"}', '2026-12-01 10:00:00.123456+00', $2)`, ids["s/x9"], run)
+		must(t, l.AddClient(ctx, ledger.Client{ClientID: "c2", NAAN: "99999", Manager: "m1", Authority: "manager",
+			Scopes: []string{"ark:update", "ark:tombstone"}}))
+		if _, err := l.RepointARK(ctx, "99999/x9meta", "https://example.org/n", "c2", "moved to the new site"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.RepointARK(ctx, "99999/x9meta", "https://example.org/o", "c2", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.TombstoneARK(ctx, "99999/x9meta", "withdrawn by depositor", "c2"); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for r, err := range ledger.ChangeRows(ctx, l, ledger.ReportFilter{}) {
+			must(t, err)
+			reason := "NULL"
+			if r.Reason != nil {
+				reason = *r.Reason
+			}
+			got = append(got, r.Action+": "+reason)
+		}
+		if s, want := strings.Join(got, ", "), "update: moved to the new site, update: NULL, tombstone: withdrawn by depositor"; s != want {
+			t.Errorf("changes' reasons:\n got %s\nwant %s", s, want)
+		}
+		var meta []string
+		for r, err := range ledger.ARKRows(ctx, l, ledger.ReportFilter{}) {
+			must(t, err)
+			if r.Metadata != nil {
+				meta = append(meta, r.ARK+" "+*r.Metadata+" "+r.CreatedAt.UTC().Format("15:04:05.000000"))
+			}
+		}
+		if s, want := strings.Join(meta, ", "), `ark:99999/x9meta {"dc.date": "2000-09-22", "ezid.owner": "432"} 10:00:00.123456`; s != want {
+			t.Errorf("ARKs with metadata:\n got %s\nwant %s", s, want)
+		}
+		r, err := l.ShowARK(ctx, "99999/x9meta")
+		must(t, err)
+		if r.Metadata != `{"dc.date": "2000-09-22", "ezid.owner": "432"}` || len(r.History) != 3 ||
+			r.History[0].Reason != "moved to the new site" || r.History[0].Note != ledger.RepointNote ||
+			r.History[1].Reason != "" || r.History[2].Reason != "withdrawn by depositor" ||
+			r.CreatedAt.Nanosecond() != 123456000 {
+			t.Errorf("show: metadata %s, created %v, history %+v", r.Metadata, r.CreatedAt, r.History)
+		}
+	})
+}

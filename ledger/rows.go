@@ -29,6 +29,9 @@ import "time"
 //     the change, never its internal key; for a change
 //     without a registered client (e.g. imported history), who made it as the
 //     source recorded it; NULL when neither is known. Never "".
+//   - reason (string, NULL allowed): why, as recorded with the change: a tombstone's reason,
+//     the reason of an applied export, the --reason of `arkhe ark repoint`; NULL when none was
+//     given.
 type ChangeRow struct {
 	ARK       string     `parquet:"ark"`
 	NAAN      string     `parquet:"naan,dict"`
@@ -38,6 +41,7 @@ type ChangeRow struct {
 	BeforeURL *string    `parquet:"before_url"`
 	AfterURL  *string    `parquet:"after_url"`
 	By        *string    `parquet:"by,dict"`
+	Reason    *string    `parquet:"reason"`
 }
 
 // ARKRow is one ARK of the ledger as `arkhe report arks` writes it . Columns,
@@ -59,6 +63,9 @@ type ChangeRow struct {
 //   - created_at, updated_at (TIMESTAMP(isAdjustedToUTC=true, unit=MICROS),
 //     NULL allowed): when the ARK was minted or imported and last changed; NULL
 //     where the ledger (or the legacy source it was imported from) has no time.
+//   - metadata (string, NULL allowed): the ARK's other fields as one JSON object in text form,
+//     e.g. {"dc.date": "2000-09-22", "ezid.owner": "432"}: what an import kept of arklet's and
+//     EZID's fields beyond the ERC kernel; NULL when there are none.
 type ARKRow struct {
 	ARK             string     `parquet:"ark"`
 	NAAN            string     `parquet:"naan,dict"`
@@ -72,6 +79,7 @@ type ARKRow struct {
 	TombstoneReason *string    `parquet:"tombstone_reason"`
 	CreatedAt       *time.Time `parquet:"created_at,timestamp(microsecond:utc)"`
 	UpdatedAt       *time.Time `parquet:"updated_at,timestamp(microsecond:utc)"`
+	Metadata        *string    `parquet:"metadata"`
 }
 
 // LinkRow is one ARK's link-check state as `arkhe report links` writes it. Columns, in order:

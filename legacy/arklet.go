@@ -42,16 +42,45 @@ func isSecretModel(model string) bool {
 	return false
 }
 
-// refuse builds the Refused item for a model that is not imported. Nothing
-// of a secret-bearing record (not even its key, which for ark.key is the
-// token itself) is kept.
+// otherModels names the Django models a reader meets in a dump of another kind: what their
+// records hold and the format that imports them.
+var otherModels = map[string]struct {
+	what   string
+	format Format
+}{
+	"ezidapp.identifier":       {"identifier records", EZIDDB},
+	"ezidapp.storeidentifier":  {"identifier records", EZIDDB},
+	"ezidapp.searchidentifier": {"identifier records", EZIDDB},
+	"ezidapp.shoulder":         {"shoulder records", EZIDDBShoulders},
+	"ezidapp.linkchecker":      {"link-check results", EZIDLinkCheck},
+	"ark.ark":                  {"arklet ARK records", ArkletJSON},
+	"ark.naan":                 {"arklet NAAN records", ArkletJSON},
+	"ark.shoulder":             {"arklet shoulder records", ArkletJSON},
+}
+
+// refuse builds the Refused item for a model the reader does not import: named by what its
+// records are, with the format that imports them when there is one. Nothing of a
+// secret-bearing record (not even its key, which for ark.key is the token itself) is kept.
 func refuse(model string, loc pipeline.Location) Item {
-	reason := fmt.Sprintf("model %q is not an ARK, NAAN or shoulder record; skipped", model)
-	if isSecretModel(model) {
-		reason = fmt.Sprintf("model %q holds credentials (password hashes or API tokens) and is never imported; "+
+	r := &Refused{Model: model, Source: loc, What: "records arkhe does not import"}
+	key := strings.ToLower(model)
+	switch other, known := otherModels[key]; {
+	case isSecretModel(model):
+		r.What, r.Secret = "credentials (password hashes or API tokens)", true
+		r.Reason = fmt.Sprintf("model %q holds credentials (password hashes or API tokens) and is never imported; "+
 			"dump with --exclude ark.user --exclude ark.key --exclude ark.apikey", model)
+	case known && other.format == EZIDLinkCheck:
+		r.What = other.what
+		r.Reason = fmt.Sprintf("model %q holds link-check results, not identifiers: `arkhe import --input-format %s FILE` "+
+			"keeps them as the ARKs' link state, once the identifiers are imported", model, other.format)
+	case known:
+		r.What = other.what
+		r.Reason = fmt.Sprintf("model %q holds %s, which this format does not read: import them with "+
+			"`arkhe import --input-format %s FILE`", model, other.what, other.format)
+	default:
+		r.Reason = fmt.Sprintf("model %q is not an ARK, NAAN, shoulder or link-check record; skipped", model)
 	}
-	return Item{Refused: &Refused{Model: model, Reason: reason, Source: loc}}
+	return Item{Refused: r}
 }
 
 // arkletObject maps one dumpdata object: ark.ark → Record, ark.naan →

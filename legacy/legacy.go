@@ -172,12 +172,21 @@ type ShoulderRecord struct {
 // Refused is a record the reader will not yield: arklet `ark.user`,
 // `ark.key`, `ark.apikey` (they hold password hashes and API tokens, so
 // neither their key nor their fields are kept) and
-// any model that is not an ARK, NAAN or shoulder.
+// any model the reader does not import (another format may: an EZID
+// dump's link-check results, its shoulders).
 type Refused struct {
 	// Model is the source model name, e.g. "ark.key".
 	Model string
-	// Reason is a sentence for the operator.
+	// What says what the model's records are, as a plural noun for a summary:
+	// "credentials (password hashes or API tokens)", "link-check results",
+	// "shoulder records", or "records arkhe does not import" for a model it does
+	// not know.
+	What string
+	// Reason is a sentence for the operator, naming the command that imports
+	// the records when one does.
 	Reason string
+	// Secret is set for records that hold credentials: no format imports them.
+	Secret bool
 	// Source locates the record.
 	Source pipeline.Location
 }

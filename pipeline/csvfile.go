@@ -9,14 +9,17 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/arkhe-ledger/arkhe/report"
 )
 
 // CSVFile is an output CSV file with a header that appears only if a record is written: it is
-// created lazily, on the first Write, as PATH.tmp and renamed to PATH by Close, so a run with
-// nothing to write leaves no file and a crashed run leaves only PATH.tmp. When nothing was
-// written, Close removes a file left at PATH by an earlier run — only if its first line is this
-// file's header — so a stale file never passes for this run's. Reject files of mint and import
-// are CSVFiles. Errors are sticky and wrap the I/O error. Not safe for concurrent use.
+// created lazily, on the first Write, as PATH.tmp (report.OpenTemp: locked while written, a
+// killed run's taken over, a live run's refused) and renamed to PATH by Close, so a run with
+// nothing to write leaves no file. When nothing was written, Close removes the PATH.tmp a killed
+// run left and a file left at PATH by an earlier run — only if its first line is this file's
+// header — so a stale file never passes for this run's. Reject files of mint and import are
+// CSVFiles. Errors are sticky and wrap the I/O error. Not safe for concurrent use.
 type CSVFile struct {
 	path   string
 	header []string
@@ -54,7 +57,7 @@ func (w *CSVFile) Write(rec []string) error {
 		return fmt.Errorf("%s: write after close", w.path)
 	}
 	if w.f == nil {
-		f, err := os.OpenFile(w.path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o644)
+		f, err := report.OpenTemp(w.path + ".tmp")
 		if err != nil {
 			w.err = fmt.Errorf("create %s: %w", w.path, err)
 			return w.err
@@ -141,8 +144,9 @@ func (w *CSVFile) Rewind(m CSVMark) error {
 }
 
 // Close flushes, syncs and renames PATH.tmp to PATH, and reports whether the file was written.
-// With no record it writes nothing (a PATH.tmp left empty by a rewind is removed) and removes a
-// stale file of this header at PATH. Calling Close again returns the first result.
+// With no record it writes nothing (a PATH.tmp left empty by a rewind is removed, as is one a
+// killed run left) and removes a stale file of this header at PATH. Calling Close again returns
+// the first result.
 func (w *CSVFile) Close() (written bool, err error) {
 	if w.closed {
 		return w.f != nil && w.n > 0, w.err
@@ -157,6 +161,7 @@ func (w *CSVFile) Close() (written bool, err error) {
 		if w.err != nil {
 			return false, w.err
 		}
+		report.RemoveStaleTemp(w.path + ".tmp")
 		w.err = removeStale(w.path, w.header)
 		return false, w.err
 	}
@@ -167,11 +172,12 @@ func (w *CSVFile) Close() (written bool, err error) {
 	if err == nil {
 		err = w.f.Sync()
 	}
+	if err == nil {
+		// renamed while still open and locked, so no other run takes PATH.tmp over in between
+		err = os.Rename(w.path+".tmp", w.path)
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(w.path+".tmp", w.path)
 	}
 	if err != nil && w.err == nil {
 		w.err = fmt.Errorf("close %s: %w", w.path, err)

@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -351,26 +352,40 @@ func DetectFormat(path string) (Format, bool) {
 // (wrapping ErrUnknownFormat, ErrNoHeader, ErrMissingColumn, a *MappingError
 // for a bad JSON path, or the *fs.PathError of an unreadable file).
 func OpenManifest(path string, m Mapping) (Reader, error) {
+	r, _, err := openManifest(path, m)
+	return r, err
+}
+
+// openManifest is OpenManifest, with a function that tells how far the reader has got into its
+// file, for Run's Extent: octets of the file as stored (a gzip file's compressed octets, counted
+// as they are read from the file) for CSV and JSON Lines, rows read for Parquet. The function
+// is called from the goroutine that calls Next.
+func openManifest(path string, m Mapping) (Reader, func() int64, error) {
 	format, gz := DetectFormat(path)
 	if format == FormatUnknown {
-		return nil, &ManifestError{Loc: Location{File: path}, Op: "open",
+		return nil, nil, &ManifestError{Loc: Location{File: path}, Op: "open",
 			Err: fmt.Errorf("%w: want .csv, .jsonl, .ndjson, .json (optionally .gz) or .parquet", ErrUnknownFormat)}
 	}
 	if format == FormatParquet {
-		return openParquetManifest(path, m)
+		r, err := openParquetManifest(path, m)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r, func() int64 { return int64(r.rec) }, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
+		return nil, nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
 	}
 	c := CompressionNone
 	if gz {
 		c = CompressionGzip
 	}
-	src, err := NewTextReader(f, c)
+	counted := &countingReader{r: f}
+	src, err := NewTextReader(counted, c)
 	if err != nil {
 		_ = f.Close()
-		return nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
+		return nil, nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
 	}
 	var r Reader
 	if format == FormatCSV {
@@ -380,7 +395,20 @@ func OpenManifest(path string, m Mapping) (Reader, error) {
 	}
 	if err != nil {
 		_ = f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return r, nil
+	return r, func() int64 { return counted.n }, nil
+}
+
+// countingReader counts the octets read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+// Read implements io.Reader.
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

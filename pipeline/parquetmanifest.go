@@ -109,6 +109,32 @@ func openParquetManifest(path string, m Mapping) (*parquetManifest, error) {
 	return r, nil
 }
 
+// parquetRowCount returns the number of rows a Parquet file's footer states, reading only the
+// footer, with the checks of openParquetManifest.
+func parquetRowCount(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if err := checkParquetFooter(f, st.Size()); err != nil {
+		return 0, err
+	}
+	var rows int64
+	err = parquetCall(func() error {
+		pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+		if err == nil {
+			rows = pf.NumRows()
+		}
+		return err
+	})
+	return rows, err
+}
+
 // parquetPanic is a panic of parquet-go on a damaged file, turned into an error.
 type parquetPanic struct{ value any }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -121,11 +123,126 @@ type Batch struct {
 	Collisions int64
 }
 
-// Progress is a snapshot of a run, passed to RunConfig.Progress. Done counts rows settled and
-// written out in manifest order (minted + replayed + rejected).
+// Progress is a snapshot of a run, passed to RunConfig.Progress. Read counts the rows read so
+// far (as they are parsed, before their batch reaches the sink); Settled the rows whose outcome
+// is known (their batch came back from the sink, or the reader rejected them), in any order;
+// Done the rows settled and written out in manifest order (minted + replayed + rejected); Input
+// is how far reading has got through the manifests.
 type Progress struct {
-	Read, Done, Minted, Replayed, Rejected, Collisions int64
-	Elapsed                                            time.Duration
+	Read, Settled, Done, Minted, Replayed, Rejected, Collisions int64
+	Input                                                       Extent
+	Elapsed                                                     time.Duration
+}
+
+// Extent is how far a run has read its manifests, in one unit for all of them. The unit is
+// octets of the files as stored (a gzip file's compressed octets, counted as they are read from
+// the file, so a compressed manifest shows its true share), or rows when every manifest is
+// Parquet (its pages are read column by column, out of file order; its row count is in its
+// footer). In a run that mixes Parquet with text manifests a Parquet file counts its size in
+// octets, in proportion to its rows read. Total is 0 when a manifest could not be measured
+// before the run (it is then reported by the run itself).
+type Extent struct {
+	Done, Total int64
+	// Rows is true when the unit is rows, false for octets.
+	Rows bool
+}
+
+// inputSize is one manifest's share of an Extent's Total: its size in octets, or its rows when
+// the unit is rows; for a Parquet manifest of a run in octets also its rows, to scale by.
+type inputSize struct {
+	units, rows int64
+	parquet     bool
+}
+
+// measureInputs returns the Extent unit of paths (rows when every one is Parquet), each
+// manifest's share and the Total (0 when any manifest cannot be measured).
+func measureInputs(paths []string) (rowsUnit bool, sizes []inputSize, total int64) {
+	rowsUnit = true
+	for _, p := range paths {
+		if f, _ := DetectFormat(p); f != FormatParquet {
+			rowsUnit = false
+		}
+	}
+	sizes = make([]inputSize, len(paths))
+	known := true
+	for i, p := range paths {
+		s := &sizes[i]
+		if f, _ := DetectFormat(p); f == FormatParquet {
+			s.parquet = true
+			n, err := parquetRowCount(p)
+			if err != nil {
+				known = false
+				continue
+			}
+			s.rows = n
+			if rowsUnit {
+				s.units = n
+			}
+		}
+		if !rowsUnit {
+			st, err := os.Stat(p)
+			if err != nil {
+				known = false
+				continue
+			}
+			s.units = st.Size()
+		}
+		total += s.units
+	}
+	if !known {
+		total = 0
+	}
+	return rowsUnit, sizes, total
+}
+
+// position converts a reader's position in its manifest (octets, or rows for Parquet) into
+// the run's unit: a Parquet manifest of a run in octets counts its size in proportion to its rows.
+func (s inputSize) position(pos int64, rowsUnit bool) int64 {
+	if !s.parquet || rowsUnit || s.rows == 0 {
+		return pos
+	}
+	return int64(float64(s.units) * float64(pos) / float64(s.rows))
+}
+
+// reportEvery is how many rows the reader reads between two progress reports.
+const reportEvery = 1024
+
+// progressState is the latest figures of a run, shared by the reader (rows read, how far into
+// the manifests) and the collector (rows settled), so each report carries both; its lock also
+// keeps calls of RunConfig.Progress from overlapping.
+type progressState struct {
+	mu       sync.Mutex
+	cfg      *RunConfig
+	p        Progress
+	t0       time.Time
+	rowsUnit bool        // the Extent's unit is rows
+	sizes    []inputSize // each manifest's share of the Extent
+}
+
+// read records how far the reader has got and reports.
+func (s *progressState) read(rows int64, input int64) {
+	if s.cfg.Progress == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.p.Read, s.p.Input.Done = rows, input
+	s.p.Elapsed = s.cfg.Now().Sub(s.t0)
+	s.cfg.Progress(s.p)
+}
+
+// settled records the collector's figures and reports.
+func (s *progressState) settled(read int64, sum *Summary, settled, done int64) {
+	if s.cfg.Progress == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.p.Read = max(s.p.Read, read)
+	s.p.Settled = settled
+	s.p.Done, s.p.Minted, s.p.Replayed, s.p.Rejected, s.p.Collisions = done, sum.Minted, sum.Replayed, sum.Rejected, sum.Collisions
+	s.p.Elapsed = s.cfg.Now().Sub(s.t0)
+	s.cfg.Progress(s.p)
 }
 
 // Summary is the outcome of a run (read, minted, replayed, rejected, collisions,
@@ -183,8 +300,9 @@ type RunConfig struct {
 	// Rejects receives one row per rejected manifest row, in manifest order; nil only counts
 	// them. Run does not close it.
 	Rejects *RejectWriter
-	// Progress, if set, is called from the collector goroutine after every group of rows it
-	// writes out. It must be quick; cancelling the run's context from it is allowed.
+	// Progress, if set, is called as the run goes: by the reader every few rows read (reportEvery)
+	// and at the end of each manifest, and by the collector after every group of rows it writes
+	// out. Calls never overlap. It must be quick; cancelling the run's context from it is allowed.
 	Progress func(Progress)
 	// Now returns the current time (nil: time.Now); for Elapsed.
 	Now func() time.Time
@@ -271,6 +389,11 @@ func Run(ctx context.Context, cfg RunConfig) (Summary, error) {
 		inputs[i] = make(chan *Batch)
 	}
 	var read atomic.Int64 // rows read so far
+	prog := &progressState{cfg: &cfg, t0: start}
+	if cfg.Progress != nil {
+		prog.rowsUnit, prog.sizes, prog.p.Input.Total = measureInputs(cfg.Inputs)
+		prog.p.Input.Rows = prog.rowsUnit
+	}
 
 	// the reader
 	readerDone := make(chan struct{})
@@ -281,7 +404,7 @@ func Run(ctx context.Context, cfg RunConfig) (Summary, error) {
 				close(in)
 			}
 		}()
-		return readAll(gctx, &cfg, fl, inputs, results, &read)
+		return readAll(gctx, &cfg, fl, inputs, results, &read, prog)
 	})
 
 	// the workers
@@ -314,7 +437,7 @@ func Run(ctx context.Context, cfg RunConfig) (Summary, error) {
 	// the collector
 	var sum Summary
 	g.Go(func() error {
-		return collect(gctx, &cfg, fl, results, &sum, &read, start)
+		return collect(gctx, &cfg, fl, results, &sum, &read, prog)
 	})
 
 	err := g.Wait()
@@ -376,7 +499,7 @@ const routeSuffix = 3
 // batch, only handing it over gets it out. So the reader hands over every partial batch that holds
 // a row up to fl.next (one starting later is left to fill), waits for the collector to move, and
 // tries again.
-func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch, results chan<- result, read *atomic.Int64) error {
+func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch, results chan<- result, read *atomic.Int64, prog *progressState) error {
 	var seq int64
 	seed := maphash.MakeSeed()
 	n := len(inputs)
@@ -435,12 +558,22 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 			return ctx.Err()
 		}
 	}
-	for _, path := range cfg.Inputs {
-		mr, err := OpenManifest(path, cfg.Mapping)
+	rowsUnit, sizes := prog.rowsUnit, prog.sizes
+	var before int64 // the Extent of the manifests read before this one
+	for i, path := range cfg.Inputs {
+		mr, pos, err := openManifest(path, cfg.Mapping)
 		if err != nil {
 			return err
 		}
+		report := func() {
+			if cfg.Progress != nil {
+				prog.read(seq, before+sizes[i].position(pos(), rowsUnit))
+			}
+		}
 		for {
+			if seq%reportEvery == 0 {
+				report()
+			}
 			rec, err := mr.Next(ctx)
 			if errors.Is(err, io.EOF) {
 				break
@@ -485,6 +618,10 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 				}
 			}
 		}
+		report()
+		if cfg.Progress != nil {
+			before += max(sizes[i].units, sizes[i].position(pos(), rowsUnit))
+		}
 		if err := mr.Close(); err != nil {
 			return &ManifestError{Loc: Location{File: path}, Op: "close", Err: err}
 		}
@@ -499,7 +636,7 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 
 // collect is the collector: it puts settled rows back in manifest order in a ring buffer of
 // Window slots and writes them out, releasing one window token per row.
-func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan result, sum *Summary, read *atomic.Int64, start time.Time) error {
+func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan result, sum *Summary, read *atomic.Int64, prog *progressState) error {
 	ring := make([]*Row, cfg.Window)
 	var next int64 // Seq of the next row to write
 	place := func(r *Row) error {
@@ -511,6 +648,7 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 		return nil
 	}
 	var out MintMapRow
+	var settled int64 // rows placed, in any order
 	emit := func() (int64, error) {
 		var n int64
 		for {
@@ -573,8 +711,11 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 					return err
 				}
 			}
+			settled += int64(len(b.Rows))
 		} else if err := place(res.row); err != nil {
 			return err
+		} else {
+			settled++
 		}
 		n, err := emit()
 		if n > 0 {
@@ -588,9 +729,8 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 		if err != nil {
 			return err
 		}
-		if cfg.Progress != nil && n > 0 {
-			cfg.Progress(Progress{Read: read.Load(), Done: next, Minted: sum.Minted, Replayed: sum.Replayed,
-				Rejected: sum.Rejected, Collisions: sum.Collisions, Elapsed: cfg.Now().Sub(start)})
+		if n > 0 || res.batch != nil {
+			prog.settled(read.Load(), sum, settled, next)
 		}
 	}
 }

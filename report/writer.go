@@ -50,11 +50,12 @@ const seqBatch = 1024
 var ErrClosed = errors.New("report writer already closed")
 
 // Writer streams rows of struct type T to one report file in one [Format],
-// atomically: rows go to a temporary file ".NAME.tmp-XXXX" beside the final
-// path, and only a successful Close renames it to the final path (replacing
-// any file there). A failed Write, WriteSeq or Close, or an Abort, removes the
-// temporary file, so a failed run never leaves a file that looks complete,
-// and a file already at the final path stays untouched.
+// atomically: rows go to a temporary file ".NAME.tmp-DIGITS" beside the final
+// path ([CreateTemp]), and only a successful Close renames it to the final path
+// (replacing any file there). A failed Write, WriteSeq or Close, or an Abort,
+// removes the temporary file, so a failed run never leaves a file that looks
+// complete, and a file already at the final path stays untouched; the temporary
+// file of a killed run is removed by the next Create of the same path.
 //
 // Columns come from T's `parquet` struct tags (see the package documentation);
 // CSV and JSON Lines use the same names, order and NULL-ability.
@@ -104,14 +105,10 @@ func Create[T any](path string, f Format) (*Writer[T], error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, fmt.Errorf("report: create %s: is a directory", path)
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	if base == "" {
+	if _, base := filepath.Split(path); base == "" {
 		return nil, fmt.Errorf("report: create %q: no file name", path)
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	tmp, err := CreateTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("report: create %s: %w", path, err)
 	}
@@ -322,12 +319,13 @@ func (w *Writer[T]) finish() error {
 	if err := w.f.Sync(); err != nil {
 		return err
 	}
-	err := w.f.Close()
-	w.f = nil
-	if err != nil {
-		return err
+	// renamed while still open and locked, so no sweep of a concurrent Create takes it
+	err := os.Rename(w.tmp, w.path)
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
 	}
-	return os.Rename(w.tmp, w.path)
+	w.f = nil
+	return err
 }
 
 // syncDir fsyncs directory dir so a rename in it survives a crash.
@@ -353,11 +351,12 @@ func (w *Writer[T]) Abort() error {
 	}
 	w.done = true
 	w.pq = nil
+	err := os.Remove(w.tmp)
 	if w.f != nil {
 		w.f.Close()
 		w.f = nil
 	}
-	if err := os.Remove(w.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("report: abort %s: %w", w.path, err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -24,9 +25,10 @@ func TestARKShowRepointTombstone(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, `insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_who, erc_what, status,
-		original, created_at, created_by, request_id, payload_digest)
+		original, created_at, created_by, request_id, payload_digest, metadata)
 		select '99999/x9bc12', '99999', s.id, 'x9bc12', 'https://example.org/a', 'Doe, Jane', 'A title', 'public',
-		'ark:/99999/x9-bc12', now(), c.id, 'req-1', '\x00112233445566778899aabbccddeeff'::bytea
+		'ark:/99999/x9-bc12', '2026-12-01 10:00:00.123456+00', c.id, 'req-1', '\x00112233445566778899aabbccddeeff'::bytea,
+		'{"ezid.owner": "432", "dc.date": "2000-09-22", "note": "two\nlines", "pages": 37}'::jsonb
 		from shoulder s, client c where s.naan = '99999' and s.shoulder = '/x9' and c.client_id = 'test-minter'`)
 	if err != nil {
 		t.Fatal(err)
@@ -82,15 +84,26 @@ func TestARKShowRepointTombstone(t *testing.T) {
 	for _, want := range []string{"ark                 ark:99999/x9bc12", "shoulder            /x9", "target              https://example.org/b",
 		"who                 Doe, Jane", "what                A title", "status              unavailable",
 		"tombstone reason    withdrawn by depositor", "created by          test-minter", "original spelling   ark:/99999/x9-bc12",
-		"receipt request ID  req-1", "history (2 changes, oldest first):"} {
+		"receipt request ID  req-1", "history (2 changes, oldest first):",
+		// times to the microsecond; metadata one field a line, keys in order; the latest change's reason
+		"created at          2026-12-01T10:00:00.123456Z",
+		"metadata            dc.date     2000-09-22\n" +
+			"                    ezid.owner  432\n" +
+			"                    note        \"two\\nlines\"\n" +
+			"                    pages       37\n",
+		"by test-minter, reason: withdrawn by depositor\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
 	}
-	i, j := strings.Index(out, " update "), strings.Index(out, " tombstone ")
+	history := out[strings.Index(out, "history ("):]
+	i, j := strings.Index(history, " update "), strings.Index(history, " tombstone ")
 	if i < 0 || j < i || !strings.Contains(out, "https://example.org/a -> https://example.org/b") ||
-		!strings.Contains(out, "public -> unavailable") || !strings.Contains(out, "arkhe ark repoint: moved") {
+		!strings.Contains(out, "public -> unavailable") || !strings.Contains(out, "  moved  ") {
 		t.Errorf("history not oldest first or incomplete:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^last change +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z tombstone by test-minter`).MatchString(out) {
+		t.Errorf("show's last change is not the tombstone, to the microsecond:\n%s", out)
 	}
 	if strings.Contains(out, "700000000") {
 		t.Errorf("show prints an internal key:\n%s", out)

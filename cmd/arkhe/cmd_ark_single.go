@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,7 +25,7 @@ func arkSingleCommands(e *env) []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "show",
-			Usage:     "print one ARK: target, ERC, status, tombstone, who created it, and its change history",
+			Usage:     "print one ARK: target, ERC, status, tombstone, who created it, its metadata, the latest change and its reason, and its change history (times to the microsecond)",
 			ArgsUsage: "ARK  (any spelling: ark:/12345/x9..., https://n2t.net/ark:12345/..., hyphens)",
 			Action: func(c *cli.Context) error {
 				a, err := oneARK(c, "ark show")
@@ -116,15 +120,52 @@ func oneARK(c *cli.Context, cmd string) (ark.ARK, error) {
 	return a, nil
 }
 
-// printARK prints an ARK record as "field<TAB>value" lines, then its history oldest first.
+// showTime is how `ark show` prints a time: RFC 3339 in UTC to the microsecond the ledger
+// keeps, e.g. 2026-12-01T10:00:00.123456Z ("-" for none).
+func showTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+// metadataLines renders an ARK's metadata (a JSON object) as one "key<TAB>value" line per
+// field, keys in byte order: a string value as it is (quoted when it holds a control
+// character, so one field stays one line), any other value as JSON. Text that is not a JSON
+// object comes back as one line.
+func metadataLines(doc string) []string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		return []string{doc}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	lines := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := string(m[k])
+		var s string
+		if json.Unmarshal(m[k], &s) == nil {
+			v = s
+			if strings.ContainsFunc(s, unicode.IsControl) {
+				v = strconv.Quote(s)
+			}
+		}
+		if strings.ContainsFunc(k, unicode.IsControl) {
+			k = strconv.Quote(k)
+		}
+		lines = append(lines, k+"\t"+v)
+	}
+	return lines
+}
+
+// printARK prints an ARK record as "field<TAB>value" lines (its metadata one field a line, the
+// latest change with its reason), then its history oldest first.
 func printARK(w io.Writer, r ledger.ARKRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	ts := func(t *time.Time) string {
-		if t == nil {
-			return "-"
-		}
-		return t.UTC().Format(time.RFC3339)
-	}
+	ts := showTime
 	dash := func(s string) string {
 		if s == "" {
 			return "-"
@@ -149,6 +190,27 @@ func printARK(w io.Writer, r ledger.ARKRecord) error {
 	fmt.Fprintf(tw, "created by\t%s\n", dash(r.CreatedBy))
 	fmt.Fprintf(tw, "original spelling\t%s\n", dash(r.Original))
 	fmt.Fprintf(tw, "receipt request ID\t%s\n", dash(r.RequestID))
+	if r.Metadata == "" {
+		fmt.Fprintf(tw, "metadata\t-\n")
+	}
+	for i, line := range metadataLines(r.Metadata) {
+		if r.Metadata == "" {
+			break
+		}
+		label := ""
+		if i == 0 {
+			label = "metadata"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", label, line)
+	}
+	if n := len(r.History); n > 0 {
+		h := r.History[n-1]
+		by := ""
+		if h.By != "" {
+			by = " by " + h.By
+		}
+		fmt.Fprintf(tw, "last change\t%s %s%s, reason: %s\n", ts(h.At), h.Action, by, dash(h.Reason))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

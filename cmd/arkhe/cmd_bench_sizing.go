@@ -58,7 +58,8 @@ func benchSizingCommand(e *env) *cli.Command {
 							p.Finish()
 						}
 						current, last = layout, 0
-						p = newProgress(e.stderr, e.log, false, "layout "+layout, int64(total))
+						p = newProgress(e.stderr, e.log, false, "layout "+layout, "rows")
+						p.SetTotal(int64(total), false)
 					}
 					p.Add(int64(done - last))
 					last = done

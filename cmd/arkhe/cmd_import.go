@@ -72,10 +72,13 @@ func importAction(c *cli.Context, e *env) error {
 	if err := cfg.Validate(); err != nil {
 		return cannot(err)
 	}
+	var octets int64 // the inputs' size as stored
 	for _, in := range inputs {
-		if _, err := os.Stat(in); err != nil {
+		st, err := os.Stat(in)
+		if err != nil {
 			return cannot(fmt.Errorf("import: %w", err))
 		}
+		octets += st.Size()
 	}
 	cfg.RejectsPath = c.String("rejects")
 	if cfg.RejectsPath == "" {
@@ -90,16 +93,9 @@ func importAction(c *cli.Context, e *env) error {
 		return cannot(err)
 	}
 	defer l.Close()
-	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "importing", -1)
-	var last int64
-	var lastFile string
-	cfg.Progress = func(p importer.Progress) {
-		if p.File != lastFile || p.Read < last {
-			lastFile, last = p.File, 0
-		}
-		prog.Add(p.Read - last)
-		last = p.Read
-	}
+	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "importing", "records")
+	prog.SetTotal(octets, true)
+	cfg.Progress = importProgress(prog, octets)
 	rep, err := importer.Run(c.Context, l, cfg)
 	prog.Finish()
 	printImportSummary(e.stdout, rep, err)
@@ -109,10 +105,30 @@ func importAction(c *cli.Context, e *env) error {
 		}
 		return cannot(err)
 	}
-	if rep.Total.Findings() || rep.Truncated() {
-		return withFindings("")
+	if rep.RejectRows > 0 || rep.Total.Findings() || rep.Truncated() {
+		return withFindings("") // the reject file lists what did not land
 	}
 	return nil
+}
+
+// importProgress feeds the import's reports to prog: records read, and octets read of the
+// inputs against their size as stored (total). A file read a second time (a conflict spanned
+// batches) adds its size to the total again.
+func importProgress(prog *progress, total int64) func(importer.Progress) {
+	var last importer.Progress // the report before, of the pass being read
+	var records, octets int64  // of the passes read before it
+	return func(p importer.Progress) {
+		if last.File != "" && (p.File != last.File || p.Pass != last.Pass || p.Read < last.Read) {
+			records += last.Read
+			octets += max(last.Size, last.Octets)
+			if p.File == last.File && p.Pass > last.Pass {
+				total += p.Size
+				prog.SetTotal(total, true)
+			}
+		}
+		last = p
+		prog.Set(records+p.Read, octets+p.Octets)
+	}
 }
 
 // exportBase is a file name without directory and the extensions of exports (arklet.json.gz →
@@ -172,17 +188,16 @@ func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 		fmt.Fprintf(w, "  kept reserved %s with a value refused (the reject file says which): imported reserved without it, so the names are never reissued\n",
 			plural(t.KeptReserved, "ARK", "ARKs"))
 	}
-	if t.Refused > 0 {
-		var models, reasons []string
-		for _, f := range rep.Files {
-			for _, r := range f.Refusals {
-				models, reasons = append(models, r.Model), append(reasons, r.Reason)
-			}
+	label := "refused"
+	for _, r := range refusedModels(rep) {
+		// named by what they are, with the command that imports them when one does
+		never := "not imported"
+		if r.Secret {
+			never = "never imported"
 		}
-		fmt.Fprintf(w, "  refused      %s of %s\n", plural(t.Refused, "record", "records"), strings.Join(models, ", "))
-		for _, r := range reasons {
-			fmt.Fprintf(w, "               %s\n", r)
-		}
+		fmt.Fprintf(w, "  %-12s %s of model %s: %s, %s\n", label, thousands(r.Records), r.Model, r.What, never)
+		fmt.Fprintf(w, "               %s\n", r.Reason)
+		label = ""
 	}
 	if t.LinkRecords > 0 {
 		printLinkImport(w, rep)
@@ -195,13 +210,31 @@ func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 	fmt.Fprintf(w, "  check chars  %s verified, %s failed, %s none (imported ARKs; a failed check never refuses an ARK)\n",
 		thousands(t.CheckVerified), thousands(t.CheckFailed), thousands(t.CheckNone))
 	if rep.Rejects != "" {
-		fmt.Fprintf(w, "  rejects      %s\n", rep.Rejects)
+		fmt.Fprintf(w, "  rejects      %s (%s)\n", rep.Rejects, plural(rep.RejectRows, "row", "rows"))
 	}
 	rate := 0.0
 	if s := rep.Elapsed.Seconds(); s > 0 {
 		rate = float64(t.Read) / s
 	}
 	fmt.Fprintf(w, "  elapsed      %.1f s, %s records/s\n", rep.Elapsed.Seconds(), thousands(int64(rate)))
+}
+
+// refusedModels sums the refusals of every file per model, in the order first met.
+func refusedModels(rep importer.Report) []importer.Refusal {
+	var out []importer.Refusal
+	at := map[string]int{}
+	for _, f := range rep.Files {
+		for _, r := range f.Refusals {
+			i, ok := at[r.Model]
+			if !ok {
+				i = len(out)
+				at[r.Model] = i
+				out = append(out, importer.Refusal{Refused: r.Refused})
+			}
+			out[i].Records += r.Records
+		}
+	}
+	return out
 }
 
 // kindCounts renders " (doi 31, uuid 2)" or "".
@@ -253,8 +286,12 @@ func printLinkImport(w io.Writer, rep importer.Report) {
 	t := rep.Total
 	fmt.Fprintf(w, "  link state   %s of a legacy link checker: %s kept as link state (%s broken), %s never checked, "+
 		"%s about EZID's default target (the ledger keeps no target), %s whose ARK has a state already (left alone)\n",
-		plural(t.LinkRecords, "record", "records"), thousands(t.LinkLoaded), thousands(t.LinkBroken), thousands(t.LinkNeverChecked),
+		plural(t.LinkRecords, "link-check result", "link-check results"), thousands(t.LinkLoaded), thousands(t.LinkBroken), thousands(t.LinkNeverChecked),
 		thousands(t.LinkDefaultTarget), thousands(t.LinkKept))
+	if t.LinkNotInLedger > 0 {
+		fmt.Fprintf(w, "               %s whose ARK is not in the ledger: not kept, listed in the reject file; import the identifiers "+
+			"first (EZID's identifier export, e.g. `arkhe import db.identifier.jsonl`), then this file again\n", thousands(t.LinkNotInLedger))
+	}
 	fmt.Fprintln(w, "               rules: EZID's MD5 is kept as md5; its error text is classed (timeout, dns, refused, unreachable, reset, tls, other);")
 	fmt.Fprintln(w, "               a failed check's first failure is its last check time (the only failure time the record proves);")
 	fmt.Fprintln(w, "               an empty failure count of a failed check counts 1; a state is kept only for an ARK in the ledger with the same target")

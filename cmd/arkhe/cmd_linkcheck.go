@@ -186,7 +186,7 @@ func linkcheckAction(c *cli.Context, e *env) error {
 		return cannot(err)
 	}
 	defer l.Close()
-	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "checking targets", -1)
+	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "checking", "targets")
 	cfg.Progress = func(int64) { p.Add(1) }
 	rep, err := targethealth.Run(c.Context, l, cfg)
 	p.Finish()

@@ -27,8 +27,9 @@ func mintCommand(e *env) *cli.Command {
 			"rows go to the reject file, and the same command mints them once that is fixed or the next UTC day. " +
 			"Writes a mint map (request_id, ark, status minted|replayed) and a reject file (file, line, record, " +
 			"request_id, field, reason) into the current directory, named after the first manifest with its " +
-			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv), unless -o/--out and " +
-			"--rejects say otherwise. Exit 0 done, 1 done with rejects, 2 could not run: bad arguments, the ledger out of " +
+			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv); -o/--out moves both " +
+			"(the reject file goes beside the mint map: -o maps/teenie.parquet → maps/teenie.rejects.csv), " +
+			"--rejects the reject file alone. A temporary file a killed run left beside them is removed by the next run. Exit 0 done, 1 done with rejects, 2 could not run: bad arguments, the ledger out of " +
 			"reach, or a refused mint, one that can neither mint (client, scope, reach, a shoulder that is not active, " +
 			"the daily quota used up) nor replay a single row.",
 		Flags: []cli.Flag{
@@ -36,7 +37,7 @@ func mintCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "shoulder", Usage: "shoulder to mint in, /x9 or NAAN/x9", DefaultText: "the client's pinned shoulder, else its manager's default"},
 			&cli.StringFlag{Name: "map", Usage: "field mapping, e.g. 'request_id=acno,what=title,who=all_artists,when=dateText,url=url' (FIELD=SOURCE, comma-separated; SOURCE may be a JSON path)"},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "mint map path: .csv, .jsonl or .parquet", DefaultText: "./<first manifest's file name>.mintmap.csv"},
-			&cli.StringFlag{Name: "rejects", Usage: "reject file path", DefaultText: "./<first manifest's file name>.rejects.csv"},
+			&cli.StringFlag{Name: "rejects", Usage: "reject file path", DefaultText: "beside the mint map, <map's name without .csv, .jsonl, .parquet and .mintmap>.rejects.csv"},
 			&cli.IntFlag{Name: "batch", Value: pipeline.DefaultBatchSize, Usage: "rows per transaction"},
 			&cli.IntFlag{Name: "workers", Value: pipeline.DefaultWorkers, Usage: "parallel COPY workers (one connection each)"},
 			&cli.IntFlag{Name: "max-url", Value: pipeline.DefaultMaxURL, Usage: "longest target URL in octets"},
@@ -84,7 +85,10 @@ func mintAction(c *cli.Context, e *env) error {
 	}
 	rejects := c.String("rejects")
 	if rejects == "" {
-		rejects = base + ".rejects.csv"
+		rejects = rejectsBeside(out)
+	}
+	if filepath.Clean(rejects) == filepath.Clean(out) {
+		return cannot(fmt.Errorf("mint: --rejects %s is the mint map's path too", rejects))
 	}
 	if f, _ := pipeline.DetectFormat(out); f == pipeline.FormatUnknown || strings.HasSuffix(strings.ToLower(out), ".gz") {
 		return cannot(fmt.Errorf("mint: --out %s: want .csv, .jsonl or .parquet", out))
@@ -105,8 +109,8 @@ func mintAction(c *cli.Context, e *env) error {
 		entryNodes = append(entryNodes, n.Pool)
 	}
 
-	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "minting", -1)
-	var done int64
+	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "minting", "rows")
+	measured := false
 	job := ledger.MintJob{
 		Mint: ledger.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
 			NameCheck: nameCheck, ReceiptCheck: receiptCheck, Retry: retry, EntryNodes: entryNodes},
@@ -119,8 +123,14 @@ func mintAction(c *cli.Context, e *env) error {
 		MintMapPath: out,
 		RejectsPath: rejects,
 		Progress: func(p pipeline.Progress) {
-			prog.Add(p.Done - done)
-			done = p.Done
+			// rows as they are read; the share of the manifests read, in octets as stored (rows
+			// when every manifest is Parquet)
+			if !measured {
+				prog.SetTotal(p.Input.Total, !p.Input.Rows)
+				measured = true
+			}
+			prog.SetSettled(p.Settled)
+			prog.Set(p.Read, p.Input.Done)
 		},
 	}
 	rep, err := l.Mint(c.Context, job)
@@ -173,6 +183,25 @@ func manifestName(path string) string {
 		name = "manifest"
 	}
 	return name
+}
+
+// rejectsBeside is the default reject file of a mint map at out: beside it, its name without
+// its extension (.csv, .jsonl, .parquet) and a ".mintmap" before it, then ".rejects.csv":
+// objects.csv.mintmap.csv → objects.csv.rejects.csv, maps/teenie.parquet →
+// maps/teenie.rejects.csv. So two runs that write their maps apart keep their rejects apart.
+func rejectsBeside(out string) string {
+	dir, name := filepath.Split(out)
+	lower := strings.ToLower(name)
+	for _, ext := range []string{".csv", ".jsonl", ".parquet"} {
+		if strings.HasSuffix(lower, ext) && len(name) > len(ext) {
+			name, lower = name[:len(name)-len(ext)], lower[:len(lower)-len(ext)]
+			break
+		}
+	}
+	if strings.HasSuffix(lower, ".mintmap") && len(name) > len(".mintmap") {
+		name = name[:len(name)-len(".mintmap")]
+	}
+	return dir + name + ".rejects.csv"
 }
 
 // printMintSummary prints the one-screen summary of a mint run.

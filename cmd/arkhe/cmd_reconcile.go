@@ -83,7 +83,7 @@ func reconcileAction(c *cli.Context, e *env) error {
 		return cannot(err)
 	}
 	defer l.Close()
-	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "reading exports", -1)
+	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "reading exports", "records")
 	var last int64
 	cfg.Progress = func(read int64) { prog.Add(read - last); last = read }
 	sum, err := importer.Reconcile(c.Context, l, cfg)

@@ -28,7 +28,7 @@ func reportCommand(e *env) *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:  "changes",
-				Usage: "ARK_CHANGE rows: where ARKs pointed, when, by whom (columns: ark naan shoulder at action before_url after_url by)",
+				Usage: "ARK_CHANGE rows: where ARKs pointed, when, by whom, why (columns: ark naan shoulder at action before_url after_url by reason)",
 				Flags: flags("changes"),
 				Action: func(c *cli.Context) error {
 					return runReport(c, e, "changes", "ARK_CHANGE rows", ledger.ChangeRows)
@@ -48,7 +48,7 @@ func reportCommand(e *env) *cli.Command {
 			},
 			{
 				Name:  "arks",
-				Usage: "the ARKs (columns: ark naan shoulder target who what when commitment status tombstone_reason created_at updated_at)",
+				Usage: "the ARKs (columns: ark naan shoulder target who what when commitment status tombstone_reason created_at updated_at metadata, the ARK's other fields as JSON text)",
 				Flags: flags("ARKs created"),
 				Action: func(c *cli.Context) error {
 					return runReport(c, e, "arks", "ARKs", ledger.ARKRows)
@@ -102,13 +102,13 @@ func runReport[T any](c *cli.Context, e *env, name, what string,
 		return cannot(err)
 	}
 	defer l.Close()
-	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "writing "+what, -1)
+	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "writing "+name, what)
 	counted := func(yield func(T, error) bool) {
 		var n int64
 		for r, err := range rows(c.Context, l, f) {
 			if err == nil {
-				if n++; n%10_000 == 0 {
-					p.Add(10_000)
+				if n++; n%1000 == 0 {
+					p.Add(1000)
 				}
 			}
 			if !yield(r, err) {

@@ -88,14 +88,14 @@ func verifyCommand(e *env) *cli.Command {
 				}
 				return nil
 			}
-			p := newProgress(e.stderr, e.log, c.Bool("quiet"), "verifying ARKs", -1)
+			p := newProgress(e.stderr, e.log, c.Bool("quiet"), "verifying", "ARKs")
 			var mu sync.Mutex
 			var shown int64
 			cfg.Progress = func(n int64) {
 				mu.Lock()
 				defer mu.Unlock()
 				if n > shown {
-					p.Add(n - shown)
+					p.Set(n, n)
 					shown = n
 				}
 			}

@@ -41,6 +41,30 @@ func TestImportCommandRealFiles(t *testing.T) {
 	}
 	importNoInternalKey(t, "registry summary", out)
 
+	// EZID's link-check results before its identifiers: named for what they are, exit 1 with the
+	// reject file, and the command to run first
+	links := filepath.Join(data, "ezid", "db.linkchecker.jsonl")
+	code, out, errOut = arkhe(t, url, "", "import", links)
+	for _, want := range []string{"link state   2,129 link-check results of a legacy link checker: 0 kept",
+		"1,550 whose ARK is not in the ledger: not kept, listed in the reject file; import the identifiers first " +
+			"(EZID's identifier export, e.g. `arkhe import db.identifier.jsonl`), then this file again",
+		"rejected     0 bad records", "rejects      db.linkchecker.rejects.csv (1,550 rows)"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("link-check results first: exit %d, summary lacks %q:\n%s\n%s", code, want, out, errOut)
+		}
+	}
+	if strings.Contains(out, "credentials") {
+		t.Errorf("link-check results called credentials:\n%s", out)
+	}
+	// read as identifiers, they are refused as what they are, naming the format that imports them
+	code, out, errOut = arkhe(t, url, "", "import", "--dry-run", "--input-format", "ezid-db", links)
+	for _, want := range []string{"refused      2,129 of model ezidapp.linkchecker: link-check results, not imported",
+		"`arkhe import --input-format ezid-linkcheck FILE` keeps them as the ARKs' link state", "(2,129 rows)"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("link-check results as identifiers: exit %d, summary lacks %q:\n%s\n%s", code, want, out, errOut)
+		}
+	}
+
 	code, out, errOut = arkhe(t, url, "", "import", filepath.Join(data, "ezid", "db.identifier.jsonl"))
 	if code != 0 {
 		t.Fatalf("EZID: exit %d\n%s\n%s", code, out, errOut)
@@ -59,6 +83,12 @@ func TestImportCommandRealFiles(t *testing.T) {
 	code, out, _ = arkhe(t, url, "", "import", filepath.Join(data, "ezid", "db.identifier.jsonl"))
 	if code != 0 || !strings.Contains(out, "imported     0 ARKs") || !strings.Contains(out, "unchanged    2,611") {
 		t.Errorf("re-import: exit %d\n%s", code, out)
+	}
+
+	// then the link-check results land, and nothing is left for a reject file
+	code, out, errOut = arkhe(t, url, "", "import", links)
+	if code != 0 || !strings.Contains(out, "1,550 kept as link state (10 broken)") || strings.Contains(out, "rejects ") {
+		t.Errorf("link-check results after the identifiers: exit %d\n%s\n%s", code, out, errOut)
 	}
 
 	code, out, errOut = arkhe(t, url, "", "import", filepath.Join(data, "arklet", "sample_noid_output.txt"))
@@ -103,7 +133,9 @@ func TestImportCommandArkletAndReconcile(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"imported     94 ARKs", "rejected     5 bad records", "refused      2 records of ark.user, ark.key",
+	for _, want := range []string{"imported     94 ARKs", "rejected     5 bad records",
+		"refused      1 of model ark.user: credentials (password hashes or API tokens), never imported",
+		"             1 of model ark.key: credentials (password hashes or API tokens), never imported",
 		"1 test NAAN 99999", "created      2 NAANs, 2 shoulders", "rejects      bad.csv"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
@@ -189,5 +221,25 @@ func TestImportCommandArkletAndReconcile(t *testing.T) {
 	if b, err := os.ReadFile("mixed.csv"); err != nil || !strings.Contains(string(b), "only_in_export,ark:54321/x7aa3,target,https://e.org/3,,") ||
 		!strings.Contains(string(b), ",reserved in the export (arkhe import leaves it out without --include-reserved)") {
 		t.Errorf("only_in_export rows do not say why: %v\n%s", err, b)
+	}
+
+	// a dump whose only record that does not land is a refused API key: the reject file lists
+	// it, so the import exits 1 (done with rejects), not 0
+	keyOnly := `[
+{"model": "ark.naan", "pk": 54321, "fields": {"name": "Example", "description": "", "url": "https://x.example"}},
+{"model": "ark.shoulder", "pk": 1, "fields": {"shoulder": "/x8", "naan": 54321, "name": "", "description": ""}},
+{"model": "ark.key", "pk": "8e1c1b5a-9a0b-4c7e-9a53-0f1e2d3c4b5a", "fields": {"naan": 54321, "active": true}},
+{"model": "ark.ark", "pk": "54321/x8bb1", "fields": {"naan": 54321, "shoulder": "/x8", "assigned_name": "bb1", "url": "https://e.org/b"}}
+]`
+	if err := os.WriteFile("keyonly.json", []byte(keyOnly), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = arkhe(t, url, "", "import", "keyonly.json")
+	for _, want := range []string{"imported     1 ARK\n", "rejected     0 bad records",
+		"refused      1 of model ark.key: credentials (password hashes or API tokens), never imported",
+		"rejects      keyonly.rejects.csv (1 row)"} {
+		if code != 1 || !strings.Contains(out, want) {
+			t.Errorf("refused key only: exit %d (want 1), summary lacks %q:\n%s\n%s", code, want, out, errOut)
+		}
 	}
 }

@@ -272,3 +272,87 @@ func TestMintSeveralDatabaseURLs(t *testing.T) {
 		t.Errorf("a mint map was written: %v", err)
 	}
 }
+
+// TestRejectsBeside: the default reject file sits beside the mint map, named after it.
+func TestRejectsBeside(t *testing.T) {
+	t.Parallel()
+	for out, want := range map[string]string{
+		"objects.csv.mintmap.csv":   "objects.csv.rejects.csv", // the defaults pair up as before
+		"maps/teenie.parquet":       "maps/teenie.rejects.csv",
+		"/tmp/run 2/Map.JSONL":      "/tmp/run 2/Map.rejects.csv",
+		"x.mintmap.parquet":         "x.rejects.csv",
+		".csv":                      ".csv.rejects.csv",
+		"dir/teenie.rejects.csv":    "dir/teenie.rejects.rejects.csv",
+		"artworks.jsonl.gz.map.csv": "artworks.jsonl.gz.map.rejects.csv",
+	} {
+		if got := rejectsBeside(out); got != want {
+			t.Errorf("rejectsBeside(%q) = %q, want %q", out, got, want)
+		}
+	}
+}
+
+// TestMintOutputsBesideOutAndNoStaleTemp: with -o the reject file goes beside the mint map (not
+// over ./<manifest>.rejects.csv of another run), and the temporary files a killed mint leaves
+// (the mint map's .NAME.tmp-DIGITS, the reject file's PATH.tmp) do not survive the next run of
+// the same command, whether it has rejects to write or none.
+func TestMintOutputsBesideOutAndNoStaleTemp(t *testing.T) {
+	url := pgtest.URL(t)
+	if code, _, errOut := arkhe(t, url, "", "init", "--test-registration"); code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	bad := filepath.Join(dir, "objects.csv")
+	if _, err := fixtures.CreateManifestCSV(bad, fixtures.ManifestConfig{Rows: 20, Seed: 1, BadEvery: 10}); err != nil {
+		t.Fatal(err)
+	}
+	clean := filepath.Join(dir, "clean.csv")
+	if err := os.WriteFile(clean, []byte("request_id,url\nclean-1,https://example.org/1\nclean-2,https://example.org/2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	maps := filepath.Join(dir, "maps")
+	if err := os.Mkdir(maps, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// what a mint killed mid-run leaves (as `kill -9` of a real run left them)
+	for name, body := range map[string]string{
+		".teenie.parquet.tmp-2174837660": "",
+		"teenie.rejects.csv.tmp":         "file,line,record,request_id,field,reason\nobjects.csv,3,2,obj-2,who,cut off",
+		".clean.csv.tmp-977":             "request_id,ark,status\n",
+		"clean.rejects.csv.tmp":          "file,line,record,request_id,field,reason\n",
+	} {
+		if err := os.WriteFile(filepath.Join(maps, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := arkhe(t, url, "", "mint", "--client", "test-minter", "-o", filepath.Join("maps", "teenie.parquet"), bad)
+	if code != 1 || !strings.Contains(out, "rejects     maps/teenie.rejects.csv") {
+		t.Fatalf("mint with rejects: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if rej := readMintMap(t, filepath.Join(maps, "teenie.rejects.csv")); len(rej) != 3 || rej[1][1] != "11" || rej[2][1] != "21" {
+		t.Errorf("reject file beside the map: %q", rej)
+	}
+	if _, err := os.Stat("objects.csv.rejects.csv"); !os.IsNotExist(err) {
+		t.Errorf("the rejects went to ./objects.csv.rejects.csv, not beside -o: %v", err)
+	}
+	code, out, errOut = arkhe(t, url, "", "mint", "--client", "test-minter", "-o", filepath.Join("maps", "clean.csv"), clean)
+	if code != 0 {
+		t.Fatalf("clean mint: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var names []string
+	entries, err := os.ReadDir(maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if got, want := strings.Join(names, " "), "clean.csv teenie.parquet teenie.rejects.csv"; got != want {
+		t.Errorf("maps/ holds %s, want %s (no temporary file of a killed run survives)", got, want)
+	}
+	// --rejects and -o naming one file is refused before anything is written
+	code, _, errOut = arkhe(t, url, "", "mint", "--client", "test-minter", "-o", "same.csv", "--rejects", "./same.csv", clean)
+	if code != 2 || !strings.Contains(errOut, "is the mint map's path too") {
+		t.Errorf("one path for both: exit %d %s", code, errOut)
+	}
+}

@@ -32,7 +32,8 @@ func strp(s string) *string { return &s }
 
 // TestReportRowTypesParquetDuckDB: the row types of `arkhe report arks` (ledger.ARKRow) and of
 // `arkhe reconcile` (importer.DiffRow), written to Parquet, read back by DuckDB with the column
-// types and the NULL / "" distinction their documentation promises.
+// types and the NULL / "" distinction their documentation promises; an ARK's metadata is JSON
+// text that DuckDB's JSON functions read.
 func TestReportRowTypesParquetDuckDB(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -41,24 +42,27 @@ func TestReportRowTypesParquetDuckDB(t *testing.T) {
 	arks := filepath.Join(dir, "arks.parquet")
 	writeRows(t, arks, []ledger.ARKRow{
 		{ARK: "ark:99999/x9aaa1", NAAN: "99999", Shoulder: "/x9", Target: strp(""), Who: strp("(:unkn)"), What: strp("A title"),
-			When: strp("2020"), Commitment: strp("Permanent: Stable Content"), Status: "public", CreatedAt: &created, UpdatedAt: &created},
+			When: strp("2020"), Commitment: strp("Permanent: Stable Content"), Status: "public", CreatedAt: &created, UpdatedAt: &created,
+			Metadata: strp(`{"dc.date": "2000-09-22", "ezid.owner": "432"}`)},
 		{ARK: "ark:99999/x9bbb2", NAAN: "99999", Shoulder: "/x9", Status: "unavailable", TombstoneReason: strp("withdrawn")},
 	})
 	r := duckdb.Read(t, arks, `SELECT ark, target, target IS NULL AS tn, who, "when", status, tombstone_reason,
-		created_at::VARCHAR AS c, updated_at IS NULL AS un FROM t ORDER BY ark`)
+		created_at::VARCHAR AS c, updated_at IS NULL AS un,
+		json_extract_string(metadata, '$."dc.date"') AS md, metadata IS NULL AS mn FROM t ORDER BY ark`)
 	wantTypes := map[string]string{
 		"ark": "VARCHAR", "naan": "VARCHAR", "shoulder": "VARCHAR", "target": "VARCHAR", "who": "VARCHAR",
 		"what": "VARCHAR", "when": "VARCHAR", "commitment": "VARCHAR", "status": "VARCHAR",
 		"tombstone_reason": "VARCHAR", "created_at": "TIMESTAMP WITH TIME ZONE", "updated_at": "TIMESTAMP WITH TIME ZONE",
+		"metadata": "VARCHAR",
 	}
 	if got := r.Types(); !reflect.DeepEqual(got, wantTypes) {
 		t.Errorf("ARKRow types = %v, want %v", got, wantTypes)
 	}
 	wantRows := []map[string]any{
 		{"ark": "ark:99999/x9aaa1", "target": "", "tn": false, "who": "(:unkn)", "when": "2020", "status": "public",
-			"tombstone_reason": nil, "c": "2020-01-02 03:04:05.000006+00", "un": false},
+			"tombstone_reason": nil, "c": "2020-01-02 03:04:05.000006+00", "un": false, "md": "2000-09-22", "mn": false},
 		{"ark": "ark:99999/x9bbb2", "target": nil, "tn": true, "who": nil, "when": nil, "status": "unavailable",
-			"tombstone_reason": "withdrawn", "c": nil, "un": true},
+			"tombstone_reason": "withdrawn", "c": nil, "un": true, "md": nil, "mn": true},
 	}
 	if r.Count != 2 || !reflect.DeepEqual(r.Rows, wantRows) {
 		t.Errorf("ARKRow rows (count %d):\n got %v\nwant %v", r.Count, r.Rows, wantRows)
