@@ -715,13 +715,13 @@ func TestLayout(t *testing.T) {
 					|| coalesce(' ' || column_to_column_name(logicalrelid, partkey), ''), ', ' order by logicalrelid::text)
 				from pg_dist_partition`).Scan(&got))
 			const dist = "ark h ark, ark_change h ark, audit_event n, audit_summary n, client n, credential n, import_run n, " +
-				"ledger_setting n, link_event h ark, link_exclusion n, link_state h ark, manager n, mint_quota h manager_id, " +
+				"import_skipped h ark, ledger_setting n, link_event h ark, link_exclusion n, link_state h ark, manager n, mint_quota h manager_id, " +
 				"naan n, receipt h request_id, shoulder n, shoulder_tally h shoulder_id, unknown_subject n"
 			if got != dist {
 				t.Errorf("distribution:\n got %s\nwant %s", got, dist)
 			}
-			if n := count(t, p, `select count(distinct colocationid) from pg_dist_partition where logicalrelid in ('ark'::regclass, 'ark_change'::regclass)`); n != 1 {
-				t.Errorf("ark and ark_change in %d colocation groups, want 1", n)
+			if n := count(t, p, `select count(distinct colocationid) from pg_dist_partition where logicalrelid in ('ark'::regclass, 'ark_change'::regclass, 'import_skipped'::regclass)`); n != 1 {
+				t.Errorf("ark, ark_change and import_skipped in %d colocation groups, want 1", n)
 			}
 			// the shards spread over both workers, and their triggers are on every shard
 			if n := count(t, p, `select count(distinct p.groupid) from pg_dist_shard s join pg_dist_placement p using (shardid)

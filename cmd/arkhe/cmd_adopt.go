@@ -31,7 +31,8 @@ func shoulderAdoptCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 87281)"},
 			&cli.StringFlag{Name: "manager", Required: true, Usage: "name of the manager (of the same NAAN) that takes the shoulder"},
-			&cli.StringFlag{Name: "check-zone", Usage: "check zone of new mints: naan_name | name_only | none", DefaultText: "the one every existing ARK verifies under"},
+			&cli.StringFlag{Name: "check-zone", Usage: "check zone of new mints: naan_name | name_only | none",
+				DefaultText: "the zone every existing ARK verifies under"},
 			&cli.StringFlag{Name: "minter-state", Usage: "the old minter's state (N2T/EZID minter JSON, e.g. 77913_r7.json): new mints follow its template"},
 		},
 		Action: func(c *cli.Context) error {

@@ -244,7 +244,8 @@ func TestImportLinkcheckCommand(t *testing.T) {
 		t.Errorf("link-check records reported as credentials:\n%s", out)
 	}
 	code, out, errOut = arkhe(t, url, "", "import", filepath.Join(data, "linkchecker_test_id_url_v0.tsv"))
-	if code != 1 || !strings.Contains(out, "rejected     51 bad records") || !strings.Contains(out, "read in America/Los_Angeles") {
+	if code != 1 || !strings.Contains(out, "51 whose ARK is not in the ledger: not kept, listed in the reject file") ||
+		!strings.Contains(out, "rejected     0 bad records") || !strings.Contains(out, "(51 rows)") || !strings.Contains(out, "read in America/Los_Angeles") {
 		t.Fatalf("TSV: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	b, err := os.ReadFile("linkchecker_test_id_url_v0.rejects.csv")
