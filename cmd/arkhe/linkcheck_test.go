@@ -234,7 +234,7 @@ func TestImportLinkcheckCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("link checker: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"(ezid-linkcheck, sha256:", "link state   2,129 records of a legacy link checker: 1,550 kept as link state (10 broken), 530 never checked, 18 about EZID's default target",
+	for _, want := range []string{"(ezid-linkcheck, sha256:", "link state   2,129 link-check results of a legacy link checker: 1,550 kept as link state (10 broken), 530 never checked, 18 about EZID's default target",
 		"skipped      31 non-ARK (doi 31)", "EZID's MD5 is kept as md5"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
