@@ -8,9 +8,12 @@ import "testing"
 func TestReleasedMigrationsUnchanged(t *testing.T) {
 	t.Parallel()
 	released := map[string]string{
-		"0001_ledger.sql":    "eb16fca7a91e1f3a",
-		"0002_linkcheck.sql": "28b0f1ab1040abf2",
-		"0003_roles.sql":     "2d7891021314d520",
+		"0001_ledger.sql":               "eb16fca7a91e1f3a",
+		"0002_linkcheck.sql":            "28b0f1ab1040abf2",
+		"0003_roles.sql":                "2d7891021314d520",
+		"0004_citus_receipts.sql":       "4dc4bb027e0654a0",
+		"0005_registration_changes.sql": "14ef8c227e895293",
+		"0006_shoulder_adopt.sql":       "2a7a3c10a1b44fd6",
 	}
 	ms, err := Migrations()
 	if err != nil {
