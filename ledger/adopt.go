@@ -230,10 +230,43 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 	if !managerActive {
 		return refuse(AdoptManagerInactive, "manager %q is not active", cfg.Manager)
 	}
+	handOver := false
 	if holder != nil && *holder != managerID {
-		return refuse(AdoptHeld, "manager %q holds it; a shoulder changes hands by succession, not by adoption", deref(holderName))
+		// a departed manager's shoulder passes to its successor (along the chain) by adoption
+		if err := tx.QueryRow(ctx, `select arkhe_succeeds($1, $2)`, managerID, *holder).Scan(&handOver); err != nil {
+			return fail(err)
+		}
+		if !handOver {
+			return refuse(AdoptHeld, "manager %q holds it; it passes to another manager only by succession (arkhe manager succeed %q --by %q), "+
+				"after which the successor adopts it", deref(holderName), deref(holderName), cfg.Manager)
+		}
 	}
-	if status == "active" && holder != nil {
+	if handOver && status == "active" {
+		// the successor takes the shoulder as it is: its ARKs were minted here, under its zone and blade
+		res.CheckZone, res.ZoneFrom, res.Template, res.TemplateFrom = ark.Zone(zone), "the shoulder's own (taken over by succession)", res.BeforeBlade, "the shoulder's own"
+		res.Space = res.Template.Space()
+		var adoptedAt time.Time
+		if err := tx.QueryRow(ctx, `update shoulder set manager_id = $2, adopted_at = statement_timestamp() where id = $1 returning adopted_at`,
+			id, managerID).Scan(&adoptedAt); err != nil {
+			if SQLState(err) == CodeInsufficientPrivilege {
+				return fail(err)
+			}
+			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleSeeDatabaseError, Err: err}
+		}
+		if citus { // as below: the registration trigger records nothing on Citus
+			if err := RecordEvent(ctx, tx, Event{Action: ActionShoulderSet, Target: "ark:" + cfg.NAAN + sh,
+				Before: map[string]any{"manager": deref(holderName), "adopted_at": nil},
+				After:  map[string]any{"manager": cfg.Manager, "adopted_at": adoptedAt}}); err != nil {
+				return fail(err)
+			}
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fail(err)
+		}
+		res.Changed, res.AdoptedAt = true, adoptedAt
+		return res, nil
+	}
+	if status == "active" && holder != nil && !handOver {
 		res.CheckZone, res.Template = ark.Zone(zone), res.BeforeBlade
 		res.Space = res.Template.Space()
 		return res, nil

@@ -125,6 +125,18 @@ func TestSucceedManager(t *testing.T) {
 		}
 		// m2 still mints in its own shoulder; not in m1's until it holds it
 		exec(t, p, mintSQL(ids, "k7aaa", "/k7", "n2"))
+		// a manager that does not succeed m1 cannot take its shoulder; m2, its successor, adopts
+		// it as it is and mints there
+		var ae *ledger.AdoptError
+		if _, err := l.AdoptShoulder(ctx, ledger.AdoptConfig{NAAN: "99999", Shoulder: "/x9", Manager: "m3"}); !errors.As(err, &ae) || ae.Refusal != ledger.AdoptHeld {
+			t.Errorf("m3 adopts m1's /x9: %v, want refused as held", err)
+		}
+		refusedOn(t, nodes, ledger.CodeReachRefused, mintSQL(ids, "x9before", "/x9", "n2"))
+		res, err := l.AdoptShoulder(ctx, ledger.AdoptConfig{NAAN: "99999", Shoulder: "/x9", Manager: "m2"})
+		if err != nil || !res.Changed {
+			t.Fatalf("m2 adopts its predecessor's /x9: %+v %v", res, err)
+		}
+		exec(t, p, mintSQL(ids, "x9after", "/x9", "n2"))
 
 		// the chain: m3 succeeds m2, so m3's clients reach m1's ARKs too; m2's no longer
 		_, err = l.SucceedManager(ctx, "99999", "m2", "m3")
