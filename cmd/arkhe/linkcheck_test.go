@@ -231,7 +231,7 @@ func TestImportLinkcheckCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("link checker: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"(ezid-linkcheck, sha256:", "link state   2,129 records of a legacy link checker: 1,550 kept as link state (10 broken), 530 never checked, 18 about EZID's default target",
+	for _, want := range []string{"(ezid-linkcheck, sha256:", "link state   2,129 link-check results of a legacy link checker: 1,550 kept as link state (10 broken), 530 never checked, 18 about EZID's default target",
 		"skipped      31 non-ARK (doi 31)", "EZID's MD5 is kept as md5"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
@@ -241,7 +241,8 @@ func TestImportLinkcheckCommand(t *testing.T) {
 		t.Errorf("link-check records reported as credentials:\n%s", out)
 	}
 	code, out, errOut = arkhe(t, url, "", "import", filepath.Join(data, "linkchecker_test_id_url_v0.tsv"))
-	if code != 1 || !strings.Contains(out, "rejected     51 bad records") || !strings.Contains(out, "read in America/Los_Angeles") {
+	if code != 1 || !strings.Contains(out, "rejected     0 bad records") || !strings.Contains(out, "51 whose ARK is not in the ledger: not kept") ||
+		!strings.Contains(out, "read in America/Los_Angeles") {
 		t.Fatalf("TSV: exit %d, want 1\n%s\n%s", code, out, errOut)
 	}
 	b, err := os.ReadFile("linkchecker_test_id_url_v0.rejects.csv")
