@@ -221,7 +221,7 @@ func TestReportChangesMillion(t *testing.T) {
 	if r := duckdb.Read(t, csvPath, `SELECT count(*) FILTER (WHERE commitment IS NULL)::VARCHAR AS n FROM t`); r.Count != 100_000 || r.Rows[0]["n"] != "100000" {
 		t.Errorf("DuckDB reads the arks CSV as %d rows, %v", r.Count, r.Rows)
 	}
-	if !bytes.HasPrefix(b, []byte("ark,naan,shoulder,target,who,what,when,commitment,status,tombstone_reason,created_at,updated_at\nark:99999/x9")) {
+	if !bytes.HasPrefix(b, []byte("ark,naan,shoulder,target,who,what,when,commitment,status,tombstone_reason,created_at,updated_at,metadata\nark:99999/x9")) {
 		t.Errorf("arks CSV starts %q", b[:min(len(b), 200)])
 	}
 	code, _, _ = arkhe(t, url, "", "report", "arks", "--format", "csv", "-o", filepath.Join(dir, "x.parquet"))
