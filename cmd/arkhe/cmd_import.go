@@ -182,7 +182,14 @@ func printImportSummary(w io.Writer, rep importer.Report, runErr error) {
 	fmt.Fprintf(w, "  conflicts    %s for %s (same ARK, different values: neither imported)\n", plural(t.Conflicts, "row", "rows"), plural(t.ConflictARKs, "ARK", "ARKs"))
 	fmt.Fprintf(w, "  collapsed    %s identical duplicate rows\n", thousands(t.Collapsed))
 	fmt.Fprintf(w, "  skipped      %s non-ARK%s\n", thousands(t.SkippedNonARKTotal()), kindCounts(t.SkippedNonARK))
-	fmt.Fprintf(w, "               %s reserved (--include-reserved imports them), %s test NAAN 99999 (--include-test)\n", thousands(t.ReservedSkipped), thousands(t.TestSkipped))
+	hint := func(n int64, flag string) string {
+		if n == 0 {
+			return "" // nothing left out: no flag to point to
+		}
+		return " (" + flag + ")"
+	}
+	fmt.Fprintf(w, "               %s reserved%s, %s test NAAN 99999%s\n", thousands(t.ReservedSkipped), hint(t.ReservedSkipped, "--include-reserved imports them"),
+		thousands(t.TestSkipped), hint(t.TestSkipped, "--include-test"))
 	fmt.Fprintf(w, "  rejected     %s\n", plural(t.Rejected, "bad record", "bad records"))
 	if t.KeptReserved > 0 {
 		fmt.Fprintf(w, "  kept reserved %s with a value refused (the reject file says which): imported reserved without it, so the names are never reissued\n",
