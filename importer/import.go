@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -105,17 +106,45 @@ type countingFile struct {
 	size int64
 }
 
-// openCounted opens path for reading, counting what is read.
-func openCounted(path string) (*os.File, *countingFile, error) {
+// exportFile is one pass's open export: the file, the count of its octets read (progress), the
+// SHA-256 of what was read (the import run's digest) and the legacy reader over it.
+type exportFile struct {
+	f       *os.File
+	counted *countingFile
+	h       hash.Hash
+	r       legacy.Reader
+}
+
+// openExport opens path and a reader of format over it, counting and hashing what is read.
+// Errors name the path. Close closes both.
+func openExport(path string, format legacy.Format) (*exportFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("import: %w", err)
 	}
-	c := &countingFile{r: f}
+	e := &exportFile{f: f, counted: &countingFile{r: f}, h: sha256.New()}
 	if st, err := f.Stat(); err == nil {
-		c.size = st.Size()
+		e.counted.size = st.Size()
 	}
-	return f, c, nil
+	if e.r, err = legacy.NewReader(io.TeeReader(e.counted, e.h), path, format); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("import %s: %w", path, err)
+	}
+	return e, nil
+}
+
+// digest reads what the reader left of the file and returns the hex SHA-256 of the whole file.
+func (e *exportFile) digest() (string, error) {
+	if _, err := io.Copy(e.h, e.f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(e.h.Sum(nil)), nil
+}
+
+// Close closes the reader, then the file.
+func (e *exportFile) Close() {
+	e.r.Close()
+	e.f.Close()
 }
 
 // Read implements io.Reader.
@@ -737,18 +766,13 @@ func (p *filePass) run(ctx context.Context) error {
 		return fmt.Errorf("import %s: read NAANs: %w", p.path, err)
 	}
 
-	f, counted, err := openCounted(p.path)
+	ex, err := openExport(p.path, p.format)
 	if err != nil {
-		return fmt.Errorf("import: %w", err)
+		return err
 	}
-	defer f.Close()
-	p.file = counted
-	h := sha256.New()
-	r, err := legacy.NewReader(io.TeeReader(counted, h), p.path, p.format)
-	if err != nil {
-		return fmt.Errorf("import %s: %w", p.path, err)
-	}
-	defer r.Close()
+	defer ex.Close()
+	p.file = ex.counted
+	r, counted := ex.r, ex.counted
 
 	var rc, wc Counts
 	size := counted.size
@@ -782,10 +806,9 @@ func (p *filePass) run(ctx context.Context) error {
 		}
 		return err
 	}
-	if _, err := io.Copy(h, f); err != nil { // the digest covers the whole file
+	if p.digest, err = ex.digest(); err != nil { // the digest covers the whole file
 		return fmt.Errorf("import %s: %w", p.path, err)
 	}
-	p.digest = hex.EncodeToString(h.Sum(nil))
 	rc.Add(wc)
 	p.counts = rc
 	p.counts.ConflictARKs = int64(len(p.conflicts))

@@ -2,8 +2,6 @@ package importer
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -58,18 +56,13 @@ type pendingLink struct {
 }
 
 func (p *linkPass) run(ctx context.Context) error {
-	f, counted, err := openCounted(p.path)
+	ex, err := openExport(p.path, p.format)
 	if err != nil {
-		return fmt.Errorf("import: %w", err)
+		return err
 	}
-	defer f.Close()
-	p.file = counted
-	h := sha256.New()
-	r, err := legacy.NewReader(io.TeeReader(counted, h), p.path, p.format)
-	if err != nil {
-		return fmt.Errorf("import %s: %w", p.path, err)
-	}
-	defer r.Close()
+	defer ex.Close()
+	p.file = ex.counted
+	r := ex.r
 	for {
 		it, err := r.Next(ctx)
 		if err == io.EOF {
@@ -122,10 +115,9 @@ func (p *linkPass) run(ctx context.Context) error {
 	if p.cfg.Progress != nil {
 		p.cfg.Progress(p.file.progress(p.path, 1, p.read))
 	}
-	if _, err := io.Copy(h, f); err != nil { // the digest covers the whole file
+	if p.digest, err = ex.digest(); err != nil { // the digest covers the whole file
 		return fmt.Errorf("import %s: %w", p.path, err)
 	}
-	p.digest = hex.EncodeToString(h.Sum(nil))
 	return nil
 }
 
