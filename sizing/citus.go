@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -51,7 +52,9 @@ type placementSize struct {
 }
 
 // placementCommand measures one shard placement; run_command_on_placements puts the shard's
-// name where %1$s stands (format()'s positional form, so it may stand more than once).
+// name where %1$s stands (format()'s positional form, so it may stand more than once). ROWS is
+// replaced by placementCommandFor: the shard's rows are counted only where the node's ARKs are
+// wanted (the tables' exact counts come from the coordinator already).
 const placementCommand = `select json_build_object(
 	'heap', pg_relation_size('%1$s'::regclass, 'main'),
 	'maps', pg_relation_size('%1$s'::regclass, 'fsm') + pg_relation_size('%1$s'::regclass, 'vm')
@@ -59,13 +62,23 @@ const placementCommand = `select json_build_object(
 	'toast', coalesce((select pg_table_size(reltoastrelid) from pg_class where oid = '%1$s'::regclass and reltoastrelid <> 0), 0),
 	'toast_index', coalesce((select pg_indexes_size(reltoastrelid) from pg_class where oid = '%1$s'::regclass and reltoastrelid <> 0), 0),
 	'total', pg_total_relation_size('%1$s'::regclass),
-	'rows', (select count(*) from %1$s),
+	'rows', ROWS,
 	'indexes', coalesce((select json_agg(json_build_object('name', ic.relname, 'method', am.amname,
 			'primary', i.indisprimary, 'unique', i.indisunique, 'definition', pg_get_indexdef(i.indexrelid),
 			'bytes', pg_relation_size(i.indexrelid),
 			'maps', pg_total_relation_size(i.indexrelid) - pg_relation_size(i.indexrelid)))
 		from pg_index i join pg_class ic on ic.oid = i.indexrelid join pg_am am on am.oid = ic.relam
 		where i.indrelid = '%1$s'::regclass), '[]'::json))`
+
+// placementCommandFor returns placementCommand for table: counting the shard's rows for ark,
+// reading 0 for every other table.
+func placementCommandFor(table string) string {
+	rows := "0"
+	if table == TableARK {
+		rows = "(select count(*) from %1$s)"
+	}
+	return strings.Replace(placementCommand, "ROWS", rows, 1)
+}
 
 // shardSuffix is the "_<shard id>" Citus appends to a table's or an index's name on a shard.
 var shardSuffix = regexp.MustCompile(`_[0-9]+$`)
@@ -114,7 +127,7 @@ func measurePlacements(ctx context.Context, q Querier, tables []TableSize, kinds
 			continue
 		}
 		rows, err := q.Query(ctx, `select nodename || ':' || nodeport, success, result
-			from run_command_on_placements($1::regclass, $2)`, pgx.Identifier{t.Name}.Sanitize(), placementCommand)
+			from run_command_on_placements($1::regclass, $2)`, pgx.Identifier{t.Name}.Sanitize(), placementCommandFor(t.Name))
 		if err != nil {
 			return nil, fmt.Errorf("measure: shard placements of %s: %w", t.Name, err)
 		}
