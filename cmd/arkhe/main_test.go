@@ -1,9 +1,21 @@
 package main
 
 import (
+	"context"
+	"os"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// asArkheEnv, set to "1" in a child's environment, makes the test binary run as the arkhe CLI
+// with its own arguments and exit with its status: tests that need arkhe as a process of its own
+// (concurrent runs, a shell's completion) start the test binary instead of building arkhe.
+const asArkheEnv = "ARKHE_TEST_AS_ARKHE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asArkheEnv) == "1" {
+		os.Exit(run(context.Background(), append([]string{"arkhe"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
+	}
+	pgtest.Main(m)
+}
