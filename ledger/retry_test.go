@@ -51,6 +51,15 @@ func registerMinter(t testing.TB, l *ledger.Ledger) {
 // ownCluster starts a PostgreSQL cluster of the test's own, so that the test can restart it
 // without disturbing other tests, with a migrated ledger database registered by
 // registerMinter; the cluster is stopped when the test ends.
+// faultRun leaves a fault run (server restarts, frozen or terminated backends, lost replies,
+// lock waits: each waits out real deadlines and back-offs) to make test; make test-short skips it.
+func faultRun(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a fault run: make test runs it, make test-short leaves it out")
+	}
+}
+
 func ownCluster(t *testing.T) (*localpg.Cluster, *ledger.Ledger) {
 	t.Helper()
 	ctx := context.Background()
@@ -225,12 +234,10 @@ func fileSize(t *testing.T, path string) int64 {
 // batch's COPY; the run retries, resumes from the receipts and completes: every row minted once,
 // the counters exact, and each retry and each resumed batch reported.
 func TestMintRidesOutServerRestarts(t *testing.T) {
+	faultRun(t)
 	c, l := ownCluster(t)
 	logStart := fileSize(t, c.LogFile())
-	rows, modes := 1500, []localpg.StopMode{localpg.StopFast, localpg.StopImmediate}
-	if !testing.Short() {
-		rows, modes = 20_000, []localpg.StopMode{localpg.StopFast, localpg.StopImmediate, localpg.StopFast, localpg.StopImmediate, localpg.StopImmediate}
-	}
+	rows, modes := 20_000, []localpg.StopMode{localpg.StopFast, localpg.StopImmediate, localpg.StopFast, localpg.StopImmediate, localpg.StopImmediate}
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: rows, Seed: 31})
 	var copies atomic.Int64
@@ -291,6 +298,7 @@ func TestMintRidesOutServerRestarts(t *testing.T) {
 // its reply, the batch's receipts show it committed; the run counts its rows as minted (never
 // twice, never as replays) and its draws once.
 func TestMintLostCommitReplyIsTakenAsCommitted(t *testing.T) {
+	faultRun(t)
 	l := mintLedger(t)
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 400, Seed: 32})
@@ -343,6 +351,7 @@ func copyBackends(t *testing.T, pool *pgxpool.Pool) []int {
 // TestMintRidesOutTerminatedBackend terminates the backend of a COPY (pg_terminate_backend)
 // mid-batch, twice; the run reconnects and completes.
 func TestMintRidesOutTerminatedBackend(t *testing.T) {
+	faultRun(t)
 	l := mintLedger(t)
 	admin := pgtest.New(t)
 	dir := t.TempDir()
@@ -385,6 +394,7 @@ func TestMintRidesOutTerminatedBackend(t *testing.T) {
 // the backend never resumed, the run stops after --retry-for with a clear error, and its summary
 // and audit event report exactly what was committed.
 func TestMintFrozenBackend(t *testing.T) {
+	faultRun(t)
 	if _, err := os.Stat("/proc/self"); err != nil {
 		t.Skip("needs /proc to see the server's processes")
 	}
@@ -486,6 +496,7 @@ func TestMintFrozenBackend(t *testing.T) {
 // batch's commit waits until lock_timeout, which the run reports as a retry; once the lock is
 // gone the run completes.
 func TestMintLockTimeoutRetries(t *testing.T) {
+	faultRun(t)
 	l := mintLedger(t)
 	ctx := context.Background()
 	mintExec(t, l.Pool, `insert into shoulder_tally (shoulder_id) select id from shoulder where naan = '99999' and shoulder = '/x9'`)

@@ -235,6 +235,9 @@ func TestSizingModel(t *testing.T) {
 
 func TestBenchSizingCLI(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a benchmark's end-to-end run: make test runs it, make test-short leaves it out")
+	}
 	url := pgtest.URL(t)
 	code, text, errOut := runArkhe(t, "--database-url", url, "bench", "sizing", "--rows", "3000", "--layout", "natural",
 		"--layout", "surrogate", "--layout", "receipt-table", "--layout", "arkhe")

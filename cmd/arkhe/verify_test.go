@@ -237,6 +237,9 @@ func strconvI(n int64) string {
 
 func TestBenchVerifySmall(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("a benchmark's end-to-end run: make test runs it, make test-short leaves it out")
+	}
 	url := pgtest.URL(t)
 	code, out, errOut := arkhe(t, url, "", "bench", "verify", "--rows", "3000", "--repeat", "1")
 	if code != 0 {
