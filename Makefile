@@ -97,7 +97,7 @@ run: pg-server build
 test: deps vet
 	ARKHE_TOOLS=$(TOOLS) $(GO) test -count=1 -timeout 30m ./...
 
-# The single-node suite (go test -short): it leaves out the Citus cluster, the million-row runs and
+# The single-node suite (go test -short): it leaves out the Citus cluster, the million-row runs, the fault runs and
 # the benchmarks' end-to-end runs, which make test runs.
 test-short: pg-server duckdb
 	ARKHE_TOOLS=$(TOOLS) $(GO) test -count=1 -short ./...
