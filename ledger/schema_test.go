@@ -620,6 +620,56 @@ func TestRepointProof(t *testing.T) {
 	})
 }
 
+// TestARKInRegisteredShoulder: every ARK belongs to a registered shoulder of its own NAAN. An
+// INSERT or a COPY holding one ARK whose (shoulder_id, naan) is not a registered shoulder is
+// refused whole with foreign_key_violation: on the single layout by a check over the statement's
+// new rows, on Citus by the foreign key. A shoulder's id never changes.
+func TestARKInRegisteredShoulder(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		l, ctx := registeredIn(t, db)
+		p := l.Pool
+		nodes := nodesOf(t, db)
+		exec(t, p, `insert into naan (naan, name) values ('12345', 'examples')`)
+		ids := keys(t, p)
+		x9, client := ids["s/x9"], ids["cc1"]
+		before := count(t, p, `select count(*) from ark`)
+		cols := []string{"ark", "naan", "shoulder_id", "assigned_name", "created_by", "created_at"}
+		good := []any{"99999/x9good", "99999", x9, "x9good", client, time.Now()}
+		for _, bad := range [][]any{
+			{"99999/x9none", "99999", x9 + 1000, "x9none", client, time.Now()}, // no such shoulder
+			{"12345/x9naan", "12345", x9, "x9naan", client, time.Now()},        // the shoulder is 99999's
+		} {
+			refusedOn(t, nodes, ledger.CodeForeignKeyViolation, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
+				values ($1, $2, $3, $4, $5, $6)`, bad...)
+			for _, n := range nodes {
+				tx, err := n.pool.Begin(ctx)
+				must(t, err)
+				_, err = tx.CopyFrom(ctx, pgx.Identifier{"ark"}, cols, pgx.CopyFromRows([][]any{good, bad}))
+				_ = tx.Rollback(ctx)
+				if code := ledger.SQLState(err); code != ledger.CodeForeignKeyViolation && !(db.Citus() && code == codeCitusCopy) {
+					t.Fatalf("%s: COPY of an ARK outside every registered shoulder: %v, want %s", n.name, err, ledger.CodeForeignKeyViolation)
+				}
+			}
+		}
+		if n := count(t, p, `select count(*) from ark`); n != before {
+			t.Fatalf("ark rows after the refused statements = %d, want %d", n, before)
+		}
+		exec(t, p, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at) values ($1, $2, $3, $4, $5, $6)`, good...)
+		// the id is generated always: no UPDATE sets it to a value; to DEFAULT (a new value) the
+		// single layout refuses it, and Citus refuses a volatile default in an UPDATE
+		refusedOn(t, nodes, "428C9", `update shoulder set id = id + 1000 where shoulder = '/x9'`)
+		code := ledger.CodeUpdateRefused
+		if db.Citus() {
+			code = "0A000"
+		}
+		refusedOn(t, nodes, code, `update shoulder set id = default where shoulder = '/x9'`)
+		if n := count(t, p, `select count(*) from ark a join shoulder s on s.id = a.shoulder_id and s.naan = a.naan`); n != before+1 {
+			t.Errorf("ARKs in a registered shoulder = %d, want %d", n, before+1)
+		}
+	})
+}
+
 // TestReachGroupsOfOneCOPY: the reach trigger checks each (shoulder, client) group of a
 // statement; one group out of reach refuses the whole COPY, groups within reach land. On
 // Citus the trigger fires per shard, on the worker, and a refused COPY comes back as XX000
