@@ -152,9 +152,11 @@ func (a *audit) streamQuery(ln *lane) (string, streamLayout) {
 		// through the repoint path since
 		lay.scoped = true
 		sel := strings.Join(cols, ", ")
+		// the changed ARKs as a literal array (COPY takes no parameters): looked up by the
+		// primary key, however many the planner would guess
 		return fmt.Sprintf(`copy (select %s from ark a where a.seq > %d
-			union all select %s from ark a where a.seq <= %d and a.ark in (%s)) to stdout (format binary)`,
-			sel, a.base.mark, sel, a.base.mark, a.changedSince()), lay
+			union all select %s from ark a where a.seq <= %d and a.ark = any (%s::text[])) to stdout (format binary)`,
+			sel, a.base.mark, sel, a.base.mark, textArrayLiteral(a.changedKeys())), lay
 	}
 	return fmt.Sprintf(`copy (select %s from %s) to stdout (format binary)`, strings.Join(cols, ", "), from), lay
 }
@@ -162,11 +164,6 @@ func (a *audit) streamQuery(ln *lane) (string, streamLayout) {
 // arkPass streams the ARKs (binary COPY) to cfg.Workers goroutines that run the ARK-level
 // checks and add up the digest, the receipts and the current state of ARKs with a history.
 func (a *audit) arkPass(ctx context.Context, ln *lane) error {
-	if a.base != nil && a.usable && !a.citus && !a.since {
-		if err := a.loadChanged(ctx, ln); err != nil {
-			return err
-		}
-	}
 	query, lay := a.streamQuery(ln)
 	workers := a.cfg.Workers
 	batches := make(chan []byte, 2*workers)
@@ -234,6 +231,41 @@ func (a *audit) loadChanged(ctx context.Context, ln *lane) error {
 		return fmt.Errorf("verify: read the ARKs changed since the last audit: %w", err)
 	}
 	return nil
+}
+
+// changedKeys returns the ARKs loadChanged read, sorted.
+func (a *audit) changedKeys() []string {
+	keys := make([]string, 0, len(a.changed))
+	for k := range a.changed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// textArrayLiteral returns keys as an SQL string literal of a text array: each element
+// double-quoted with \ and " escaped, the literal's ' doubled (standard_conforming_strings).
+func textArrayLiteral(keys []string) string {
+	var b strings.Builder
+	b.WriteString("'{")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, c := range []byte(k) {
+			switch c {
+			case '\\', '"':
+				b.WriteByte('\\')
+			case '\'':
+				b.WriteByte('\'')
+			}
+			b.WriteByte(c)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteString("}'")
+	return b.String()
 }
 
 // visible reports whether a row inserted by the transaction xmin (32 bits, as stored) was
@@ -706,8 +738,10 @@ func (a *audit) requestUniqueCheck(ctx context.Context, ln *lane) error {
 // first break.
 func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 	scope := ""
+	var args []any
 	if a.since {
-		scope = fmt.Sprintf("where c.ark in (%s)", a.changedSince())
+		scope = "where c.ark = any ($1)"
+		args = append(args, a.changedKeys())
 	}
 	q := fmt.Sprintf(`select x.ark, x.rn, x.seq, x.before_url, x.prev_url, x.before_status, x.prev_status,
 			x.after_url, x.after_status, cur.found, cur.url, cur.status, cur.change_seq
@@ -723,7 +757,7 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 		   or (x.last and (cur.found is null or cur.url is distinct from x.after_url or x.after_status <> cur.status
 		                   or cur.change_seq <> x.seq))
 		order by x.ark, x.rn`, scope)
-	rows, err := ln.tx.Query(ctx, q)
+	rows, err := ln.tx.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", CheckChangeChain, err)
 	}

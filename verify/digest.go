@@ -150,6 +150,11 @@ func (a *audit) prepare(ctx context.Context, ln *lane) error {
 	case a.cfg.Since && a.base != nil && a.base.signals == nil:
 		a.rec.note(CheckSignals, "the last clean audit recorded no tamper signals: this audit is a full one and records them")
 	}
+	if a.base != nil && a.usable && !a.citus {
+		if err := a.loadChanged(ctx, ln); err != nil {
+			return err
+		}
+	}
 	if a.shoulder, err = loadShoulders(ctx, ln); err != nil {
 		return err
 	}
