@@ -17,12 +17,26 @@ import (
 	"github.com/arkhe-ledger/arkhe/verify"
 )
 
-// verifyFloor is the floor the audit is measured against: a plain COPY of every ARK's key and
-// target.
-const verifyFloor = `copy (select ark, url from ark) to stdout`
+// VerifyFloor is the first floor the audit is measured against: a plain COPY of every ARK's key
+// and target.
+const VerifyFloor = `COPY (SELECT ark, url FROM ark) TO STDOUT`
 
-// VerifyTarget is the ratio the full audit must stay within: at most 5x the floor's time.
+// VerifyColumnsFloor is the second floor: a plain COPY of exactly the columns of ark the full
+// audit reads (the ARK pass: key, shoulder, insertion number, import run, check-character
+// verdict, change count, and target and status for an ARK with a history, its inserting
+// transaction, and the receipt's request ID and client).
+const VerifyColumnsFloor = `COPY (SELECT ark, shoulder_id, seq, import_run_id, check_ok, change_seq, url, status, xmin, request_id, created_by FROM ark) TO STDOUT`
+
+// VerifyTarget is the ratio the full audit must stay within: at most 5x the first floor's time.
 const VerifyTarget = 5.0
+
+// VerifyColumnsTarget is the ratio the full audit must stay within against the COPY of its
+// columns: at most 2x.
+const VerifyColumnsTarget = 2.0
+
+// VerifySinceTarget is the ratio `verify --since` with nothing changed must stay within against
+// the full audit: at most 0.1x (at 10 million ARKs).
+const VerifySinceTarget = 0.1
 
 // VerifySettings returns the names of the server settings RunVerify reads and reports, in
 // print order (a fresh slice).
@@ -56,10 +70,10 @@ type VerifyResult struct {
 	// Settings holds the VerifySettings as the server reported them.
 	Server   string
 	Settings map[string]string
-	// Floors and Audits are the timed runs of the floor COPY and of the full audit, in order;
-	// Since is one audit with --since right after them (nothing changed).
-	Floors, Audits []time.Duration
-	Since          time.Duration
+	// Floors, ColumnFloors and Audits are the timed runs of the two floor COPYs and of the full
+	// audit, in order; Sinces are audits with --since right after them (nothing changed), as
+	// many.
+	Floors, ColumnFloors, Audits, Sinces []time.Duration
 	// Reused reports that the filled ledger came from an earlier run; Kept names the database
 	// kept for the next run ("" when it was removed).
 	Reused bool
@@ -73,17 +87,39 @@ func Median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// Ratio is the median audit time over the median floor time.
+// Ratio is the median audit time over the median time of the first floor (ark, url).
 func (r *VerifyResult) Ratio() float64 {
 	return float64(Median(r.Audits)) / float64(Median(r.Floors))
 }
 
-// RunVerify times a full audit (verify.Run) against the floor, a plain COPY of every ARK's key
-// and target, on the same ledger: it starts a throw-away cluster with the embedded default's
+// ColumnsRatio is the median of the per-run ratios of the full audit over the COPY of the
+// columns it reads (each pair timed back to back).
+func (r *VerifyResult) ColumnsRatio() float64 { return medianRatio(r.Audits, r.ColumnFloors) }
+
+// SinceRatio is the median of the per-run ratios of `verify --since` (nothing changed) over the
+// full audit of the same run.
+func (r *VerifyResult) SinceRatio() float64 { return medianRatio(r.Sinces, r.Audits) }
+
+// medianRatio returns the median of num[i]/den[i] over the pairs both hold.
+func medianRatio(num, den []time.Duration) float64 {
+	var rs []float64
+	for i := range min(len(num), len(den)) {
+		rs = append(rs, float64(num[i])/float64(den[i]))
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	slices.Sort(rs)
+	return rs[len(rs)/2]
+}
+
+// RunVerify times a full audit (verify.Run) against two floors, a plain COPY of every ARK's key
+// and target and one of exactly the columns the audit reads, and `verify --since` with nothing
+// changed against the full audit, on the same ledger: it starts a throw-away cluster with the embedded default's
 // settings in cfg.Dir (or uses cfg.ServerURL), fills database bench_verify_ROWS_SEED_SCHEMA with
 // cfg.Rows ARKs over four shoulders, their receipts and one ARK_CHANGE per ten ARKs
-// (fixtures.FillLedger) unless it exists, then alternates the floor and the audit cfg.Repeat
-// times after one warm-up COPY. The filled ledger must audit clean.
+// (fixtures.FillLedger) unless it exists, then runs the two floors, the full audit and
+// --since in turn cfg.Repeat times after one warm-up COPY. The filled ledger must audit clean.
 func RunVerify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 	res := &VerifyResult{}
 	srv, err := openServer(ctx, "verify", cfg.ServerURL, cfg.Dir, "", cfg.Log)
@@ -122,14 +158,14 @@ func RunVerify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		}
 		res.Settings[k] = v
 	}
-	floor := func() (time.Duration, error) {
+	floor := func(query string) (time.Duration, error) {
 		conn, err := l.Pool.Acquire(ctx)
 		if err != nil {
 			return 0, err
 		}
 		defer conn.Release()
 		start := time.Now()
-		if _, err := conn.Conn().PgConn().CopyTo(ctx, io.Discard, verifyFloor); err != nil {
+		if _, err := conn.Conn().PgConn().CopyTo(ctx, io.Discard, query); err != nil {
 			return 0, fmt.Errorf("floor: %w", err)
 		}
 		return time.Since(start), nil
@@ -144,10 +180,13 @@ func RunVerify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		if !r.Clean() {
 			return 0, fmt.Errorf("the filled ledger has %d findings; it should be clean", r.Findings())
 		}
+		if r.Full == since {
+			return 0, fmt.Errorf("asked for since=%v, the audit ran full=%v", since, r.Full)
+		}
 		return d, nil
 	}
 	logf("warming up: one floor COPY")
-	if _, err := floor(); err != nil {
+	if _, err := floor(VerifyFloor); err != nil {
 		return nil, err
 	}
 	if cfg.CPUProfile != "" {
@@ -162,7 +201,11 @@ func RunVerify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		defer pprof.StopCPUProfile()
 	}
 	for i := 0; i < cfg.Repeat; i++ {
-		f, err := floor()
+		f, err := floor(VerifyFloor)
+		if err != nil {
+			return nil, err
+		}
+		c, err := floor(VerifyColumnsFloor)
 		if err != nil {
 			return nil, err
 		}
@@ -170,12 +213,16 @@ func RunVerify(ctx context.Context, cfg VerifyConfig) (*VerifyResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		logf("run %d: floor %.3f s, verify %.3f s", i+1, f.Seconds(), a.Seconds())
+		s, err := audit(true)
+		if err != nil {
+			return nil, err
+		}
+		logf("run %d: floor %.3f s, floor of the audit's columns %.3f s, verify %.3f s, verify --since %.3f s",
+			i+1, f.Seconds(), c.Seconds(), a.Seconds(), s.Seconds())
 		res.Floors = append(res.Floors, f)
+		res.ColumnFloors = append(res.ColumnFloors, c)
 		res.Audits = append(res.Audits, a)
-	}
-	if res.Since, err = audit(true); err != nil {
-		return nil, err
+		res.Sinces = append(res.Sinces, s)
 	}
 	if cfg.ServerURL != "" || cfg.Dir != "" {
 		res.Kept = db

@@ -2,8 +2,11 @@ package verify
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -86,15 +89,21 @@ func loadShoulders(ctx context.Context, ln *lane) (map[int64]*shoulderInfo, erro
 // streamLayout says which optional columns the ARK pass streams: each is left out when it
 // would be the same for every row, so the server sends only what varies.
 type streamLayout struct {
-	then    bool // whether the ARK counts against the baseline (only with a baseline)
-	scope   bool // whether the ARK is in the --since scope (only with --since)
-	created bool // created_at of ARKs of retired shoulders (only when a shoulder is retired)
+	xmin     bool // the row's inserting transaction (only with a usable baseline)
+	receipt  bool // the receipt's client (the single layout, where receipts are ark columns)
+	created  bool // created_at of ARKs of retired shoulders (only when a shoulder is retired)
+	scoped   bool // the --since pass: only ARKs new or changed since the baseline
+	mark     int64
+	changed  map[string]bool // ARKs with an ARK_CHANGE row the baseline could not see
+	ref      ageRef
+	baseline bool // whether a baseline exists
+	usable   bool // whether its snapshot applies (xmin comparisons)
 }
 
 // fields returns the number of columns.
 func (l streamLayout) fields() int {
-	n := 5
-	for _, b := range []bool{l.then, l.scope, l.created} {
+	n := 8
+	for _, b := range []bool{l.xmin, l.receipt, l.created} {
 		if b {
 			n++
 		}
@@ -104,20 +113,26 @@ func (l streamLayout) fields() int {
 
 // streamQuery returns the binary COPY of the ARK pass, one row per ARK: the ledger key, the
 // shoulder id and seq (internal: a join key and the digest's seed, never shown), minted by
-// arkhe (import_run_id is null), check_ok, then the optional columns of the layout. Plain
-// columns and boolean tests only: the hashes are computed by the client (hashTextExtended),
-// so the server does little more than for the floor's COPY (SELECT ark, url FROM ark).
-func (a *audit) streamQuery(r ageRef) (string, streamLayout) {
-	var lay streamLayout
-	cols := []string{"a.ark", "a.shoulder_id", "a.seq", "a.import_run_id is null", "a.check_ok"}
-	then, join := a.inBaseline(r)
-	if a.base != nil && !a.citus { // on Citus every ARK counts (compareGrowing)
-		lay.then = true
-		cols = append(cols, then)
+// arkhe (import_run_id is null), check_ok, and for an ARK with a history (change_seq > 0) its
+// change count, target and status (change.chain's comparison); then the optional columns of
+// the layout. Plain columns and boolean tests only: the hashes, and whether a row counts
+// against the baseline (from its xmin), are computed by the client, so the server does little
+// more than for a COPY of those columns.
+func (a *audit) streamQuery(ln *lane) (string, streamLayout) {
+	lay := streamLayout{ref: ln.age, baseline: a.base != nil && !a.citus, usable: a.usable, changed: a.changed}
+	if a.base != nil {
+		lay.mark = a.base.mark
 	}
-	if a.since {
-		lay.scope = true
-		cols = append(cols, fmt.Sprintf("a.seq > %d or c.ark is not null or not %s", a.base.mark, visibleToBase(r)))
+	cols := []string{"a.ark", "a.shoulder_id", "a.seq", "a.import_run_id is null", "a.check_ok",
+		"case when a.change_seq > 0 then a.change_seq end", "case when a.change_seq > 0 then a.url end",
+		"case when a.change_seq > 0 then a.status end"}
+	if a.base != nil && a.usable && !a.citus && !a.since { // on Citus every ARK counts (compareGrowing)
+		lay.xmin = true
+		cols = append(cols, "a.xmin")
+	}
+	if a.receiptsInPass {
+		lay.receipt = true
+		cols = append(cols, "case when a.request_id is not null then a.created_by end")
 	}
 	var retired []string
 	for id, s := range a.shoulder {
@@ -125,20 +140,31 @@ func (a *audit) streamQuery(r ageRef) (string, streamLayout) {
 			retired = append(retired, strconv.FormatInt(id, 10))
 		}
 	}
+	sort.Strings(retired)
 	if len(retired) > 0 {
 		lay.created = true
 		cols = append(cols, fmt.Sprintf("case when a.shoulder_id = any('{%s}'::bigint[]) then a.created_at end", strings.Join(retired, ",")))
 	}
-	if !lay.then && !lay.scope {
-		join = ""
+	from := "ark a"
+	if a.since {
+		// new since the baseline (above its mark; a row numbered below it but invisible to its
+		// snapshot was being written then, which the statistics signal notices), or changed
+		// through the repoint path since
+		lay.scoped = true
+		sel := strings.Join(cols, ", ")
+		// the changed ARKs as a literal array (COPY takes no parameters): looked up by the
+		// primary key, however many the planner would guess
+		return fmt.Sprintf(`copy (select %s from ark a where a.seq > %d
+			union all select %s from ark a where a.seq <= %d and a.ark = any (%s::text[])) to stdout (format binary)`,
+			sel, a.base.mark, sel, a.base.mark, textArrayLiteral(a.changedKeys())), lay
 	}
-	return fmt.Sprintf(`copy (select %s from ark a %s) to stdout (format binary)`, strings.Join(cols, ", "), join), lay
+	return fmt.Sprintf(`copy (select %s from %s) to stdout (format binary)`, strings.Join(cols, ", "), from), lay
 }
 
 // arkPass streams the ARKs (binary COPY) to cfg.Workers goroutines that run the ARK-level
-// checks and add up the digest and the receipt hash.
+// checks and add up the digest, the receipts and the current state of ARKs with a history.
 func (a *audit) arkPass(ctx context.Context, ln *lane) error {
-	query, lay := a.streamQuery(ln.age)
+	query, lay := a.streamQuery(ln)
 	workers := a.cfg.Workers
 	batches := make(chan []byte, 2*workers)
 	free := make(chan []byte, 2*workers+2)
@@ -184,6 +210,86 @@ func (a *audit) arkPass(ctx context.Context, ln *lane) error {
 	return nil
 }
 
+// loadChanged reads the ARKs with an ARK_CHANGE row the baseline's snapshot could not see: a
+// row of one of them updated since counts against the baseline (the repoint path explains the
+// update). It holds the ARKs changed since the last clean audit, not the ledger.
+func (a *audit) loadChanged(ctx context.Context, ln *lane) error {
+	rows, err := ln.tx.Query(ctx, a.changedSince())
+	if err != nil {
+		return fmt.Errorf("verify: read the ARKs changed since the last audit: %w", err)
+	}
+	defer rows.Close()
+	a.changed = map[string]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return fmt.Errorf("verify: read the ARKs changed since the last audit: %w", err)
+		}
+		a.changed[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("verify: read the ARKs changed since the last audit: %w", err)
+	}
+	return nil
+}
+
+// changedKeys returns the ARKs loadChanged read, sorted.
+func (a *audit) changedKeys() []string {
+	keys := make([]string, 0, len(a.changed))
+	for k := range a.changed {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// textArrayLiteral returns keys as an SQL string literal of a text array: each element
+// double-quoted with \ and " escaped, the literal's ' doubled (standard_conforming_strings).
+func textArrayLiteral(keys []string) string {
+	var b strings.Builder
+	b.WriteString("'{")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, c := range []byte(k) {
+			switch c {
+			case '\\', '"':
+				b.WriteByte('\\')
+			case '\'':
+				b.WriteByte('\'')
+			}
+			b.WriteByte(c)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteString("}'")
+	return b.String()
+}
+
+// visible reports whether a row inserted by the transaction xmin (32 bits, as stored) was
+// visible to the baseline's snapshot, by the rule of ageRef: age(xmin) as PostgreSQL computes
+// it for the reference transaction, then the comparison visibleToBase makes in SQL.
+func (r ageRef) visible(xmin uint32) bool {
+	age := int64(math.MaxInt32)
+	if xmin >= 3 { // not a frozen or bootstrap xid
+		age = int64(int32(uint32(r.now) - xmin))
+	}
+	if age <= r.t2 {
+		return false
+	}
+	if age > r.t1 {
+		return true
+	}
+	for _, x := range r.xips {
+		if age == x {
+			return false
+		}
+	}
+	return true
+}
+
 // checkBatch adds up and checks every tuple of one batch and returns how many.
 func (a *audit) checkBatch(b []byte, lay streamLayout, ps *passStats) (int64, error) {
 	r := tupleReader{b: b}
@@ -200,12 +306,31 @@ func (a *audit) checkBatch(b []byte, lay streamLayout, ps *passStats) (int64, er
 		}
 		minted := r.boolField()
 		checkOK := r.field()
-		then, inScope := false, true
-		if lay.then {
-			then = r.boolField()
+		changes, hasHistory, err := r.int32Field()
+		if err != nil {
+			return n, err
 		}
-		if lay.scope {
-			inScope = r.boolField()
+		url := r.field()
+		status := r.field()
+		then := false
+		if lay.baseline && !lay.scoped && seq <= lay.mark {
+			then = true
+			if lay.xmin {
+				x := r.field()
+				if len(x) != 4 {
+					return n, fmt.Errorf("%w: xid of %d octets", errCopyFormat, len(x))
+				}
+				then = lay.ref.visible(binary.BigEndian.Uint32(x)) || lay.changed[string(key)]
+			}
+		} else if lay.xmin {
+			r.field()
+		}
+		var client int64
+		var hasReceipt bool
+		if lay.receipt {
+			if client, hasReceipt, err = r.int64Field(); err != nil {
+				return n, err
+			}
 		}
 		var created int64
 		var hasCreated bool
@@ -226,14 +351,26 @@ func (a *audit) checkBatch(b []byte, lay streamLayout, ps *passStats) (int64, er
 		g.n++
 		g.d += hashTextExtended(key, uint64(seq))
 		g.max = max(g.max, seq)
-		if minted {
-			ps.minted.add(blockSum{n: 1, d: hashTextExtended(key, 0)})
+		if minted || hasReceipt {
+			h := hashTextExtended(key, 0)
+			if minted {
+				ps.minted.add(blockSum{n: 1, d: h})
+			}
+			if hasReceipt {
+				ps.receipts.add(blockSum{n: 1, d: h})
+				if c, ok := a.clients[client]; !ok || (c.authority != "system" && !hasNAAN(key, c.naan)) {
+					ps.receiptNAANSuspect = true
+				}
+			}
+		}
+		if hasHistory {
+			ps.history.add(key, changes, url, status, &ps.buf)
 		}
 		n++
-		if !inScope {
-			continue
-		}
 		ps.checked++
+		if lay.scoped && seq > lay.mark {
+			ps.fresh++
+		}
 		// an imported ARK whose failing check character the import recorded is not a finding;
 		// nor is one imported without a verdict (its shoulder's zone was none then) into a
 		// shoulder adopted since: it keeps the verdict of its import
@@ -242,6 +379,11 @@ func (a *audit) checkBatch(b []byte, lay streamLayout, ps *passStats) (int64, er
 		a.checkARK("ark:"+string(key), sh, knownBad, created, hasCreated)
 	}
 	return n, nil
+}
+
+// hasNAAN reports whether the ledger key starts with "naan/".
+func hasNAAN(key []byte, naan string) bool {
+	return len(key) > len(naan) && key[len(naan)] == '/' && string(key[:len(naan)]) == naan
 }
 
 // checkARK runs the ARK-level checks on one ledger key, given with the label as stored
@@ -340,6 +482,46 @@ func (a *audit) clientCheck(ctx context.Context, ln *lane) error {
 	return nil
 }
 
+// mintReceiptView is the single layout's mint_receipt view as PostgreSQL prints it
+// (pg_get_viewdef, runs of white space as one space): the receipts are the ark rows with a
+// request ID.
+const mintReceiptView = `SELECT ark.created_by AS client_pk, ark.request_id, ark.ark, ark.payload_digest, ark.created_at FROM ark WHERE (ark.request_id IS NOT NULL);`
+
+// receiptsAreColumns reports whether mint_receipt is the single layout's view of ark's receipt
+// columns, unchanged; then the ARK pass reads the receipts with the ARKs.
+func receiptsAreColumns(ctx context.Context, ln *lane) (bool, error) {
+	var def *string
+	if err := ln.tx.QueryRow(ctx, `select pg_get_viewdef(to_regclass('mint_receipt'))`).Scan(&def); err != nil {
+		return false, fmt.Errorf("verify: read the mint_receipt view: %w", err)
+	}
+	return def != nil && strings.Join(strings.Fields(*def), " ") == mintReceiptView, nil
+}
+
+// clientInfo is a registered client as the receipt checks need it.
+type clientInfo struct{ naan, authority string }
+
+// loadClients reads every client, keyed by its internal id (used only to join, never shown).
+func loadClients(ctx context.Context, ln *lane) (map[int64]clientInfo, error) {
+	rows, err := ln.tx.Query(ctx, `select id, naan, authority from client`)
+	if err != nil {
+		return nil, fmt.Errorf("verify: read clients: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]clientInfo{}
+	for rows.Next() {
+		var id int64
+		var c clientInfo
+		if err := rows.Scan(&id, &c.naan, &c.authority); err != nil {
+			return nil, fmt.Errorf("verify: read clients: %w", err)
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("verify: read clients: %w", err)
+	}
+	return out, nil
+}
+
 // receiptNAANBad is the condition of receipt.naan_of_client over mint_receipt r left join
 // client c: the client is not registered, or (unless its authority is system) its NAAN is not
 // the ARK's.
@@ -352,28 +534,9 @@ const receiptNAANBad = `c.id is null or (c.authority <> 'system' and c.naan <> s
 // with "NAAN/" starts with it too, so when both do for the client's NAAN, all its receipts
 // are in that NAAN.
 func (a *audit) receiptTotals(ctx context.Context, ln *lane) error {
-	type client struct{ naan, authority string }
-	clients := map[int64]client{}
-	rows, err := ln.tx.Query(ctx, `select id, naan, authority from client`)
-	if err != nil {
-		return fmt.Errorf("verify: read clients: %w", err)
-	}
-	for rows.Next() {
-		var id int64
-		var c client
-		if err := rows.Scan(&id, &c.naan, &c.authority); err != nil {
-			rows.Close()
-			return fmt.Errorf("verify: read clients: %w", err)
-		}
-		clients[id] = c
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("verify: read clients: %w", err)
-	}
 	q := fmt.Sprintf(`select client_pk, count(*), sum(%s)::text, min(ark), max(ark) from mint_receipt group by client_pk`,
 		fmt.Sprintf(receiptHash, "ark"))
-	rows, err = ln.tx.Query(ctx, q)
+	rows, err := ln.tx.Query(ctx, q)
 	if err != nil {
 		return fmt.Errorf("verify: count receipts: %w", err)
 	}
@@ -389,7 +552,7 @@ func (a *audit) receiptTotals(ctx context.Context, ln *lane) error {
 			return fmt.Errorf("verify: count receipts: %w", err)
 		}
 		a.receipts.add(blockSum{n: n, d: s})
-		c, ok := clients[id]
+		c, ok := a.clients[id]
 		if !ok || (c.authority != "system" && !(strings.HasPrefix(lo, c.naan+"/") && strings.HasPrefix(hi, c.naan+"/"))) {
 			a.receiptNAANSuspect = true
 		}
@@ -575,8 +738,10 @@ func (a *audit) requestUniqueCheck(ctx context.Context, ln *lane) error {
 // first break.
 func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 	scope := ""
+	var args []any
 	if a.since {
-		scope = fmt.Sprintf("where c.ark in (%s)", a.changedSince())
+		scope = "where c.ark = any ($1)"
+		args = append(args, a.changedKeys())
 	}
 	q := fmt.Sprintf(`select x.ark, x.rn, x.seq, x.before_url, x.prev_url, x.before_status, x.prev_status,
 			x.after_url, x.after_status, cur.found, cur.url, cur.status, cur.change_seq
@@ -592,7 +757,7 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 		   or (x.last and (cur.found is null or cur.url is distinct from x.after_url or x.after_status <> cur.status
 		                   or cur.change_seq <> x.seq))
 		order by x.ark, x.rn`, scope)
-	rows, err := ln.tx.Query(ctx, q)
+	rows, err := ln.tx.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("verify: %s: %w", CheckChangeChain, err)
 	}

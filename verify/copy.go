@@ -197,6 +197,18 @@ func (r *tupleReader) int64Field() (int64, bool, error) {
 	return int64(binary.BigEndian.Uint64(v)), true, nil
 }
 
+// int32Field returns the next field as a big-endian int4; ok is false for NULL.
+func (r *tupleReader) int32Field() (int32, bool, error) {
+	v := r.field()
+	if v == nil {
+		return 0, false, nil
+	}
+	if len(v) != 4 {
+		return 0, false, fmt.Errorf("%w: 4-octet field of %d octets", errCopyFormat, len(v))
+	}
+	return int32(binary.BigEndian.Uint32(v)), true, nil
+}
+
 // boolField returns the next field as a bool; false for NULL.
 func (r *tupleReader) boolField() bool {
 	v := r.field()

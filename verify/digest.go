@@ -82,6 +82,7 @@ type baseline struct {
 	digest    uint64
 	shoulders map[string]int64
 	blocks    map[int64]blockSum
+	signals   *signals // the tamper signals it recorded; nil for none
 }
 
 // blockSum is a count and digest.
@@ -116,9 +117,9 @@ func (a *audit) prepare(ctx context.Context, ln *lane) error {
 	var digest int64
 	var shoulders map[string]int64
 	var blocks [][3]int64
-	err = ln.tx.QueryRow(ctx, `select at, snapshot::text, origin, high_water, ark_count, digest, shoulders, blocks
+	err = ln.tx.QueryRow(ctx, `select at, snapshot::text, origin, high_water, ark_count, digest, shoulders, blocks, signals
 		from audit_summary order by id desc limit 1`).
-		Scan(&b.at, &b.snapshot, &b.origin, &b.mark, &b.count, &digest, &shoulders, &blocks)
+		Scan(&b.at, &b.snapshot, &b.origin, &b.mark, &b.count, &digest, &shoulders, &blocks, &b.signals)
 	switch {
 	case err == nil:
 		if b.xmin, b.xmax, b.xip, err = parseSnapshot(b.snapshot); err != nil {
@@ -139,12 +140,31 @@ func (a *audit) prepare(ctx context.Context, ln *lane) error {
 	default:
 		return fmt.Errorf("verify: read last audit summary: %w", err)
 	}
-	a.since = a.cfg.Since && a.base != nil && a.usable
-	if a.cfg.Since && a.citus {
+	if a.sig, err = a.readSignals(ctx, ln); err != nil {
+		return err
+	}
+	a.since = a.cfg.Since && a.base != nil && a.usable && !a.citus && a.base.signals != nil
+	switch {
+	case a.cfg.Since && a.citus:
 		a.rec.note(CheckDigest, "--since needs one snapshot of the whole ledger, which Citus does not have across nodes: this audit is a full one")
+	case a.cfg.Since && a.base != nil && a.base.signals == nil:
+		a.rec.note(CheckSignals, "the last clean audit recorded no tamper signals: this audit is a full one and records them")
+	}
+	if a.base != nil && a.usable && !a.citus {
+		if err := a.loadChanged(ctx, ln); err != nil {
+			return err
+		}
 	}
 	if a.shoulder, err = loadShoulders(ctx, ln); err != nil {
 		return err
+	}
+	if a.clients, err = loadClients(ctx, ln); err != nil {
+		return err
+	}
+	if !a.citus {
+		if a.receiptsInPass, err = receiptsAreColumns(ctx, ln); err != nil {
+			return err
+		}
 	}
 	rows, err := ln.tx.Query(ctx, `select naan from naan`)
 	if err != nil {
@@ -203,36 +223,9 @@ func (a *audit) ageReference(ctx context.Context, ln *lane) error {
 	return nil
 }
 
-// visibleToBase returns the SQL condition "the inserting transaction of row a was visible to
-// the baseline's snapshot" for a lane; only meaningful when the baseline is usable.
-func visibleToBase(r ageRef) string {
-	cond := fmt.Sprintf("age(a.xmin) > %d", r.t2)
-	if len(r.xips) > 0 {
-		parts := make([]string, len(r.xips))
-		for i, x := range r.xips {
-			parts[i] = strconv.FormatInt(x, 10)
-		}
-		cond = fmt.Sprintf("(%s and (age(a.xmin) > %d or age(a.xmin) <> all('{%s}'::bigint[])))", cond, r.t1, strings.Join(parts, ","))
-	}
-	return cond
-}
-
 // changedSince returns a query of the ARKs with an ARK_CHANGE row the baseline could not see.
 func (a *audit) changedSince() string {
 	return fmt.Sprintf(`select distinct ark from ark_change where not pg_visible_in_snapshot(xact, '%s'::pg_snapshot)`, a.base.snapshot)
-}
-
-// inBaseline returns the SQL condition "row a counts in the comparison with the baseline", and
-// the join its condition needs (alias c), for lane r.
-func (a *audit) inBaseline(r ageRef) (cond, join string) {
-	switch {
-	case a.base == nil:
-		return "false", ""
-	case !a.usable:
-		return fmt.Sprintf("a.seq <= %d", a.base.mark), ""
-	}
-	return fmt.Sprintf("(a.seq <= %d and (%s or c.ark is not null))", a.base.mark, visibleToBase(r)),
-		fmt.Sprintf("left join (%s) c on c.ark = a.ark", a.changedSince())
 }
 
 // digestResult is what the ARK pass computed for the digest, the receipts and change.chain.
@@ -263,9 +256,15 @@ type groupSum struct {
 
 // passStats is what one worker of the ARK pass accumulates; merged by mergeStats.
 type passStats struct {
-	groups  map[groupKey]*groupSum
-	minted  blockSum
-	checked int64
+	groups   map[groupKey]*groupSum
+	minted   blockSum
+	receipts blockSum // the single layout's receipts (ark columns): count and receiptHash sum
+	// receiptNAANSuspect: a receipt's client is not registered or not of the ARK's NAAN
+	receiptNAANSuspect bool
+	history            historySum // ARKs with a history, for change.chain
+	buf                []byte     // scratch space of history.add
+	checked            int64
+	fresh              int64 // --since: ARKs numbered above the baseline's mark
 }
 
 func newPassStats() *passStats { return &passStats{groups: map[groupKey]*groupSum{}} }
@@ -275,7 +274,13 @@ func (a *audit) mergeStats(all []*passStats) {
 	d := digestResult{shoulders: map[string]int64{}, blocks: map[int64]blockSum{}, thenShd: map[string]int64{},
 		thenBlk: map[int64]blockSum{}}
 	for _, ps := range all {
+		a.fresh += ps.fresh
 		d.minted.add(ps.minted)
+		if a.receiptsInPass { // else receiptTotals reads them
+			a.receipts.add(ps.receipts)
+			a.receiptNAANSuspect = a.receiptNAANSuspect || ps.receiptNAANSuspect
+		}
+		a.history.merge(ps.history)
 		a.checked += ps.checked
 		for k, g := range ps.groups {
 			label := unregisteredShoulder
@@ -521,9 +526,13 @@ func (a *audit) storeSummary(ctx context.Context, l *ledger.Ledger) error {
 	if err != nil {
 		return fmt.Errorf("verify: summary: %w", err)
 	}
-	_, err = l.Pool.Exec(ctx, `insert into audit_summary (at, snapshot, origin, high_water, ark_count, digest, shoulders, blocks, full_audit)
-		values ($1, $2::pg_snapshot, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9)`,
-		a.snap.at, a.snap.text, a.snap.origin, d.mark, d.total.n, int64(d.total.d), string(sj), string(bj), !a.since)
+	gj, err := json.Marshal(a.sig)
+	if err != nil {
+		return fmt.Errorf("verify: summary: %w", err)
+	}
+	_, err = l.Pool.Exec(ctx, `insert into audit_summary (at, snapshot, origin, high_water, ark_count, digest, shoulders, blocks, full_audit, signals)
+		values ($1, $2::pg_snapshot, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10::jsonb)`,
+		a.snap.at, a.snap.text, a.snap.origin, d.mark, d.total.n, int64(d.total.d), string(sj), string(bj), !a.since, string(gj))
 	if err != nil {
 		return fmt.Errorf("verify: store audit summary: %w", err)
 	}

@@ -34,9 +34,9 @@
 //
 //   - client.pinned_to_retired (warning): no active client that may mint is pinned to a
 //     retired shoulder.
-//   - receipt.ark_exists: every receipt points at an ARK in the ledger. Receipts are the ark
-//     row's request_id and payload_digest, read through the mint_receipt view, so this holds by
-//     construction unless the view is redefined; the check costs nothing and stays.
+//   - receipt.ark_exists: every receipt points at an ARK in the ledger. On the single layout
+//     receipts are the ark row's request_id and payload_digest, read through the mint_receipt
+//     view, so this holds by construction unless the view is redefined.
 //   - receipt.naan_of_client: the receipt's client is registered and (unless its authority is
 //     system) belongs to the ARK's NAAN.
 //   - receipt.request_unique: no (client, request ID) maps to two ARKs.
@@ -50,13 +50,23 @@
 //     append-only, ark_update, ark_reach, shoulder_update, client_reach, credential_kind, and
 //     those of later migrations) exist, are enabled, call their functions, and those functions
 //     are the migrations' (see [ExpectedTriggers]).
+//   - ledger.signals (--since only): nothing changed the tables behind the ledger's paths since
+//     the last full audit (see --since below).
 //
-// Two checks have fast paths for the clean case. Receipts: the multiset of receipt ARKs is
-// compared with the multiset of minted ARKs by count and a sum of 64-bit hashes; only when
-// they differ do the exact anti-joins behind receipt.ark_exists and ark.receipt_missing run.
+// One pass over ark feeds several checks, and three have fast paths for the clean case.
+// Receipts: on the single layout, when mint_receipt is the migrations' view of ark's receipt
+// columns, the ARK pass also reads each row's receipt client; else (Citus, or a redefined view)
+// one query reads the receipts. The multiset of receipt ARKs is compared with the multiset of
+// minted ARKs by count and a sum of 64-bit hashes; only when they differ do the exact
+// anti-joins behind receipt.ark_exists and ark.receipt_missing run, and the query of
+// receipt.naan_of_client only when a receipt's client is unregistered or of another NAAN.
 // Request IDs: a valid unique index of ark on (created_by, request_id), the ledger's partial
 // ark_receipt, makes duplicates impossible, so the grouping query runs only when that index is
-// missing or invalid.
+// missing or invalid. change.chain: the ARK pass sums a hash of (key, change count, target) and
+// of (key, status) over the ARKs with a history; one sorted pass over ARK_CHANGE sums the same
+// over each ARK's last row and counts the rows that break the chain inside a history; only when
+// a count or sum differs, or a last row recorded no status, does the exact query, which looks
+// each ARK up, run and name the ARKs.
 //
 // # The digest: nothing was deleted
 //
@@ -94,7 +104,8 @@
 //     a target changed with the triggers off is not (the single node finds it from the row's
 //     transaction id), though change.chain finds one on an ARK with history. The check's note
 //     says so on every Citus audit.
-//   - --since needs one snapshot of the whole ledger: a Citus audit is always a full one (noted).
+//   - --since needs one snapshot of the whole ledger: a Citus audit is always a full one (noted),
+//     which with --since also compares the tamper signals of every node (see --since).
 //   - receipt.ark_exists and ark.receipt_missing matter more: receipts are a table of their own,
 //     distributed by request ID apart from the ARKs, with no foreign key between them; their
 //     exact queries are outer joins, which Citus plans.
@@ -108,16 +119,53 @@
 //
 // # --since
 //
-// With Config.Since, the ARK-level checks and change.chain cover only ARKs inserted since the
-// last clean audit (above its mark, or invisible to its snapshot), updated since, or with
-// ARK_CHANGE rows written since. The digest, receipt, client and schema checks still cover the
-// whole ledger: the pass still streams every ARK's key, seq and shoulder (the key-only scan;
-// only what changed is parsed and checked). Without a usable earlier audit, --since runs a
-// full audit.
+// A full audit reads every ARK; `--since` (Config.Since) reads what changed through the
+// ledger's paths since the last full audit, plus signals that show whether anything changed
+// behind them, and costs what changed, not what the ledger holds. On the single layout, with a
+// last full audit that recorded its signals (audit_summary.signals) and whose snapshot applies:
+//
+//   - the ARK-level checks, the receipts and the digest's count cover the ARKs numbered above
+//     that audit's mark (the BRIN index on seq) and those with an ARK_CHANGE row it could not
+//     see; change.chain covers the latter; client, request ID and schema checks run whole;
+//   - ledger.signals compares, table by protected table (those with the ledger's triggers), the
+//     file node (TRUNCATE, VACUUM FULL, CLUSTER or a rewriting ALTER TABLE give a new one), the
+//     statistics collector's counters (pg_stat_all_tables: no deleted row in a table that refuses
+//     DELETE, no updated row in an append-only one, no more updated ark rows than inserted
+//     ARK_CHANGE rows, which the repoint path writes one per update in the same transaction, no
+//     more inserted ark rows than ARKs found above the mark), whether the statistics were reset
+//     or went back (pg_stat_reset, a crash), and an md5 of the protected tables' columns,
+//     constraints, indexes and the migrations applied. The triggers' state is schema.triggers.
+//     A signal is a finding that recommends the full audit;
+//   - the digest is not recomputed, and a --since audit records no baseline: the next one
+//     compares with the last full audit again.
+//
+// What --since cannot catch, and a periodic full audit (weekly, say) does: a change that leaves
+// the file nodes and the counters as they were, e.g. a direct write to the table's files, or
+// writes whose counters were lost in a crash (crash recovery discards the statistics: the
+// counters going back is a signal, unless the writes since have carried them past the recorded
+// values); an update behind the triggers offset by as many ARK_CHANGE rows forged with it
+// (change.chain then checks those rows); a trigger disabled and enabled again between two
+// audits, unless its table's counters moved meanwhile. A superuser's write with
+// session_replication_role = replica is counted like any other, and caught as above. The
+// statistics reach the counters up to seconds after a transaction ends (the audit first makes
+// its own process's idle connections send theirs): a change made just before --since may show
+// only on the next run, and writes committed between the full audit's snapshot and its reading
+// of the counters leave as much room. A
+// false alarm also comes from a repoint rolled back after its update, or an ARK written by a
+// transaction still open during the full audit and numbered below its mark; the full audit the
+// signal recommends clears it. Without a usable last full audit with signals, --since runs a
+// full audit (and says so).
+//
+// On Citus, --since is a full audit (no snapshot spans the nodes) that also compares the
+// signals, read from every node (each shard placement on its own, and the coordinator's tables)
+// and naming the node: this finds an update with the triggers off, which Citus's digest cannot.
+// The inserted-rows comparison is left out there: a worker's counters of the ARKs written before
+// the full audit may still be arriving.
 //
 // # Memory
 //
 // The ARK pass streams the table by binary COPY in batches to a fixed number of workers; the
 // set-based checks stream their rows; per-check state is a count and N examples. Memory does
-// not grow with the ledger, except the digest's per-block numbers (24 bytes per 65,536 ARKs).
+// not grow with the ledger, except the digest's per-block numbers (24 bytes per 65,536 ARKs),
+// and the set of ARKs changed since the last audit (what changed, not what the ledger holds).
 package verify

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
@@ -54,6 +55,30 @@ func TestHashTextExtended(t *testing.T) {
 	}
 	if i != len(keys) {
 		t.Fatalf("compared %d of %d", i, len(keys))
+	}
+	// The --since pass names the changed ARKs in a literal array: every octet but NUL survives.
+	var same bool
+	if err := pool.QueryRow(t.Context(), `select `+textArrayLiteral(keys)+`::text[] = $1::text[]`, keys).Scan(&same); err != nil || !same {
+		t.Errorf("text array literal of %d keys: equal %v, %v", len(keys), same, err)
+	}
+	// change.chain's fast path: the ARK pass's hashes of the current state equal the server's of
+	// the last ARK_CHANGE row (a target, none, and a status).
+	for _, url := range []*string{&keys[7], nil} {
+		var h historySum
+		var buf []byte
+		var u []byte
+		if url != nil {
+			u = []byte(*url)
+		}
+		h.add([]byte(keys[5]), 42, u, []byte("unavailable"), &buf)
+		var target, status int64
+		if err := pool.QueryRow(t.Context(), `select `+strings.ReplaceAll(historyTargetHash, "x.", "")+`, `+strings.ReplaceAll(historyStatusHash, "x.", "")+`
+			from (select $1::text as ark, 42 as seq, $2::text as after_url, 'unavailable'::text as after_status) x`, keys[5], url).Scan(&target, &status); err != nil {
+			t.Fatal(err)
+		}
+		if h.n != 1 || h.target != uint64(target) || h.status != uint64(status) {
+			t.Errorf("history hashes (target %v): %d %d, server %d %d", url != nil, h.target, h.status, target, status)
+		}
 	}
 }
 

@@ -16,12 +16,13 @@ import (
 func benchVerifyCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "verify",
-		Usage: "time a full `arkhe verify` against a plain COPY (SELECT ark, url FROM ark) TO STDOUT of the same ledger (the target: at most 5x the COPY time)",
+		Usage: "time a full `arkhe verify` against a plain COPY of the columns it reads (target: at most 2x) and `verify --since` with nothing changed against the full audit (target: at most 0.1x at 10 million ARKs)",
 		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses the server of\n" +
 			"--database-url, a superuser URL, creating database bench_verify_ROWS_SCHEMA there), fills it with --rows\n" +
 			"ARKs over four shoulders, their receipts and one ARK_CHANGE per ten ARKs (fixtures.FillLedger), then\n" +
-			"alternates the floor and a full audit --repeat times after one warm-up COPY, and prints the medians,\n" +
-			"their ratio and the settings. A filled database is reused when it exists (with --bench-dir or\n" +
+			"runs in turn, --repeat times after one warm-up COPY: COPY (SELECT ark, url FROM ark) TO STDOUT, a COPY of\n" +
+			"exactly the columns of ark the audit reads, a full audit, and verify --since with nothing changed; it\n" +
+			"prints the medians, the ratios (median of the per-run ratios) and the settings. A filled database is reused when it exists (with --bench-dir or\n" +
 			"--database-url it is kept for the next run).",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "ARKs in the ledger"},
@@ -71,13 +72,19 @@ func printBenchVerify(w io.Writer, r *bench.VerifyResult) {
 		return strings.Join(s, " ")
 	}
 	fmt.Fprintf(w, "  floor  %-44s median %.3f s  (runs: %s)\n", "COPY (SELECT ark, url FROM ark) TO STDOUT", bench.Median(r.Floors).Seconds(), runs(r.Floors))
+	fmt.Fprintf(w, "  floor  %-44s median %.3f s  (runs: %s)\n", "COPY of the columns the audit reads (below)", bench.Median(r.ColumnFloors).Seconds(), runs(r.ColumnFloors))
 	fmt.Fprintf(w, "  arkhe  %-44s median %.3f s  (runs: %s)\n", "arkhe verify (full audit)", bench.Median(r.Audits).Seconds(), runs(r.Audits))
-	fmt.Fprintf(w, "  also   %-44s        %.3f s\n", "arkhe verify --since (nothing changed)", r.Since.Seconds())
-	verdict := "met"
-	if r.Ratio() > bench.VerifyTarget {
-		verdict = "MISSED"
+	fmt.Fprintf(w, "  arkhe  %-44s median %.3f s  (runs: %s)\n", "arkhe verify --since (nothing changed)", bench.Median(r.Sinces).Seconds(), runs(r.Sinces))
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
 	}
-	fmt.Fprintf(w, "  ratio  %.2fx the floor (target <= %.0fx: %s)\n", r.Ratio(), bench.VerifyTarget, verdict)
+	fmt.Fprintf(w, "  ratio  full audit %.2fx COPY (SELECT ark, url FROM ark) (ratio of medians; target <= %.0fx: %s)\n", r.Ratio(), bench.VerifyTarget, verdict(r.Ratio() <= bench.VerifyTarget))
+	fmt.Fprintf(w, "  ratio  full audit %.2fx the COPY of its columns (median of per-run ratios; target <= %.0fx: %s)\n", r.ColumnsRatio(), bench.VerifyColumnsTarget, verdict(r.ColumnsRatio() <= bench.VerifyColumnsTarget))
+	fmt.Fprintf(w, "  ratio  --since (nothing changed) %.3fx the full audit (median of per-run ratios; target <= %.1fx at 10 million ARKs: %s)\n", r.SinceRatio(), bench.VerifySinceTarget, verdict(r.SinceRatio() <= bench.VerifySinceTarget))
+	fmt.Fprintf(w, "  columns floor: %s\n", bench.VerifyColumnsFloor)
 	if r.Kept != "" {
 		fmt.Fprintf(w, "  kept database %s for the next run (drop it to rebuild)\n", r.Kept)
 	}

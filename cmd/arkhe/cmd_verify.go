@@ -32,10 +32,22 @@ func verifyCommand(e *env) *cli.Command {
 			"shoulder, minted after retirement), clients, receipts, ARK_CHANGE chains, the digest of what the last\n" +
 			"clean audit recorded (nothing deleted or altered behind the ledger's back) and the ledger's triggers.\n" +
 			"Prints one line per check, writes every finding to the -o/--out files (JSON Lines, Parquet and/or\n" +
-			"CSV, by extension), and records an audit event; a run without errors records the new baseline.\n" +
+			"CSV, by extension), and records an audit event; a full audit without errors records the new baseline.\n" +
+			"\n" +
+			"--since checks only the ARKs new or repointed since the last full audit, through the ledger's paths,\n" +
+			"and the tamper signals that audit recorded (ledger.signals): each protected table's file node\n" +
+			"(TRUNCATE, VACUUM FULL, CLUSTER, a rewrite), the statistics counters (rows deleted or updated behind\n" +
+			"the triggers, e.g. by a superuser with session_replication_role = replica; ARKs inserted behind the\n" +
+			"paths), a statistics reset and the schema's checksum; the triggers are schema.triggers. On Citus it is\n" +
+			"a full audit that also compares the signals of every shard placement, naming the node. A signal says\n" +
+			"which, and recommends the full audit. --since cannot catch a change that leaves file nodes and counters\n" +
+			"as they were (a direct write to the table's files; counters lost in a crash and carried back past the\n" +
+			"recorded values), an update paired with a forged ARK_CHANGE row, or a trigger disabled and re-enabled\n" +
+			"with no write meanwhile; counters arrive seconds after a transaction, so a change just before may show\n" +
+			"on the next run. Run the full audit periodically (weekly, say) and --since in between.\n" +
 			"Checks: " + strings.Join(names, ", ") + ".",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "since", Usage: "check only the ARKs new or changed since the last clean audit (digest, receipts and schema still cover everything)"},
+			&cli.BoolFlag{Name: "since", Usage: "check only what changed since the last full audit, plus tamper signals (see above); run a full audit weekly"},
 			&cli.IntFlag{Name: "examples", Value: verify.DefaultExamples, Usage: "example subjects kept per check"},
 			&cli.StringSliceFlag{Name: "out", Aliases: []string{"o"}, Usage: "findings file, .jsonl, .parquet or .csv (repeatable)", DefaultText: strings.Join(defaultFindings(), " and ")},
 			&cli.IntFlag{Name: "workers", Usage: "goroutines checking ARKs", DefaultText: "one per CPU"},
@@ -133,7 +145,7 @@ func verifyCommand(e *env) *cli.Command {
 func printVerify(w io.Writer, res *verify.Result, paths []string) {
 	kind := "full audit"
 	if !res.Full {
-		kind = "--since audit (what changed since the last clean audit)"
+		kind = "--since audit (what changed since the last full audit, and the tamper signals)"
 	}
 	fmt.Fprintf(w, "arkhe verify: %s of a ledger of %s, %s checked one by one, in %s\n", kind, plural(res.ARKs, "ARK", "ARKs"),
 		thousands(res.Checked), res.Duration.Round(time.Millisecond))
@@ -154,12 +166,19 @@ func printVerify(w io.Writer, res *verify.Result, paths []string) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	stored := "not recorded as a baseline (errors found)"
-	if res.SummaryStored {
+	switch {
+	case res.SummaryStored:
 		stored = "recorded as the next audit's baseline"
+	case !res.Full:
+		stored = "not a baseline (--since compares with the last full audit)"
 	}
 	if res.Clean() {
 		fmt.Fprintf(w, "clean: no findings; this audit is %s\n", stored)
 		return
+	}
+	if n := res.Check(verify.CheckSignals).Count; n > 0 {
+		fmt.Fprintf(w, "%s of a change behind the ledger's paths (%s): run a full audit (arkhe verify without --since)\n",
+			plural(n, "tamper signal", "tamper signals"), verify.CheckSignals)
 	}
 	fmt.Fprintf(w, "%s (%s); this audit is %s; every finding is in %s\n",
 		plural(res.Findings(), "finding", "findings"), plural(res.Errors(), "error", "errors"), stored, strings.Join(paths, " and "))

@@ -245,7 +245,9 @@ func TestBenchVerifySmall(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench verify: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"3,000 ARKs, 300 ARK_CHANGE rows, on ", "floor  COPY (SELECT ark, url FROM ark) TO STDOUT", "arkhe verify (full audit)", "x the floor (target <= 5x", "server_version=", "kept database bench_verify_3000_1_"} {
+	for _, want := range []string{"3,000 ARKs, 300 ARK_CHANGE rows, on ", "floor  COPY (SELECT ark, url FROM ark) TO STDOUT", "arkhe verify (full audit)", "x COPY (SELECT ark, url FROM ark) (ratio of medians; target <= 5x",
+		"x the COPY of its columns (median of per-run ratios; target <= 2x", "arkhe verify --since (nothing changed)",
+		"x the full audit (median of per-run ratios; target <= 0.1x", "columns floor: COPY (SELECT ark, shoulder_id", "server_version=", "kept database bench_verify_3000_1_"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
