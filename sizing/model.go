@@ -303,7 +303,7 @@ func TOASTBytesPerRow(cols []Column) float64 {
 
 // BTreeBytesPerEntry returns the octets one entry of a B-tree index on key costs: its MAXALIGNed
 // index tuple and line pointer on a leaf filled to fill (FillBuilt, FillRandom,
-// FillInterleaved), plus the
+// FillRuns), plus the
 // internal pages above the leaves. Keys are taken as always present.
 func BTreeBytesPerEntry(key []Column, fill float64) float64 {
 	exact := constantLength(key)
@@ -363,7 +363,7 @@ func (f Fields) HasDescription() bool {
 type IndexModel struct {
 	Name    string
 	Key     []Column
-	Fill    float64 // FillBuilt, FillRandom or FillInterleaved
+	Fill    float64 // FillBuilt, FillRandom or FillRuns
 	Primary bool
 	// BRIN marks a BRIN index: counted as fixed (a few pages per hundred thousand rows).
 	BRIN bool
