@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -85,7 +84,7 @@ type ImportResult struct {
 	// process only).
 	PeakHeap int64
 	// PeakRSS is arkhe import's largest peak resident set, in bytes: with ImportConfig.Exe the
-	// child process's maximum resident set (its rusage), else this process's VmHWM during the
+	// child process's own peak resident set (VmHWM of the program it runs), else this process's VmHWM during the
 	// import (reset before it).
 	PeakRSS int64
 	// Reconcile is the reconcile of the dump against the imported ledger (rows: ARKs compared),
@@ -135,7 +134,7 @@ func (r ImportResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "import: read %d, imported %d, rejected %d, test skipped %d, refused %d; check characters verified %d, failed %d, none %d\n",
 		c.Read, c.Imported, c.Rejected, c.TestSkipped, c.Refused, c.CheckVerified, c.CheckFailed, c.CheckNone)
 	if r.Config.Exe != "" {
-		fmt.Fprintf(w, "peak resident set of the arkhe import process: %.0f MB (its maximum resident set; largest of the runs)\n", float64(r.PeakRSS)/1e6)
+		fmt.Fprintf(w, "peak resident set of the arkhe import process: %.0f MB (its VmHWM; largest of the runs)\n", float64(r.PeakRSS)/1e6)
 	} else {
 		fmt.Fprintf(w, "peak memory during import, in this process: VmHWM %.0f MB, Go heap %.0f MB\n", float64(r.PeakRSS)/1e6, float64(r.PeakHeap)/1e6)
 	}
@@ -373,7 +372,7 @@ func importInProcess(ctx context.Context, cfg ImportConfig, l *ledger.Ledger, du
 
 // importChild runs (b) as `arkhe import` in a process of its own (cfg.Exe) and fills pr's Import
 // and ImportCPU (the child's processor time as the client's) and res's counts (the run's
-// import_run row); it returns the child's maximum resident set. Exit 1 (done with rejects: the
+// import_run row); it returns the child's own peak resident set (runChild). Exit 1 (done with rejects: the
 // generated dump holds bad records on purpose) counts as done.
 func importChild(ctx context.Context, cfg ImportConfig, url, dump, rejects, dataDir string, l *ledger.Ledger,
 	pr *ImportPair, res *ImportResult) (int64, error) {
@@ -383,16 +382,9 @@ func importChild(ctx context.Context, cfg ImportConfig, url, dump, rejects, data
 	cmd.Stderr = &stderr
 	cpu0 := sampleCPU(dataDir)
 	start := time.Now()
-	runErr := cmd.Run()
+	rss, cpu, runErr := runChild(cmd)
 	pr.Import.Elapsed = time.Since(start)
-	pr.ImportCPU.Server = sampleCPU(dataDir).Sub(cpu0).Server
-	var rss int64
-	if st := cmd.ProcessState; st != nil {
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			rss = ru.Maxrss << 10 // kilobytes on Linux
-			pr.ImportCPU.Client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		}
-	}
+	pr.ImportCPU = CPU{Server: sampleCPU(dataDir).Sub(cpu0).Server, Client: cpu}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
 		return rss, fmt.Errorf("bench import: %s import: %w: %s", cfg.Exe, runErr, strings.TrimSpace(stderr.String()))

@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -115,7 +114,7 @@ type MintResult struct {
 	Plain    Phase             // (c) CSV COPY of the final rows on one connection into plain_ark
 	Summary  pipeline.Summary  // the mint run's summary
 	// PeakRSS is arkhe mint's peak resident set in bytes, the largest of the runs: with
-	// MintConfig.Exe the child process's maximum resident set (its rusage), else this process's
+	// MintConfig.Exe the child process's own peak (VmHWM of the program it runs), else this process's
 	// VmHWM (/proc/self/status, reset before the mint phase; 0 where /proc is missing).
 	PeakRSS int64
 	// PeakHeap is the peak of live Go heap objects during the mint phase, sampled every 20 ms
@@ -480,7 +479,7 @@ func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDir str
 
 // mintChild runs (b) as `arkhe mint` in a process of its own (cfg.Exe), as a user runs it, and
 // fills p's Mint, MintCPU (the child's processor time as the client's), Summary (read from the
-// ledger: the rows minted) and PeakRSS (the child's maximum resident set, from its rusage).
+// ledger: the rows minted) and PeakRSS (the child's own peak resident set, runChild).
 func mintChild(ctx context.Context, cfg MintConfig, job mintJob, dataDir string, p *Pair) error {
 	l, err := ledger.Open(ctx, job.url, 2)
 	if err != nil {
@@ -499,15 +498,10 @@ func mintChild(ctx context.Context, cfg MintConfig, job mintJob, dataDir string,
 	cmd.Stderr = &stderr
 	cpu0 := sampleCPU(dataDir)
 	start := time.Now()
-	runErr := cmd.Run()
+	peak, cpu, runErr := runChild(cmd)
 	p.Mint.Elapsed = time.Since(start)
-	p.MintCPU.Server = sampleCPU(dataDir).Sub(cpu0).Server
-	if st := cmd.ProcessState; st != nil {
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			p.PeakRSS = ru.Maxrss << 10 // kilobytes on Linux
-			p.MintCPU.Client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		}
-	}
+	p.MintCPU = CPU{Server: sampleCPU(dataDir).Sub(cpu0).Server, Client: cpu}
+	p.PeakRSS = peak
 	if runErr != nil {
 		return fmt.Errorf("bench mint: %s mint: %w: %s", cfg.Exe, runErr, strings.TrimSpace(stderr.String()))
 	}
@@ -862,9 +856,13 @@ func resetPeakRSS() {
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
-// peakRSS returns VmHWM from /proc/self/status in bytes, 0 when unavailable.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
+// peakRSS returns this process's VmHWM in bytes, 0 when unavailable.
+func peakRSS() int64 { return vmHWM("/proc/self/status") }
+
+// vmHWM returns VmHWM, the peak resident set, from a /proc/PID/status file in bytes; 0 when
+// unavailable.
+func vmHWM(path string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
@@ -945,7 +943,7 @@ func (r MintResult) Print(w io.Writer) {
 		fmt.Fprintln(w, ")")
 	}
 	if c.Exe != "" {
-		fmt.Fprintf(w, "mint: %d rows minted; peak resident set of the arkhe mint process: %.0f MB (its maximum resident set; largest of the runs)\n",
+		fmt.Fprintf(w, "mint: %d rows minted; peak resident set of the arkhe mint process: %.0f MB (its VmHWM; largest of the runs)\n",
 			r.Summary.Minted, float64(r.PeakRSS)/1e6)
 	} else {
 		fmt.Fprintf(w, "mint: %d draws, %d collisions, %d batches, %d retried (%d after a conflict); peak memory during (b), in this process: VmHWM %.0f MB, Go heap %.0f MB\n",
