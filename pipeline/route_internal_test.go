@@ -38,3 +38,29 @@ func TestInFlightRoute(t *testing.T) {
 }
 
 func maphashOf(f *inFlight, rid string) uint64 { return maphash.String(f.seed, rid) | 1 }
+
+// TestFlowRecyclesBatches: a written-out batch comes back cleared for the next batch that fits
+// in it; one too small is dropped for a new one; a full free list drops what comes back.
+func TestFlowRecyclesBatches(t *testing.T) {
+	t.Parallel()
+	fl := &flow{free: make(chan *Batch, 2)}
+	small, big := fl.newBatch(0, 10), fl.newBatch(0, 100)
+	if cap(small.Rows) != 10 || cap(big.Rows) != 100 {
+		t.Fatalf("new batches of %d and %d rows, want 10 and 100", cap(small.Rows), cap(big.Rows))
+	}
+	big.Rows = append(big.Rows, Row{Seq: 7, ARK: "ark:99999/x9held"})
+	big.Draws, big.Collisions = 3, 1
+	fl.recycle(small)
+	fl.recycle(big)
+	fl.recycle(&Batch{Rows: make([]Row, 0, 100)}) // the free list holds two: dropped
+	b := fl.newBatch(1, 100)                      // small is dropped on the way to big
+	if b != big || b.Worker != 1 || len(b.Rows) != 0 || b.Draws != 0 || b.Collisions != 0 {
+		t.Fatalf("newBatch gave %p (%+v), want the written-out batch %p, empty, for worker 1", b, b, big)
+	}
+	if r := b.Rows[:1][0]; r.Seq != 0 || r.ARK != "" {
+		t.Fatalf("a recycled batch still holds row %+v", r)
+	}
+	if n := fl.newBatch(0, 100); n == big || cap(n.Rows) != 100 || len(fl.free) != 0 {
+		t.Fatalf("free list not drained: %d left", len(fl.free))
+	}
+}

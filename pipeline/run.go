@@ -363,17 +363,21 @@ type flow struct {
 }
 
 // newBatch returns an empty batch for worker w with room for size rows: a written-out batch
-// when one is free and large enough, else a new one.
+// when one is free and large enough (smaller free ones, of the first batches, are dropped),
+// else a new one.
 func (fl *flow) newBatch(w, size int) *Batch {
-	select {
-	case b := <-fl.free:
-		if cap(b.Rows) >= size {
+	for {
+		select {
+		case b := <-fl.free:
+			if cap(b.Rows) < size {
+				continue
+			}
 			b.Worker = w
 			return b
+		default:
+			return &Batch{Worker: w, Rows: make([]Row, 0, size)}
 		}
-	default:
 	}
-	return &Batch{Worker: w, Rows: make([]Row, 0, size)}
 }
 
 // recycle offers b, all of whose rows were written out, to the reader (newBatch); its rows are
