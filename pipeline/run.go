@@ -169,7 +169,7 @@ const (
 // A run's live heap is bounded by its window (a mint at the default batch size and workers holds
 // about 160 MiB at its peak, an import about 90 MiB, whatever the input's size); the limit keeps
 // the collector from letting the heap grow to twice that before it runs, so that the process
-// stays under 256 MB resident (measured with /usr/bin/time on 10 thousand to 1 million rows).
+// stays under 256 MB resident (measured with /usr/bin/time on 10 thousand to 10 million rows).
 const MemoryLimit = 200 << 20
 
 // RunConfig configures Run.
