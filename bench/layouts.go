@@ -98,7 +98,8 @@ func (s shape) ddl() string {
 		return str
 	}
 	var b strings.Builder
-	b.WriteString(`create table naan (naan varchar(16) collate "C" primary key);
+	b.WriteString(`create type ark_status as enum ('public', 'reserved', 'unavailable');
+create table naan (naan varchar(16) collate "C" primary key);
 create table client (id bigint generated always as identity primary key, client_id varchar(255) collate "C" not null unique, naan varchar(16) collate "C" not null references naan);
 `)
 	if s.shoulderRef == refBigint {
@@ -127,7 +128,7 @@ create table client (id bigint generated always as identity primary key, client_
 	}
 	client := ref(s.clientRef, `varchar(255) collate "C"`)
 	fmt.Fprintf(&b, `    url varchar(2048), commitment text, erc_who text, erc_what text, erc_when text, metadata jsonb,
-    status text default 'public', tombstone_reason text, tombstoned_at timestamptz, original text collate "C",
+    status ark_status not null default 'public', tombstone_reason text, tombstoned_at timestamptz, original text collate "C",
     check_ok boolean, created_at timestamptz, updated_at timestamptz, created_by %s, updated_by %s, import_run_id bigint,
     change_seq integer default 0`, client, client)
 	if s.receiptOnRow {
@@ -516,8 +517,8 @@ func (s shape) arkColumns(rows *RowSet, clientKey, shoulderKey int64) ([]string,
 	if s.derivable {
 		cols = append(cols, "assigned_name")
 	}
-	// status and change_seq at their defaults go as NULL, as mint writes them
-	cols = append(cols, "url", "erc_who", "erc_what", "erc_when", "status", "change_seq", "created_at", "created_by")
+	// status takes its default ('public') and change_seq goes as NULL (0), as mint writes them
+	cols = append(cols, "url", "erc_who", "erc_what", "erc_when", "change_seq", "created_at", "created_by")
 	if s.receiptOnRow {
 		cols = append(cols, "request_id", "payload_digest")
 	}
@@ -537,7 +538,7 @@ func (s shape) arkColumns(rows *RowSet, clientKey, shoulderKey int64) ([]string,
 		if s.derivable {
 			v = append(v, r.Name)
 		}
-		v = append(v, nullable(r.URL), nullable(r.Who), nullable(r.What), nullable(r.When), nil, nil, r.CreatedAt, client)
+		v = append(v, nullable(r.URL), nullable(r.Who), nullable(r.What), nullable(r.When), nil, r.CreatedAt, client)
 		if s.receiptOnRow {
 			v = append(v, r.RequestID, r.Digest[:ledger.ReceiptDigestOctets])
 		}

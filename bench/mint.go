@@ -513,13 +513,13 @@ func mintChild(ctx context.Context, cfg MintConfig, job mintJob, dataDir string,
 	return nil
 }
 
-// plainARKTable is the plain floor's table: the columns of the final rows (readBackMinted's),
-// typed as ark's, with only the ARK primary key and the receipt's unique index (client, request
+// plainARKTable is the plain floor's table: the columns of the final rows (readBackMinted's, and
+// status at its default 'public', as a minted row holds it), typed as ark's, with only the ARK primary key and the receipt's unique index (client, request
 // ID): no trigger, foreign key, check, identity or other index.
 const plainARKTable = `create table plain_ark (
 	ark varchar(272) collate "C" primary key, naan varchar(16) collate "C", shoulder_id bigint,
 	assigned_name varchar(255) collate "C", url varchar(2048), commitment text, erc_who text, erc_what text,
-	erc_when text, status text, change_seq integer, created_at timestamptz, created_by bigint,
+	erc_when text, status ark_status default 'public', change_seq integer, created_at timestamptz, created_by bigint,
 	request_id varchar(255) collate "C", payload_digest bytea);
 create unique index plain_ark_receipt on plain_ark (created_by, request_id)`
 
@@ -771,11 +771,11 @@ func readSettings(ctx context.Context, pool interface {
 }
 
 // readBackMinted reads the ARK rows (each with its receipt: request_id, payload_digest) minted
-// after seq, in insertion order, pre-built as the values pgx CopyFrom sends (status and
-// change_seq as stored: NULL, their defaults).
+// after seq, in insertion order, pre-built as the values pgx CopyFrom sends (status left to its
+// default 'public' and change_seq as stored, NULL, as mint sends them).
 func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (arks [][]any, err error) {
 	rows, err := pool.Query(ctx, `select ark, naan, shoulder_id, assigned_name, url, commitment,
-			erc_who, erc_what, erc_when, status, change_seq, created_at, created_by, request_id, payload_digest
+			erc_who, erc_what, erc_when, change_seq, created_at, created_by, request_id, payload_digest
 		from ark where seq > $1 order by seq`, afterSeq)
 	if err != nil {
 		return nil, fmt.Errorf("bench mint: read back: %w", err)
@@ -783,18 +783,18 @@ func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (ar
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			key, naan, name, requestID               string
-			shoulderID, createdBy                    int64
-			url, commitment, who, what, when, status *string
-			changeSeq                                *int32
-			createdAt                                time.Time
-			digest                                   []byte
+			key, naan, name, requestID       string
+			shoulderID, createdBy            int64
+			url, commitment, who, what, when *string
+			changeSeq                        *int32
+			createdAt                        time.Time
+			digest                           []byte
 		)
-		if err := rows.Scan(&key, &naan, &shoulderID, &name, &url, &commitment, &who, &what, &when, &status, &changeSeq,
+		if err := rows.Scan(&key, &naan, &shoulderID, &name, &url, &commitment, &who, &what, &when, &changeSeq,
 			&createdAt, &createdBy, &requestID, &digest); err != nil {
 			return nil, fmt.Errorf("bench mint: read back: %w", err)
 		}
-		arks = append(arks, []any{key, naan, shoulderID, name, url, commitment, who, what, when, status, changeSeq,
+		arks = append(arks, []any{key, naan, shoulderID, name, url, commitment, who, what, when, changeSeq,
 			createdAt, createdBy, requestID, digest})
 	}
 	return arks, rows.Err()
@@ -804,7 +804,7 @@ func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (ar
 // receipt, on one row.
 func floorARKColumns() []string {
 	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who", "erc_what", "erc_when",
-		"status", "change_seq", "created_at", "created_by", "request_id", "payload_digest"}
+		"change_seq", "created_at", "created_by", "request_id", "payload_digest"}
 }
 
 // copyFloorRows sends the rows in batches of batch, each batch one transaction with one COPY ark,

@@ -12,12 +12,12 @@ import (
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
-// TestMintStoresDefaultsAsNULL: a minted ARK stores its status and change count as NULL (their
-// defaults, 'public' and 0) and, on one node, the first 8 octets of its payload digest; every
-// reader sees 'public' and 0, replays compare the digest on its stored length (a receipt
+// TestMintLeanRows: a minted ARK stores its status as the enum ark_status, so plain SQL's
+// status = 'public' finds it and any other value is refused, its change count as NULL (0) and,
+// on one node, the first 8 octets of its payload digest; every reader sees 'public' and 0, replays compare the digest on its stored length (a receipt
 // written with all 16 octets replays too, and a changed payload is refused against either), and
 // the repoint path counts from 0 while a hand-written UPDATE that raises a NULL count is refused.
-func TestMintStoresDefaultsAsNULL(t *testing.T) {
+func TestMintLeanRows(t *testing.T) {
 	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 		l := mintLedgerIn(t, db)
@@ -34,8 +34,13 @@ func TestMintStoresDefaultsAsNULL(t *testing.T) {
 		if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
 			t.Fatal(err)
 		}
-		if n := mintCount(t, l.Pool, `select count(*) from ark where status is null and change_seq is null`); n != 2 {
-			t.Fatalf("%d minted ARKs store status and change_seq as NULL, want 2", n)
+		if n := mintCount(t, l.Pool, `select count(*) from ark where status = 'public' and change_seq is null`); n != 2 {
+			t.Fatalf("%d minted ARKs read status = 'public' in plain SQL and store change_seq as NULL, want 2", n)
+		}
+		// the enum holds the CHECK's three values and refuses any other, as the CHECK did
+		refusedOn(t, nodesOf(t, db), "22P02", `select count(*) from ark where status = 'published'`)
+		if n := mintCount(t, l.Pool, `select count(*) from ark where status in ('reserved', 'unavailable')`); n != 0 {
+			t.Fatalf("%d minted ARKs reserved or unavailable, want 0", n)
 		}
 		digests := `select count(*) from mint_receipt where length(payload_digest) = $1`
 		if want := int64(ledger.ReceiptDigestOctets); db.Citus() {

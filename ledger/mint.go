@@ -1379,12 +1379,12 @@ func (w *mintWorker) release() {
 	}
 }
 
-// arkColumns are the ark columns a mint writes, in COPY order; status and change_seq go as NULL
-// (their defaults, 'public' and 0, stored in no octets); request_id and payload_digest are the
+// arkColumns are the ark columns a mint writes, in COPY order; status takes its default
+// ('public') and change_seq goes as NULL (0, stored in no octets); request_id and payload_digest are the
 // receipt (the single layout; the citus layout writes the others).
 func arkColumns() []string {
 	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment",
-		"erc_who", "erc_what", "erc_when", "status", "change_seq", "created_at", "created_by", "request_id", "payload_digest"}
+		"erc_who", "erc_what", "erc_when", "change_seq", "created_at", "created_by", "request_id", "payload_digest"}
 }
 
 // prepareCopy fills w.copyIdx, w.keys and w.anames for the rows idx.
@@ -1581,8 +1581,8 @@ type arkSource struct {
 	shoulderID any
 	createdAt  any
 	createdBy  any
-	columns    int // how many of the values go: 15, or 13 without the receipt (citus layout)
-	vals       [15]any
+	columns    int // how many of the values go: 14, or 12 without the receipt (citus layout)
+	vals       [14]any
 }
 
 // Next implements pgx.CopyFromSource; it calls the CopyRow hook.
@@ -1599,13 +1599,13 @@ func (s *arkSource) Values() ([]any, error) {
 	k := s.i - 1
 	r := &s.rows[s.w.copyIdx[k]]
 	rec := &r.Record
-	s.vals = [15]any{&s.w.keys[k], s.naan, s.shoulderID, &s.w.anames[k],
+	s.vals = [14]any{&s.w.keys[k], s.naan, s.shoulderID, &s.w.anames[k],
 		optional(rec.Has&pipeline.HasURL != 0, &rec.URL),
 		optional(rec.Has&pipeline.HasCommitment != 0, &rec.Commitment),
 		optional(rec.Has&pipeline.HasWho != 0, &rec.Who),
 		optional(rec.Has&pipeline.HasWhat != 0, &rec.What),
 		optional(rec.Has&pipeline.HasWhen != 0, &rec.When),
-		nil, nil, s.createdAt, s.createdBy, &rec.RequestID, r.Digest[:ReceiptDigestOctets]}
+		nil, s.createdAt, s.createdBy, &rec.RequestID, r.Digest[:ReceiptDigestOctets]}
 	if s.columns > 0 {
 		return s.vals[:s.columns], nil
 	}

@@ -32,24 +32,28 @@
 //
 // # Lean rows (migration 0007)
 //
-// A minted row stores its status and change count as NULL (their defaults, 'public' and 0), and
-// the first 8 octets of its payload digest; ark_receipt is packed full (fillfactor 100), and
-// arkhe mint's workers take contiguous runs of the manifest, so each appends its own run of
-// request IDs to ark_receipt instead of both interleaving rows there. `arkhe mint` of the Tate
-// collection (`make run`: 69,202 ARKs, two workers, PostgreSQL 15, as loaded, no REINDEX), octets
-// per ARK, before (migrations 0001-0004) and after (0007), two runs each:
+// A minted row stores its status as the enum ark_status (4 octets instead of the 7 of the text
+// 'public'; plain SQL's status = 'public' keeps its meaning), its change count as NULL (its
+// default 0), and the first 8 octets of its payload digest; ark_receipt is packed full
+// (fillfactor 100), and arkhe mint's workers take contiguous runs of the manifest, so each
+// appends its own run of request IDs to ark_receipt instead of both interleaving rows there.
+// `arkhe mint` of the Tate collection (`make run`: 69,202 ARKs, two workers, PostgreSQL 15, as
+// loaded, no REINDEX, `arkhe sizing`), octets per ARK, before (migrations 0001-0006), with status
+// stored as NULL for 'public' (a variant measured and not taken: plain SQL's status = 'public'
+// would miss every minted ARK), and after (0007, status the enum):
 //
-//	relation            before        after
-//	ark heap            293.3 293.6   270.0 270.1
-//	ark TOAST             0.1   0.1     0.1   0.1
-//	ark_pkey             55.2  55.2    55.9  55.2
-//	ark_seq_brin          0.4   0.4     0.4   0.4
-//	ark_receipt          49.7  47.6    29.1  29.0
-//	all-in              399.5 397.5   356.2 355.5
+//	relation              before   status NULL    after (enum)
+//	ark heap (+ maps)      269.0   253.9 253.9    258.2 258.2
+//	ark TOAST                0.1     0.1   0.1      0.1   0.1
+//	ark_pkey                54.8    55.8  54.2     55.0  54.2
+//	ark_seq_brin             0.7     0.7   0.7      0.7   0.7
+//	ark_receipt             48.8    29.0  29.0     28.8  29.2
+//	all-in                 398.3   356.1 354.5    359.4 359.0
 //
-// The heap's 23 octets: the 8-octet digest 8.4, change_seq NULL 8.0 (its 4 octets and the
-// alignment after it), status NULL 7.1. ark_receipt's 19: contiguous runs 17 (leaves 0.60 full
-// before, 0.89 after at the default fillfactor), fillfactor 100 another 3 (0.98 full).
+// The heap's 11 octets: the 8-octet digest and change_seq NULL (its 4 octets and the alignment
+// after it); status as NULL would save another 4.3 (the enum's 4 octets, padded to 4). The
+// receipt index's 20: contiguous runs (leaves 0.60 full before, 0.89 after at the default
+// fillfactor) and fillfactor 100 (0.98 full).
 //
 // # Measured margins (PostgreSQL 15, `arkhe bench sizing`, 2 workers as arkhe mint), before 0007
 //

@@ -585,7 +585,7 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 		             row_number() over w as rn, lead(c.seq) over w is null as last
 		      from ark_change c %s
 		      window w as (partition by c.ark order by c.seq)) x
-		left join lateral (select true as found, a.url, coalesce(a.status, 'public') as status,
+		left join lateral (select true as found, a.url, a.status::text as status,
 		                          coalesce(a.change_seq, 0) as change_seq from ark a
 		                   where a.ark = x.ark and x.last offset 0) cur on true
 		where x.seq <> x.rn

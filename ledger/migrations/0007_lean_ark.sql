@@ -1,11 +1,15 @@
 -- arkhe ledger: fewer octets per minted ARK.
 --
--- A column's default is stored as NULL on a minted row: status NULL reads as 'public' and
--- change_seq NULL as 0 (no ARK_CHANGE row yet). The columns keep their defaults, so a plain
--- INSERT (an import, a hand-written row) still stores 'public' and 0; both forms mean the same,
--- and every reader takes coalesce(status, 'public') and coalesce(change_seq, 0). The repoint
--- path writes the counted values; an UPDATE that raises a NULL change_seq by hand
--- (change_seq + 1 is NULL) is refused like any other UPDATE outside the repoint path.
+-- status becomes the enum ark_status ('public', 'reserved', 'unavailable'): 4 octets on the row
+-- instead of the 7 of the text 'public', and plain SQL keeps its meaning (status = 'public'
+-- matches every public ARK; any other value is refused, as the CHECK it replaces refused it).
+-- A minted row takes the default 'public'.
+--
+-- change_seq NULL means 0 (no ARK_CHANGE row yet): a minted row stores it as NULL, in no octets;
+-- a plain INSERT (an import, a hand-written row) still stores the default 0, and both forms mean
+-- the same: read it as coalesce(change_seq, 0). The repoint path writes the counted value; an
+-- UPDATE that raises a NULL change_seq by hand (change_seq + 1 is NULL) is refused like any other
+-- UPDATE outside the repoint path.
 --
 -- One node: a new receipt's payload digest is the first 8 octets of the 16-octet digest (64 bits
 -- tell a changed payload from a replay); receipts written before keep their 16 octets and are
@@ -24,9 +28,23 @@ begin
     end if;
 end $$;
 
-alter table ark alter column status drop not null;
+create type ark_status as enum ('public', 'reserved', 'unavailable');
+
+alter table ark drop constraint ark_status_check;
+
+alter table ark alter column status drop default;
+
+alter table ark alter column status type ark_status using status::ark_status;
+
+alter table ark alter column status set default 'public';
 
 alter table ark alter column change_seq drop not null;
+
+comment on column ark.status is
+    'public, reserved or unavailable (enum ark_status; a minted ARK takes the default public)';
+
+comment on column ark.change_seq is
+    'how many ARK_CHANGE rows describe this ARK; NULL means 0 (a minted ARK stores no count): read coalesce(change_seq, 0)';
 
 do $$
 begin
@@ -40,8 +58,7 @@ end $$;
 
 -- Every UPDATE of ark is refused unless it comes through the repoint path: identity columns (the
 -- receipt included) never change, change_seq rises by exactly one from its count (NULL counts
--- 0), and the ARK_CHANGE row with that number exists and describes the new target and status
--- (NULL status is 'public').
+-- 0), and the ARK_CHANGE row with that number exists and describes the new target and status.
 create or replace function arkhe_ark_update() returns trigger language plpgsql as $$
 begin
     if new.ark is distinct from old.ark or new.naan is distinct from old.naan
@@ -57,7 +74,7 @@ begin
        or not exists (select 1 from ark_change c
                       where c.ark = new.ark and c.seq = new.change_seq
                         and c.after_url is not distinct from new.url
-                        and c.after_status is not distinct from coalesce(new.status, 'public')) then
+                        and c.after_status is not distinct from new.status::text) then
         raise exception using errcode = 'AK002',
             message = format('UPDATE of ARK %s refused: minting never becomes an update; a change goes through the repoint path, which appends the ARK_CHANGE row describing it', old.ark),
             hint = 'use select ark_repoint(ark, url, by_client, by_text) or ark_tombstone(...)';
@@ -85,7 +102,7 @@ begin
     if cur.url is not distinct from p_url then
         return false;
     end if;
-    st := coalesce(cur.status, 'public');
+    st := cur.status;
     n := coalesce(cur.change_seq, 0) + 1;
     insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status,
                             by_client, by_text, import_run_id)
@@ -115,7 +132,7 @@ begin
         raise exception using errcode = 'AK002', message = format('ARK %s is not in the ledger', p_ark);
     end if;
     perform arkhe_check_actor(p_by_client, 'ark:tombstone', cur.shoulder_id, p_ark, 'tombstone');
-    st := coalesce(cur.status, 'public');
+    st := cur.status;
     if st = 'unavailable' then
         return false;
     end if;
@@ -157,7 +174,7 @@ begin
         raise exception using errcode = 'AK002', message = format('ARK %s is not in the ledger', p_ark);
     end if;
     perform arkhe_check_actor(p_by_client, 'ark:import', cur.shoulder_id, p_ark, 'apply');
-    st := coalesce(cur.status, 'public');
+    st := cur.status;
     if cur.url is not distinct from p_url and st = p_status
        and cur.tombstone_reason is not distinct from p_reason
        and cur.erc_who is not distinct from p_who and cur.erc_what is not distinct from p_what
@@ -186,7 +203,7 @@ begin
                                'commitment', p_commitment, 'metadata', p_metadata,
                                'tombstone_reason', p_reason),
             p_by_client, p_by_text, p_import_run);
-    update ark set url = p_url, status = p_status, tombstone_reason = p_reason,
+    update ark set url = p_url, status = p_status::ark_status, tombstone_reason = p_reason,
                    tombstoned_at = case when p_status <> 'unavailable' then null
                                         when st = 'unavailable' then cur.tombstoned_at
                                         else p_at end,
