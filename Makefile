@@ -125,7 +125,7 @@ fuzz:
 # Macro benchmarks at 1 million rows; each prints the server settings it ran with.
 bench: pg-server build
 	$(GO) test ./ark ./pipeline ./fixtures ./bench -run '^$$' -bench . -benchmem
-	$(BIN) bench mint --rows 1000000
+	$(BIN) bench mint --rows 1000000 --repeat 3
 	$(BIN) bench import --rows 1000000 --repeat 3
 	$(BIN) bench verify --rows 1000000
 	$(BIN) bench sizing --rows 1000000

@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -23,6 +26,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/report"
 )
 
@@ -52,6 +56,11 @@ type ImportConfig struct {
 	// (the 10-million-row case of make bench-large): time, report rows and peak Go heap, which
 	// must not grow with the sizes.
 	Reconcile bool
+	// Exe, if set, is the arkhe executable: (b) runs `Exe import` as a process of its own, as a
+	// user runs it, and its peak resident set is that process's alone (its counts are read from
+	// the run's import_run row). "" runs (b) in this process (importer.Run), which CPUProfile
+	// needs.
+	Exe string
 }
 
 // ImportResult is what RunImport measured.
@@ -71,8 +80,13 @@ type ImportResult struct {
 	Counts importer.Counts
 	// InputBytes is the size of the dump.
 	InputBytes int64
-	// PeakHeap is the largest peak of live Go heap during an import, sampled every 20 ms.
+	// PeakHeap is the largest peak of live Go heap during an import, sampled every 20 ms (in
+	// process only).
 	PeakHeap int64
+	// PeakRSS is arkhe import's largest peak resident set, in bytes: with ImportConfig.Exe the
+	// child process's own peak resident set (VmHWM of the program it runs), else this process's VmHWM during the
+	// import (reset before it).
+	PeakRSS int64
 	// Reconcile is the reconcile of the dump against the imported ledger (rows: ARKs compared),
 	// with its report's row count and the peak Go heap while it ran (ImportConfig.Reconcile).
 	Reconcile         Phase
@@ -119,7 +133,11 @@ func (r ImportResult) Print(w io.Writer) {
 	c := r.Counts
 	fmt.Fprintf(w, "import: read %d, imported %d, rejected %d, test skipped %d, refused %d; check characters verified %d, failed %d, none %d\n",
 		c.Read, c.Imported, c.Rejected, c.TestSkipped, c.Refused, c.CheckVerified, c.CheckFailed, c.CheckNone)
-	fmt.Fprintf(w, "peak Go heap during import: %.0f MB\n", float64(r.PeakHeap)/1e6)
+	if r.Config.Exe != "" {
+		fmt.Fprintf(w, "peak resident set of the arkhe import process: %.0f MB (its VmHWM; largest of the runs)\n", float64(r.PeakRSS)/1e6)
+	} else {
+		fmt.Fprintf(w, "peak memory during import, in this process: VmHWM %.0f MB, Go heap %.0f MB\n", float64(r.PeakRSS)/1e6, float64(r.PeakHeap)/1e6)
+	}
 	if r.Config.Reconcile {
 		fmt.Fprintf(w, "reconcile of the dump against the ledger: %d ARKs in %.2f s (%.0f rows/s), %d report rows, peak Go heap %.0f MB\n",
 			r.Reconcile.Rows, r.Reconcile.Elapsed.Seconds(), r.Reconcile.Rate(), r.ReconcileRows, float64(r.ReconcilePeakHeap)/1e6)
@@ -242,40 +260,25 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
 		return fmt.Errorf("bench import: checkpoint: %w", err)
 	}
-	logf("(b) arkhe import of %s, batch %d (run %d of %d)", filepath.Base(dump), cfg.BatchSize, run+1, cfg.Repeat)
-	runtime.GC()
-	debug.FreeOSMemory()
-	stopHeap := sampleHeap()
-	if cfg.CPUProfile != "" && run == 0 {
-		pf, err := os.Create(cfg.CPUProfile)
+	where := "in this process"
+	if cfg.Exe != "" {
+		where = "as its own process"
+	}
+	logf("(b) arkhe import of %s, batch %d, %s (run %d of %d)", filepath.Base(dump), cfg.BatchSize, where, run+1, cfg.Repeat)
+	rejects := filepath.Join(dir, "rejects.csv")
+	var peakRSS int64
+	if cfg.Exe != "" {
+		peakRSS, err = importChild(ctx, cfg, srv.url(importDB), dump, rejects, ib.srv.dataDir, l, &pr, res)
 		if err != nil {
-			return fmt.Errorf("bench import: %w", err)
+			return err
 		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return fmt.Errorf("bench import: %w", err)
+	} else {
+		peakRSS, err = importInProcess(ctx, cfg, l, dump, rejects, run, ib.srv.dataDir, &pr, res)
+		if err != nil {
+			return err
 		}
 	}
-	// as `arkhe import` does (cmd/arkhe): the legacy readers allocate per record
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
-	cpu0 := sampleCPU(ib.srv.dataDir)
-	start := time.Now()
-	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{dump}, Format: legacy.ArkletJSON,
-		BatchSize: cfg.BatchSize, RejectsPath: filepath.Join(dir, "rejects.csv")})
-	pr.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
-	pr.ImportCPU = sampleCPU(ib.srv.dataDir).Sub(cpu0)
-	if cfg.CPUProfile != "" && run == 0 {
-		pprof.StopCPUProfile()
-	}
-	if h := stopHeap(); h > res.PeakHeap {
-		res.PeakHeap = h
-	}
-	res.Counts = rep.Total
-	if err != nil {
-		return fmt.Errorf("bench import: arkhe import: %w", err)
-	}
+	res.PeakRSS = max(res.PeakRSS, peakRSS)
 
 	if cfg.Reconcile && run == 0 {
 		logf("reconcile of %s against the imported ledger", filepath.Base(dump))
@@ -310,8 +313,8 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		return fmt.Errorf("bench import: checkpoint: %w", err)
 	}
 	logf("(a) floor: pgx CopyFrom of the same %d ark rows", len(rows))
-	cpu0 = sampleCPU(ib.srv.dataDir)
-	start = time.Now()
+	cpu0 := sampleCPU(ib.srv.dataDir)
+	start := time.Now()
 	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, importer.ARKColumns(), pgx.CopyFromRows(rows))
 	pr.Floor = Phase{Rows: n, Elapsed: time.Since(start)}
 	pr.FloorCPU = sampleCPU(ib.srv.dataDir).Sub(cpu0)
@@ -322,10 +325,88 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	return nil
 }
 
+// importInProcess runs (b) as `arkhe import` does, inside this process (importer.Run under the
+// same GC target and memory limit), and fills pr's Import and ImportCPU and res's counts and
+// peak heap; it returns this process's VmHWM during the import.
+func importInProcess(ctx context.Context, cfg ImportConfig, l *ledger.Ledger, dump, rejects string, run int, dataDir string,
+	pr *ImportPair, res *ImportResult) (int64, error) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	stopHeap := sampleHeap()
+	if cfg.CPUProfile != "" && run == 0 {
+		pf, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return 0, fmt.Errorf("bench import: %w", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return 0, fmt.Errorf("bench import: %w", err)
+		}
+	}
+	// as `arkhe import` does (cmd/arkhe): the legacy readers allocate per record
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(pipeline.MemoryLimit))
+	}
+	cpu0 := sampleCPU(dataDir)
+	start := time.Now()
+	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{dump}, Format: legacy.ArkletJSON,
+		BatchSize: cfg.BatchSize, RejectsPath: rejects})
+	pr.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
+	pr.ImportCPU = sampleCPU(dataDir).Sub(cpu0)
+	if cfg.CPUProfile != "" && run == 0 {
+		pprof.StopCPUProfile()
+	}
+	if h := stopHeap(); h > res.PeakHeap {
+		res.PeakHeap = h
+	}
+	res.Counts = rep.Total
+	if err != nil {
+		return 0, fmt.Errorf("bench import: arkhe import: %w", err)
+	}
+	return peakRSS(), nil
+}
+
+// importChild runs (b) as `arkhe import` in a process of its own (cfg.Exe) and fills pr's Import
+// and ImportCPU (the child's processor time as the client's) and res's counts (the run's
+// import_run row); it returns the child's own peak resident set (runChild). Exit 1 (done with rejects: the
+// generated dump holds bad records on purpose) counts as done.
+func importChild(ctx context.Context, cfg ImportConfig, url, dump, rejects, dataDir string, l *ledger.Ledger,
+	pr *ImportPair, res *ImportResult) (int64, error) {
+	cmd := exec.CommandContext(ctx, cfg.Exe, "--database-url", url, "--quiet", "import", "--input-format", string(legacy.ArkletJSON),
+		"--batch", strconv.Itoa(cfg.BatchSize), "--rejects", rejects, dump)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cpu0 := sampleCPU(dataDir)
+	start := time.Now()
+	rss, cpu, runErr := runChild(cmd)
+	pr.Import.Elapsed = time.Since(start)
+	pr.ImportCPU = CPU{Server: sampleCPU(dataDir).Sub(cpu0).Server, Client: cpu}
+	var exit *exec.ExitError
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
+		return rss, fmt.Errorf("bench import: %s import: %w: %s", cfg.Exe, runErr, strings.TrimSpace(stderr.String()))
+	}
+	var counts []byte
+	if err := l.Pool.QueryRow(ctx, `select counts::text from import_run where finished_at is not null order by id desc limit 1`).Scan(&counts); err != nil {
+		return rss, fmt.Errorf("bench import: read the run's counts: %w", err)
+	}
+	var c importer.Counts
+	if err := json.Unmarshal(counts, &c); err != nil {
+		return rss, fmt.Errorf("bench import: the run's counts: %w", err)
+	}
+	res.Counts = c
+	pr.Import.Rows = c.Imported
+	return rss, nil
+}
+
 // readBackImported reads every ark row in insertion order, pre-built as CopyFrom values.
 func readBackImported(ctx context.Context, pool *pgxpool.Pool) ([][]any, error) {
 	cols := importer.ARKColumns()
 	cols[slices.Index(cols, "metadata")] = "metadata::text"
+	cols[slices.Index(cols, "status")] = "status::text"
 	rows, err := pool.Query(ctx, `select `+strings.Join(cols, ", ")+` from ark order by seq`)
 	if err != nil {
 		return nil, fmt.Errorf("bench import: read back: %w", err)

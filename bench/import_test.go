@@ -36,7 +36,11 @@ func TestRunImportSmall(t *testing.T) {
 	}
 	var b bytes.Buffer
 	res.Print(&b)
-	for _, want := range []string{"(a) floor: COPY of the 1880 resulting ark rows", "ratio (b)/(a):", "server_version", "median of 2 runs"} {
+	if res.PeakRSS <= 0 || res.PeakHeap <= 0 {
+		t.Errorf("peak resident set %d, peak heap %d: not measured", res.PeakRSS, res.PeakHeap)
+	}
+	for _, want := range []string{"(a) floor: COPY of the 1880 resulting ark rows", "ratio (b)/(a):", "server_version", "median of 2 runs",
+		"peak memory during import, in this process: VmHWM"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())
 		}

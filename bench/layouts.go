@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -100,7 +98,8 @@ func (s shape) ddl() string {
 		return str
 	}
 	var b strings.Builder
-	b.WriteString(`create table naan (naan varchar(16) collate "C" primary key);
+	b.WriteString(`create type ark_status as enum ('public', 'reserved', 'unavailable');
+create table naan (naan varchar(16) collate "C" primary key);
 create table client (id bigint generated always as identity primary key, client_id varchar(255) collate "C" not null unique, naan varchar(16) collate "C" not null references naan);
 `)
 	if s.shoulderRef == refBigint {
@@ -129,11 +128,11 @@ create table client (id bigint generated always as identity primary key, client_
 	}
 	client := ref(s.clientRef, `varchar(255) collate "C"`)
 	fmt.Fprintf(&b, `    url varchar(2048), commitment text, erc_who text, erc_what text, erc_when text, metadata jsonb,
-    status text not null default 'public', tombstone_reason text, tombstoned_at timestamptz, original text collate "C",
+    status ark_status not null default 'public', tombstone_reason text, tombstoned_at timestamptz, original text collate "C",
     check_ok boolean, created_at timestamptz, updated_at timestamptz, created_by %s, updated_by %s, import_run_id bigint,
-    change_seq integer not null default 0`, client, client)
+    change_seq integer default 0`, client, client)
 	if s.receiptOnRow {
-		b.WriteString(",\n    request_id varchar(255) collate \"C\", payload_digest bytea,\n    unique (created_by, request_id)")
+		b.WriteString(",\n    request_id varchar(255) collate \"C\", payload_digest bytea,\n    unique (created_by, request_id) with (fillfactor = 100)")
 	}
 	switch {
 	case s.shoulderRef == refString:
@@ -159,7 +158,7 @@ create table client (id bigint generated always as identity primary key, client_
 	if !s.receiptOnRow {
 		fmt.Fprintf(&b, `create table mint_receipt (%s %s not null, request_id varchar(255) collate "C" not null,
     %s %s not null references %s, payload_digest bytea not null, created_at timestamptz not null,
-    primary key (%s, request_id));
+    primary key (%s, request_id) with (fillfactor = 100));
 `, clientCol, client, arkCol, arkRef, target, clientCol)
 	}
 	fmt.Fprintf(&b, `create table ark_change (%s %s not null references %s, seq integer not null,
@@ -175,9 +174,9 @@ create index ark_change_at on ark_change (at);
 // BuildOptions tune Build.
 type BuildOptions struct {
 	// Workers is the number of concurrent loaders (connections), as arkhe mint's sink workers:
-	// each row goes to worker hash(request ID) mod Workers and each worker loads its rows in
-	// order, so the receipts' (client, request ID) key arrives as that many interleaved ascending
-	// streams, as minting writes it. 0: 2 (pipeline.DefaultWorkers).
+	// the rows are cut into contiguous runs of Batch rows, dealt to the workers in turn, so the
+	// receipts' (client, request ID) key arrives as each worker's ascending runs, as minting
+	// writes it. 0: 2 (pipeline.DefaultWorkers).
 	Workers int
 	// Batch is the rows per transaction of one worker (ARKs and their receipts, as mint commits
 	// them); 0: 10,000.
@@ -316,9 +315,7 @@ func Build(ctx context.Context, pool *pgxpool.Pool, l Layout, rows *RowSet, o Bu
 	recCols, recRow := s.receiptColumns(rows, clientKey)
 	streams := make([][]int, o.Workers)
 	for i := range rows.Rows {
-		h := fnv.New64a()
-		io.WriteString(h, rows.Rows[i].RequestID)
-		w := int(h.Sum64() % uint64(o.Workers))
+		w := i / o.Batch % o.Workers
 		streams[w] = append(streams[w], i)
 	}
 	var mu sync.Mutex
@@ -520,7 +517,8 @@ func (s shape) arkColumns(rows *RowSet, clientKey, shoulderKey int64) ([]string,
 	if s.derivable {
 		cols = append(cols, "assigned_name")
 	}
-	cols = append(cols, "url", "erc_who", "erc_what", "erc_when", "created_at", "created_by")
+	// status takes its default ('public') and change_seq goes as NULL (0), as mint writes them
+	cols = append(cols, "url", "erc_who", "erc_what", "erc_when", "change_seq", "created_at", "created_by")
 	if s.receiptOnRow {
 		cols = append(cols, "request_id", "payload_digest")
 	}
@@ -540,9 +538,9 @@ func (s shape) arkColumns(rows *RowSet, clientKey, shoulderKey int64) ([]string,
 		if s.derivable {
 			v = append(v, r.Name)
 		}
-		v = append(v, nullable(r.URL), nullable(r.Who), nullable(r.What), nullable(r.When), r.CreatedAt, client)
+		v = append(v, nullable(r.URL), nullable(r.Who), nullable(r.What), nullable(r.When), nil, r.CreatedAt, client)
 		if s.receiptOnRow {
-			v = append(v, r.RequestID, r.Digest[:])
+			v = append(v, r.RequestID, r.Digest[:ledger.ReceiptDigestOctets])
 		}
 		return v
 	}
@@ -558,7 +556,7 @@ func (s shape) receiptColumns(rows *RowSet, clientKey int64) ([]string, func(i i
 	client := s.clientValue(clientKey)
 	return []string{clientCol, "request_id", "ark", "payload_digest", "created_at"}, func(i int) []any {
 		r := &rows.Rows[i]
-		return []any{client, r.RequestID, rows.Key(i), r.Digest[:], r.CreatedAt}
+		return []any{client, r.RequestID, rows.Key(i), r.Digest[:ledger.ReceiptDigestOctets], r.CreatedAt}
 	}
 }
 

@@ -5,12 +5,15 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -79,6 +82,11 @@ type MintConfig struct {
 	PgxCopyFrom bool
 	// CPUProfile, if set, is a file to write a Go CPU profile of the mint phase (b) to.
 	CPUProfile string
+	// Exe, if set, is the arkhe executable: (b) runs `Exe mint` as a process of its own, as a
+	// user runs it, and its peak resident set is that process's alone. "" runs (b) in this
+	// process (ledger.Ledger.Mint), which CPUProfile, PgxCopyFrom and the sink's time split
+	// (MintResult.Stats) need.
+	Exe string
 }
 
 // Phase is one measured load.
@@ -100,13 +108,16 @@ type MintResult struct {
 	Config   MintConfig
 	Server   string            // where: "a local cluster in DIR" or "the server at HOST:PORT"
 	Settings map[string]string // ServerSettings() as the server reports them
-	Floor    Phase             // (a) plain pgx CopyFrom of the final rows
+	Floor    Phase             // (a) pgx CopyFrom of the final rows into arkhe's schema
 	Mint     Phase             // (b) arkhe mint end to end from a CSV manifest
+	Plain    Phase             // (c) CSV COPY of the final rows on one connection into plain_ark
 	Summary  pipeline.Summary  // the mint run's summary
-	// PeakRSS is the process's peak resident set (VmHWM of /proc/self/status, reset before the
-	// mint phase) during the mint phase, in bytes; 0 where /proc is missing.
+	// PeakRSS is arkhe mint's peak resident set in bytes, the largest of the runs: with
+	// MintConfig.Exe the child process's own peak (VmHWM of the program it runs), else this process's
+	// VmHWM (/proc/self/status, reset before the mint phase; 0 where /proc is missing).
 	PeakRSS int64
-	// PeakHeap is the peak of live Go heap objects during the mint phase, sampled every 20 ms.
+	// PeakHeap is the peak of live Go heap objects during the mint phase, sampled every 20 ms
+	// (in process only).
 	PeakHeap int64
 	// ManifestBytes is the size of the generated manifest.
 	ManifestBytes int64
@@ -122,7 +133,7 @@ type MintResult struct {
 	Pairs []Pair
 	// FloorCPU and MintCPU are the processor time of the median runs (zero server time with
 	// DatabaseURL: only a local cluster's processes can be read).
-	FloorCPU, MintCPU CPU
+	FloorCPU, MintCPU, PlainCPU CPU
 
 	dataDir string
 }
@@ -143,6 +154,23 @@ func (r MintResult) Ratio() float64 {
 		return 0
 	}
 	return r.Mint.Rate() / r.Floor.Rate()
+}
+
+// PlainRatio is the mint rate over the plain floor's rate (target: ≥ 0.9 empty, ≥ 0.8 at 10
+// million): with several pairs the median of the pairs' ratios, else Mint.Rate() / Plain.Rate().
+func (r MintResult) PlainRatio() float64 {
+	if len(r.Pairs) > 1 {
+		rs := make([]float64, len(r.Pairs))
+		for i, p := range r.Pairs {
+			rs[i] = p.PlainRatio()
+		}
+		slices.Sort(rs)
+		return rs[len(rs)/2]
+	}
+	if r.Plain.Rate() == 0 {
+		return 0
+	}
+	return r.Mint.Rate() / r.Plain.Rate()
 }
 
 // RunMint measures bulk mint against the COPY floor: a template ledger is
@@ -169,6 +197,9 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 	if cfg.Repeat <= 0 {
 		cfg.Repeat = 1
 	}
+	if cfg.Exe != "" && (cfg.CPUProfile != "" || cfg.PgxCopyFrom) {
+		return res, errors.New("bench mint: a CPU profile and pgx CopyFrom need arkhe mint in this process")
+	}
 	res.Config = cfg
 	srv, err := openServer(ctx, "mint", cfg.DatabaseURL, cfg.Dir, "", cfg.Log)
 	if err != nil {
@@ -187,6 +218,9 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 	if exists {
 		res.PreloadReused = true
 		logf("reusing template ledger %s (%d ARKs preloaded)", tpl, cfg.Preload)
+		if err := ensurePlainTable(ctx, srv, tpl, logf); err != nil {
+			return res, err
+		}
 	} else {
 		start := time.Now()
 		if err := buildMintTemplate(ctx, srv, tpl, cfg, logf); err != nil {
@@ -226,6 +260,9 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 	fm := floors[len(floors)/2]
 	res.Floor, res.FloorCopyARKs, res.FloorCommit = fm.Floor, fm.FloorCopyARKs, fm.FloorCommit
 	res.FloorCPU = fm.FloorCPU
+	plains := slices.Clone(res.Pairs)
+	slices.SortFunc(plains, func(a, b Pair) int { return cmp.Compare(a.Plain.Rate(), b.Plain.Rate()) })
+	res.Plain, res.PlainCPU = plains[len(plains)/2].Plain, plains[len(plains)/2].PlainCPU
 	for _, p := range res.Pairs {
 		res.PeakRSS, res.PeakHeap = max(res.PeakRSS, p.PeakRSS), max(res.PeakHeap, p.PeakHeap)
 	}
@@ -234,12 +271,18 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 
 // Pair is one measurement of (b) then (a), each into a fresh clone of the template ledger.
 type Pair struct {
-	Floor, Mint                Phase
-	Summary                    pipeline.Summary
-	Stats                      ledger.MintStats
+	Floor, Mint Phase
+	// Plain is (c), the plain floor: the same rows as CSV on one connection into plain_ark.
+	Plain   Phase
+	Summary pipeline.Summary
+	Stats   ledger.MintStats
+	// PeakRSS is the peak resident set of arkhe mint: the child process's maximum (MintConfig.Exe),
+	// else this process's VmHWM during (b). PeakHeap is the peak live Go heap during (b), in
+	// process only.
 	PeakRSS, PeakHeap          int64
 	FloorCopyARKs, FloorCommit time.Duration
 	FloorCPU, MintCPU          CPU
+	PlainCPU                   CPU
 }
 
 // Ratio is the pair's mint rate over its floor rate.
@@ -250,11 +293,20 @@ func (p Pair) Ratio() float64 {
 	return p.Mint.Rate() / p.Floor.Rate()
 }
 
+// PlainRatio is the pair's mint rate over its plain floor's rate.
+func (p Pair) PlainRatio() float64 {
+	if p.Plain.Rate() == 0 {
+		return 0
+	}
+	return p.Mint.Rate() / p.Plain.Rate()
+}
+
 // measurePair clones the template twice, runs (b) arkhe mint of manifest into one and (a) the
-// floor into the other, and drops both. With prev (the rows an earlier pair's arkhe run wrote) the
-// floor goes first and sends those rows, so over repeated runs neither phase always runs first on a
-// fresh server state (*prev is cleared before (b) runs); otherwise arkhe goes first and the floor sends exactly the rows it wrote,
-// which are returned for the next pair.
+// floor and (c) the plain floor into the other (its ark table and its plain_ark table), and drops
+// both. With prev (the rows an earlier pair's arkhe run wrote) the floors go first and send those
+// rows, so over repeated runs neither side always runs first on a fresh server state (*prev is
+// cleared before (b) runs); otherwise arkhe goes first and the floors send exactly the rows it
+// wrote, which are returned for the next pair.
 func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg MintConfig, i int,
 	prev *[][]any, logf func(string, ...any)) (Pair, [][]any, error) {
 	admin, dir, dataDir := srv.admin, srv.dir, srv.dataDir
@@ -271,8 +323,9 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 		}()
 	}
 
-	// (a) the floor: the final rows pre-built, plain CopyFrom
-	floor := func(arks [][]any) error {
+	// (a) the floor: the final rows pre-built, plain CopyFrom; then (c) the plain floor: the same
+	// rows as CSV on one connection into plain_ark
+	floors := func(arks [][]any) error {
 		floorPool, err := pgxpool.New(ctx, srv.url(floorDB))
 		if err != nil {
 			return fmt.Errorf("bench mint: %w", err)
@@ -281,8 +334,7 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 		if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
 			return fmt.Errorf("bench mint: checkpoint: %w", err)
 		}
-		logf("(a) floor: pgx CopyFrom of %d ARK rows with their receipts, batch %d, %d connection(s) (run %d of %d)",
-			len(arks), cfg.BatchSize, cfg.FloorWorkers, i+1, cfg.Repeat)
+		logf("(a) floor: pgx CopyFrom of %d final rows, batch %d, %d connection(s) (run %d of %d)", len(arks), cfg.BatchSize, cfg.FloorWorkers, i+1, cfg.Repeat)
 		cpu0 := sampleCPU(dataDir)
 		start := time.Now()
 		if err := copyFloorRows(ctx, floorPool, arks, cfg.BatchSize, cfg.FloorWorkers, &p); err != nil {
@@ -290,10 +342,27 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 		}
 		p.Floor = Phase{Rows: int64(len(arks)), Elapsed: time.Since(start)}
 		p.FloorCPU = sampleCPU(dataDir).Sub(cpu0)
+		csvPath := filepath.Join(dir, "plain-rows.csv")
+		if err := writePlainCSV(csvPath, arks); err != nil {
+			return err
+		}
+		defer os.Remove(csvPath)
+		if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
+			return fmt.Errorf("bench mint: checkpoint: %w", err)
+		}
+		logf("(c) plain floor: CSV COPY of %d rows on one connection into plain_ark (run %d of %d)", len(arks), i+1, cfg.Repeat)
+		cpu0 = sampleCPU(dataDir)
+		start = time.Now()
+		n, err := copyPlainCSV(ctx, srv.url(floorDB), csvPath)
+		if err != nil {
+			return err
+		}
+		p.Plain = Phase{Rows: n, Elapsed: time.Since(start)}
+		p.PlainCPU = sampleCPU(dataDir).Sub(cpu0)
 		return nil
 	}
 	if *prev != nil {
-		err := floor(*prev)
+		err := floors(*prev)
 		*prev = nil // not held while (b) runs: (b)'s peak memory is its own
 		if err != nil {
 			return p, nil, err
@@ -301,7 +370,7 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 	}
 
 	// (b) arkhe mint, end to end
-	l, err := ledger.Open(ctx, srv.url(mintDB), int32(cfg.Workers+2))
+	l, err := ledger.Open(ctx, srv.url(mintDB), 2)
 	if err != nil {
 		return p, nil, err
 	}
@@ -313,45 +382,23 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
 		return p, nil, fmt.Errorf("bench mint: checkpoint: %w", err)
 	}
-	logf("(b) arkhe mint of %d rows, batch %d, %d workers (run %d of %d)", cfg.Rows, cfg.BatchSize, cfg.Workers, i+1, cfg.Repeat)
-	runtime.GC()
-	debug.FreeOSMemory()
-	resetPeakRSS()
-	stopHeap := sampleHeap()
-	if cfg.CPUProfile != "" && i == 0 {
-		f, err := os.Create(cfg.CPUProfile)
-		if err != nil {
-			return p, nil, fmt.Errorf("bench mint: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return p, nil, fmt.Errorf("bench mint: %w", err)
-		}
+	where := "in this process"
+	if cfg.Exe != "" {
+		where = "as its own process"
 	}
-	cpu0 := sampleCPU(dataDir)
-	start := time.Now()
-	rep, err := l.Mint(ctx, ledger.MintJob{
-		Mint: ledger.MintConfig{ClientID: benchClient, NameCheck: cfg.NameCheck, ReceiptCheck: cfg.ReceiptCheck,
-			PgxCopyFrom: cfg.PgxCopyFrom},
-		Inputs:      []string{manifest},
-		Workers:     cfg.Workers,
-		BatchSize:   cfg.BatchSize,
-		MintMapPath: filepath.Join(dir, "mintmap.csv"),
-		RejectsPath: filepath.Join(dir, "rejects.csv"),
-	})
-	p.Mint = Phase{Rows: rep.Summary.Minted, Elapsed: time.Since(start)}
-	p.MintCPU = sampleCPU(dataDir).Sub(cpu0)
-	if cfg.CPUProfile != "" && i == 0 {
-		pprof.StopCPUProfile()
+	logf("(b) arkhe mint of %d rows, batch %d, %d workers, %s (run %d of %d)", cfg.Rows, cfg.BatchSize, cfg.Workers, where, i+1, cfg.Repeat)
+	job := mintJob{url: srv.url(mintDB), manifest: manifest, mintMap: filepath.Join(dir, "mintmap.csv"),
+		rejects: filepath.Join(dir, "rejects.csv"), profile: cfg.CPUProfile != "" && i == 0}
+	if cfg.Exe != "" {
+		err = mintChild(ctx, cfg, job, dataDir, &p)
+	} else {
+		err = mintInProcess(ctx, cfg, job, dataDir, &p)
 	}
-	p.PeakHeap = stopHeap()
-	p.PeakRSS = peakRSS()
-	p.Summary, p.Stats = rep.Summary, rep.Stats
 	if err != nil {
-		return p, nil, fmt.Errorf("bench mint: arkhe mint: %w", err)
+		return p, nil, err
 	}
-	if rep.Summary.Minted != int64(cfg.Rows) {
-		return p, nil, fmt.Errorf("bench mint: arkhe minted %d of %d rows (%d rejected)", rep.Summary.Minted, cfg.Rows, rep.Summary.Rejected)
+	if p.Summary.Minted != int64(cfg.Rows) {
+		return p, nil, fmt.Errorf("bench mint: arkhe minted %d of %d rows (%d rejected)", p.Summary.Minted, cfg.Rows, p.Summary.Rejected)
 	}
 	arks, err := readBackMinted(ctx, l.Pool, maxSeq)
 	if err != nil {
@@ -359,16 +406,188 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 	}
 	l.Close()
 	if p.Floor.Rows == 0 {
-		if err := floor(arks); err != nil {
+		if err := floors(arks); err != nil {
 			return p, nil, err
 		}
-		logf("run %d (arkhe first): floor %.0f rows/s, arkhe %.0f rows/s, ratio %.2f; CPU floor %.1f s, arkhe %.1f s", i+1,
-			p.Floor.Rate(), p.Mint.Rate(), p.Ratio(), p.FloorCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
+		logf("run %d (arkhe first): floor %.0f rows/s, plain floor %.0f rows/s, arkhe %.0f rows/s, ratios %.2f and %.2f; CPU floor %.1f s, plain %.1f s, arkhe %.1f s", i+1,
+			p.Floor.Rate(), p.Plain.Rate(), p.Mint.Rate(), p.Ratio(), p.PlainRatio(), p.FloorCPU.Total().Seconds(), p.PlainCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
 		return p, arks, nil
 	}
-	logf("run %d (floor first): floor %.0f rows/s, arkhe %.0f rows/s, ratio %.2f; CPU floor %.1f s, arkhe %.1f s", i+1,
-		p.Floor.Rate(), p.Mint.Rate(), p.Ratio(), p.FloorCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
+	logf("run %d (floors first): floor %.0f rows/s, plain floor %.0f rows/s, arkhe %.0f rows/s, ratios %.2f and %.2f; CPU floor %.1f s, plain %.1f s, arkhe %.1f s", i+1,
+		p.Floor.Rate(), p.Plain.Rate(), p.Mint.Rate(), p.Ratio(), p.PlainRatio(), p.FloorCPU.Total().Seconds(), p.PlainCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
 	return p, nil, nil
+}
+
+// mintJob is what (b) mints: into the ledger at url, the manifest, with the mint map and reject
+// file it writes; profile asks for the CPU profile (in process only).
+type mintJob struct {
+	url, manifest, mintMap, rejects string
+	profile                         bool
+}
+
+// mintInProcess runs (b) as `arkhe mint` does, inside this process (ledger.Ledger.Mint under the
+// same memory limit), and fills p's Mint, MintCPU, Summary, Stats, PeakRSS (this process's
+// VmHWM, reset before) and PeakHeap.
+func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDir string, p *Pair) error {
+	l, err := ledger.Open(ctx, job.url, int32(cfg.Workers+2))
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if os.Getenv("GOMEMLIMIT") == "" { // as arkhe mint runs
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(pipeline.MemoryLimit))
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	stopHeap := sampleHeap()
+	if job.profile {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("bench mint: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("bench mint: %w", err)
+		}
+	}
+	cpu0 := sampleCPU(dataDir)
+	start := time.Now()
+	rep, err := l.Mint(ctx, ledger.MintJob{
+		Mint: ledger.MintConfig{ClientID: benchClient, NameCheck: cfg.NameCheck, ReceiptCheck: cfg.ReceiptCheck,
+			PgxCopyFrom: cfg.PgxCopyFrom},
+		Inputs:      []string{job.manifest},
+		Workers:     cfg.Workers,
+		BatchSize:   cfg.BatchSize,
+		MintMapPath: job.mintMap,
+		RejectsPath: job.rejects,
+	})
+	p.Mint = Phase{Rows: rep.Summary.Minted, Elapsed: time.Since(start)}
+	p.MintCPU = sampleCPU(dataDir).Sub(cpu0)
+	if job.profile {
+		pprof.StopCPUProfile()
+	}
+	p.PeakHeap = stopHeap()
+	p.PeakRSS = peakRSS()
+	p.Summary, p.Stats = rep.Summary, rep.Stats
+	if err != nil {
+		return fmt.Errorf("bench mint: arkhe mint: %w", err)
+	}
+	return nil
+}
+
+// mintChild runs (b) as `arkhe mint` in a process of its own (cfg.Exe), as a user runs it, and
+// fills p's Mint, MintCPU (the child's processor time as the client's), Summary (read from the
+// ledger: the rows minted) and PeakRSS (the child's own peak resident set, runChild).
+func mintChild(ctx context.Context, cfg MintConfig, job mintJob, dataDir string, p *Pair) error {
+	l, err := ledger.Open(ctx, job.url, 2)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	var before int64
+	if err := l.Pool.QueryRow(ctx, `select count(*) from ark`).Scan(&before); err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, cfg.Exe, "--database-url", job.url, "--quiet", "mint", "--client", benchClient,
+		"--batch", strconv.Itoa(cfg.BatchSize), "--workers", strconv.Itoa(cfg.Workers),
+		"--name-check", cfg.NameCheck.String(), "--receipt-check", cfg.ReceiptCheck.String(),
+		"--out", job.mintMap, "--rejects", job.rejects, job.manifest)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cpu0 := sampleCPU(dataDir)
+	start := time.Now()
+	peak, cpu, runErr := runChild(cmd)
+	p.Mint.Elapsed = time.Since(start)
+	p.MintCPU = CPU{Server: sampleCPU(dataDir).Sub(cpu0).Server, Client: cpu}
+	p.PeakRSS = peak
+	if runErr != nil {
+		return fmt.Errorf("bench mint: %s mint: %w: %s", cfg.Exe, runErr, strings.TrimSpace(stderr.String()))
+	}
+	var after int64
+	if err := l.Pool.QueryRow(ctx, `select count(*) from ark`).Scan(&after); err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	p.Mint.Rows = after - before
+	p.Summary = pipeline.Summary{Read: int64(cfg.Rows), Minted: p.Mint.Rows, Elapsed: p.Mint.Elapsed}
+	return nil
+}
+
+// plainARKTable is the plain floor's table: the columns of the final rows (readBackMinted's, and
+// status at its default 'public', as a minted row holds it), typed as ark's, with only the ARK primary key and the receipt's unique index (client, request
+// ID): no trigger, foreign key, check, identity or other index.
+const plainARKTable = `create table plain_ark (
+	ark varchar(272) collate "C" primary key, naan varchar(16) collate "C", shoulder_id bigint,
+	assigned_name varchar(255) collate "C", url varchar(2048), commitment text, erc_who text, erc_what text,
+	erc_when text, status ark_status default 'public', change_seq integer, created_at timestamptz, created_by bigint,
+	request_id varchar(255) collate "C", payload_digest bytea);
+create unique index plain_ark_receipt on plain_ark (created_by, request_id)`
+
+// writePlainCSV writes the rows (readBackMinted's) as the CSV a psql \copy reads: NULL as an
+// empty field, every string quoted, bytea as \x hex, times in RFC 3339 with microseconds.
+func writePlainCSV(path string, arks [][]any) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	quote := strings.NewReplacer(`"`, `""`)
+	for _, row := range arks {
+		for j, v := range row {
+			if j > 0 {
+				w.WriteByte(',')
+			}
+			switch x := v.(type) {
+			case string:
+				w.WriteString(`"` + quote.Replace(x) + `"`)
+			case *string:
+				if x != nil {
+					w.WriteString(`"` + quote.Replace(*x) + `"`)
+				}
+			case int64:
+				w.WriteString(strconv.FormatInt(x, 10))
+			case *int32:
+				if x != nil {
+					w.WriteString(strconv.Itoa(int(*x)))
+				}
+			case time.Time:
+				w.WriteString(x.UTC().Format("2006-01-02T15:04:05.999999Z07:00"))
+			case []byte:
+				if x != nil {
+					w.WriteString(`\x` + hex.EncodeToString(x))
+				}
+			default:
+				f.Close()
+				return fmt.Errorf("bench mint: plain floor: value of type %T in column %d", v, j+1)
+			}
+		}
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	return f.Close()
+}
+
+// copyPlainCSV sends the CSV file at path to plain_ark as psql's \copy does: one connection, one
+// COPY ... FROM STDIN (format csv), committed on its own. It returns the rows copied.
+func copyPlainCSV(ctx context.Context, url, path string) (int64, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0, fmt.Errorf("bench mint: plain floor: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("bench mint: %w", err)
+	}
+	defer f.Close()
+	tag, err := conn.PgConn().CopyFrom(ctx, f, `copy plain_ark (`+strings.Join(floorARKColumns(), ", ")+`) from stdin (format csv)`)
+	if err != nil {
+		return 0, fmt.Errorf("bench mint: plain floor: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // buildMintTemplate creates the template ledger tpl: migrated, registered, preloaded.
@@ -397,6 +616,11 @@ func buildMintTemplate(ctx context.Context, srv *server, tpl string, cfg MintCon
 		if err := PreloadARKs(ctx, l, cfg.Preload, cfg.Seed, cfg.BatchSize, logf); err != nil {
 			return err
 		}
+	}
+	if err := createPlainTable(ctx, l.Pool, cfg.Preload, logf); err != nil {
+		return err
+	}
+	if cfg.Preload > 0 {
 		logf("vacuum analyze")
 		if _, err := l.Pool.Exec(ctx, `vacuum analyze`); err != nil {
 			return fmt.Errorf("bench mint: %w", err)
@@ -407,6 +631,44 @@ func buildMintTemplate(ctx context.Context, srv *server, tpl string, cfg MintCon
 		return fmt.Errorf("bench mint: %w", err)
 	}
 	return nil
+}
+
+// createPlainTable creates the plain floor's table plain_ark in the template ledger of pool
+// (plainARKTable) holding what its ark table holds, the preload's rows copied in the order they
+// were minted (so its primary key fills by random inserts, as arkhe's does).
+func createPlainTable(ctx context.Context, pool *pgxpool.Pool, preload int, logf func(string, ...any)) error {
+	if _, err := pool.Exec(ctx, plainARKTable); err != nil {
+		return fmt.Errorf("bench mint: create plain_ark: %w", err)
+	}
+	if preload > 0 {
+		logf("copying the %d preloaded ARKs into plain_ark, the plain floor's table", preload)
+		cols := strings.Join(floorARKColumns(), ", ")
+		if _, err := pool.Exec(ctx, `insert into plain_ark (`+cols+`) select `+cols+` from ark order by seq`); err != nil {
+			return fmt.Errorf("bench mint: fill plain_ark: %w", err)
+		}
+	}
+	return nil
+}
+
+// ensurePlainTable adds plain_ark to a template ledger kept by an earlier run that has none.
+func ensurePlainTable(ctx context.Context, srv *server, tpl string, logf func(string, ...any)) error {
+	pool, err := pgxpool.New(ctx, srv.url(tpl))
+	if err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	defer pool.Close()
+	var has bool
+	if err := pool.QueryRow(ctx, `select to_regclass('plain_ark') is not null`).Scan(&has); err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	if has {
+		return nil
+	}
+	var n int64
+	if err := pool.QueryRow(ctx, `select count(*) from ark`).Scan(&n); err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	return createPlainTable(ctx, pool, int(n), logf)
 }
 
 // RegisterBench registers NAAN 99999, manager "bench" holding /x9 (its default) and the client
@@ -509,10 +771,11 @@ func readSettings(ctx context.Context, pool interface {
 }
 
 // readBackMinted reads the ARK rows (each with its receipt: request_id, payload_digest) minted
-// after seq, in insertion order, pre-built as the values pgx CopyFrom sends.
+// after seq, in insertion order, pre-built as the values pgx CopyFrom sends (status left to its
+// default 'public' and change_seq as stored, NULL, as mint sends them).
 func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (arks [][]any, err error) {
 	rows, err := pool.Query(ctx, `select ark, naan, shoulder_id, assigned_name, url, commitment,
-			erc_who, erc_what, erc_when, created_at, created_by, request_id, payload_digest
+			erc_who, erc_what, erc_when, change_seq, created_at, created_by, request_id, payload_digest
 		from ark where seq > $1 order by seq`, afterSeq)
 	if err != nil {
 		return nil, fmt.Errorf("bench mint: read back: %w", err)
@@ -523,14 +786,16 @@ func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (ar
 			key, naan, name, requestID       string
 			shoulderID, createdBy            int64
 			url, commitment, who, what, when *string
+			changeSeq                        *int32
 			createdAt                        time.Time
 			digest                           []byte
 		)
-		if err := rows.Scan(&key, &naan, &shoulderID, &name, &url, &commitment, &who, &what, &when, &createdAt, &createdBy,
-			&requestID, &digest); err != nil {
+		if err := rows.Scan(&key, &naan, &shoulderID, &name, &url, &commitment, &who, &what, &when, &changeSeq,
+			&createdAt, &createdBy, &requestID, &digest); err != nil {
 			return nil, fmt.Errorf("bench mint: read back: %w", err)
 		}
-		arks = append(arks, []any{key, naan, shoulderID, name, url, commitment, who, what, when, createdAt, createdBy, requestID, digest})
+		arks = append(arks, []any{key, naan, shoulderID, name, url, commitment, who, what, when, changeSeq,
+			createdAt, createdBy, requestID, digest})
 	}
 	return arks, rows.Err()
 }
@@ -539,7 +804,7 @@ func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (ar
 // receipt, on one row.
 func floorARKColumns() []string {
 	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who", "erc_what", "erc_when",
-		"created_at", "created_by", "request_id", "payload_digest"}
+		"change_seq", "created_at", "created_by", "request_id", "payload_digest"}
 }
 
 // copyFloorRows sends the rows in batches of batch, each batch one transaction with one COPY ark,
@@ -590,9 +855,13 @@ func resetPeakRSS() {
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
-// peakRSS returns VmHWM from /proc/self/status in bytes, 0 when unavailable.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
+// peakRSS returns this process's VmHWM in bytes, 0 when unavailable.
+func peakRSS() int64 { return vmHWM("/proc/self/status") }
+
+// vmHWM returns VmHWM, the peak resident set, from a /proc/PID/status file in bytes; 0 when
+// unavailable.
+func vmHWM(path string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
@@ -623,28 +892,39 @@ func (r MintResult) Print(w io.Writer) {
 			fmt.Fprintf(w, "preload: %d ARKs in %.1f s\n", c.Preload, r.PreloadElapsed.Seconds())
 		}
 	}
-	fmt.Fprintf(w, "(a) floor, pgx CopyFrom of the final rows: %9.0f rows/s  (%d rows in %.2f s)\n", r.Floor.Rate(), r.Floor.Rows, r.Floor.Elapsed.Seconds())
-	fmt.Fprintf(w, "(b) arkhe mint from CSV, end to end:      %9.0f rows/s  (%d rows in %.2f s; manifest %.1f MB)\n",
+	fmt.Fprintf(w, "(a) floor, pgx CopyFrom of the final rows:  %9.0f rows/s  (%d rows in %.2f s; arkhe's schema, %d connection(s))\n",
+		r.Floor.Rate(), r.Floor.Rows, r.Floor.Elapsed.Seconds(), c.FloorWorkers)
+	fmt.Fprintf(w, "(c) plain floor, CSV COPY, one connection:  %9.0f rows/s  (%d rows in %.2f s; a table with the ARK primary key and the receipt index only)\n",
+		r.Plain.Rate(), r.Plain.Rows, r.Plain.Elapsed.Seconds())
+	fmt.Fprintf(w, "(b) arkhe mint from CSV, end to end:       %9.0f rows/s  (%d rows in %.2f s; manifest %.1f MB)\n",
 		r.Mint.Rate(), r.Mint.Rows, r.Mint.Elapsed.Seconds(), float64(r.ManifestBytes)/1e6)
-	fmt.Fprintf(w, "ratio (b)/(a): %.2f\n", r.Ratio())
+	fmt.Fprintf(w, "ratio (b)/(a): %.2f   ratio (b)/(c): %.2f\n", r.Ratio(), r.PlainRatio())
 	if len(r.Pairs) > 1 {
-		fmt.Fprintf(w, "  (median ratio of %d runs; rates above are the median rates; per run floor / arkhe / ratio:", len(r.Pairs))
+		fmt.Fprintf(w, "  (medians of the %d runs' ratios; rates above are the median rates; per run floor / plain / arkhe rows/s:", len(r.Pairs))
 		for _, p := range r.Pairs {
-			fmt.Fprintf(w, " %.0f/%.0f/%.2f", p.Floor.Rate(), p.Mint.Rate(), p.Ratio())
+			fmt.Fprintf(w, " %.0f/%.0f/%.0f", p.Floor.Rate(), p.Plain.Rate(), p.Mint.Rate())
 		}
 		fmt.Fprintln(w, ")")
 	}
-	fmt.Fprintf(w, "mint: %d draws, %d collisions, %d batches, %d retried (%d after a conflict); peak memory during (b): VmHWM %.0f MB, Go heap %.0f MB\n",
-		r.Summary.Draws, r.Summary.Collisions, r.Summary.Batches, r.Stats.Retries, r.Stats.Conflicts, float64(r.PeakRSS)/(1<<20), float64(r.PeakHeap)/(1<<20))
-	if r.MintCPU.Total() > 0 {
-		fmt.Fprintf(w, "CPU time (server + this process): (a) %.1f s + %.1f s, (b) %.1f s + %.1f s; (a)/(b) %.2f\n",
-			r.FloorCPU.Server.Seconds(), r.FloorCPU.Client.Seconds(), r.MintCPU.Server.Seconds(), r.MintCPU.Client.Seconds(),
-			r.FloorCPU.Total().Seconds()/r.MintCPU.Total().Seconds())
+	if c.Exe != "" {
+		fmt.Fprintf(w, "mint: %d rows minted; peak resident set of the arkhe mint process: %.0f MB (its VmHWM; largest of the runs)\n",
+			r.Summary.Minted, float64(r.PeakRSS)/1e6)
+	} else {
+		fmt.Fprintf(w, "mint: %d draws, %d collisions, %d batches, %d retried (%d after a conflict); peak memory during (b), in this process: VmHWM %.0f MB, Go heap %.0f MB\n",
+			r.Summary.Draws, r.Summary.Collisions, r.Summary.Batches, r.Stats.Retries, r.Stats.Conflicts, float64(r.PeakRSS)/1e6, float64(r.PeakHeap)/1e6)
 	}
-	st := r.Stats
-	fmt.Fprintf(w, "time in (b)'s sink, summed over workers: receipt lookups %.2f s (%d batches read whole), name lookups %.2f s (%d names), settle %.2f s, COPY ark %.2f s, counters+commit %.2f s\n",
-		st.ReceiptLookups.Seconds(), st.CheckedBatches, st.NameLookups.Seconds(), st.LookedUpNames, st.Settle.Seconds(),
-		st.CopyARKs.Seconds(), st.Commit.Seconds())
+	if r.MintCPU.Total() > 0 {
+		fmt.Fprintf(w, "CPU time (server + client): (a) %.1f s + %.1f s, (c) %.1f s + %.1f s, (b) %.1f s + %.1f s; (a)/(b) %.2f, (c)/(b) %.2f\n",
+			r.FloorCPU.Server.Seconds(), r.FloorCPU.Client.Seconds(), r.PlainCPU.Server.Seconds(), r.PlainCPU.Client.Seconds(),
+			r.MintCPU.Server.Seconds(), r.MintCPU.Client.Seconds(),
+			r.FloorCPU.Total().Seconds()/r.MintCPU.Total().Seconds(), r.PlainCPU.Total().Seconds()/r.MintCPU.Total().Seconds())
+	}
+	if c.Exe == "" { // the sink's time split is known in process only
+		st := r.Stats
+		fmt.Fprintf(w, "time in (b)'s sink, summed over workers: receipt lookups %.2f s (%d batches read whole), name lookups %.2f s (%d names), settle %.2f s, COPY ark %.2f s, counters+commit %.2f s\n",
+			st.ReceiptLookups.Seconds(), st.CheckedBatches, st.NameLookups.Seconds(), st.LookedUpNames, st.Settle.Seconds(),
+			st.CopyARKs.Seconds(), st.Commit.Seconds())
+	}
 	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark %.2f s, commit %.2f s\n",
 		r.FloorCopyARKs.Seconds(), r.FloorCommit.Seconds())
 }

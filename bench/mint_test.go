@@ -27,6 +27,14 @@ func TestRunMintSmall(t *testing.T) {
 	if res.Mint.Rate() <= 0 || res.Floor.Rate() <= 0 || res.Ratio() <= 0 {
 		t.Fatalf("rates %.0f and %.0f", res.Mint.Rate(), res.Floor.Rate())
 	}
+	// (c) the plain floor sent the same 3,000 rows each run, on one connection, into plain_ark
+	// (which holds the 2,000 preloaded ARKs too)
+	if res.Plain.Rows != 3000 || res.Pairs[0].Plain.Rows != 3000 || res.Pairs[1].Plain.Rows != 3000 || res.PlainRatio() <= 0 {
+		t.Fatalf("plain floor %+v, per run %+v and %+v, ratio %.2f", res.Plain, res.Pairs[0].Plain, res.Pairs[1].Plain, res.PlainRatio())
+	}
+	if hi := max(res.Pairs[0].PlainRatio(), res.Pairs[1].PlainRatio()); res.PlainRatio() != hi { // median of 2: the upper one
+		t.Errorf("plain ratio %.3f, runs %.3f and %.3f", res.PlainRatio(), res.Pairs[0].PlainRatio(), res.Pairs[1].PlainRatio())
+	}
 	if res.Settings["server_version"] == "" || res.Settings["fsync"] == "" {
 		t.Fatalf("settings %v", res.Settings)
 	}
@@ -35,7 +43,7 @@ func TestRunMintSmall(t *testing.T) {
 	}
 	var out strings.Builder
 	res.Print(&out)
-	for _, want := range []string{"(a) floor", "(b) arkhe mint", "ratio (b)/(a)", "shared_buffers", "VmHWM"} {
+	for _, want := range []string{"(a) floor", "(b) arkhe mint", "(c) plain floor", "ratio (b)/(a)", "ratio (b)/(c)", "shared_buffers", "VmHWM"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

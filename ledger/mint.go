@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -698,10 +699,27 @@ func (d *nameDrawer) next() (string, error) {
 	return string(d.buf), nil
 }
 
+// receiptRow is a receipt read from the ledger: the ARK it gave and its payload digest, of
+// digestLen octets (ReceiptDigestOctets on a receipt written by this arkhe, 16 on one written
+// before, or on Citus).
 type receiptRow struct {
-	ark    string // printed form
-	digest [16]byte
+	ark       string // printed form
+	digest    [16]byte
+	digestLen uint8
 }
+
+// matches reports whether the receipt was written for a payload with digest d: its stored
+// octets equal d's first octets. A receipt without a digest matches nothing.
+func (r *receiptRow) matches(d *[16]byte) bool {
+	n := int(r.digestLen)
+	return n > 0 && bytes.Equal(r.digest[:n], d[:n])
+}
+
+// ReceiptDigestOctets is how many octets of a row's 16-octet payload digest (pipeline.PayloadDigest)
+// a new receipt stores on its ARK row (one node): the first 8, 64 bits, enough to tell a changed
+// payload from a replay. A receipt written with all 16 (before, or in the receipt table on
+// Citus) is compared on its own length.
+const ReceiptDigestOctets = 8
 
 // mintWorker settles and writes the batches of one pipeline worker on its own connection.
 type mintWorker struct {
@@ -1026,7 +1044,7 @@ func (w *mintWorker) loadReceipts(ctx context.Context, rows []pipeline.Row) erro
 		}
 		var r receiptRow
 		r.ark = "ark:" + key
-		copy(r.digest[:], digest)
+		r.digestLen = uint8(copy(r.digest[:], digest))
 		w.receipt[rid] = r
 	}
 	if err := res.Err(); err != nil {
@@ -1088,7 +1106,7 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 		}
 		rid := r.Record.RequestID
 		if rc, ok := w.receipt[rid]; ok {
-			if rc.digest == r.Digest {
+			if rc.matches(&r.Digest) {
 				r.Outcome, r.ARK = pipeline.OutcomeReplayed, rc.ark
 			} else {
 				rejectRow(r, "request_id", &ReceiptConflictError{RequestID: rid, ARK: rc.ark})
@@ -1361,11 +1379,12 @@ func (w *mintWorker) release() {
 	}
 }
 
-// arkColumns are the ark columns a mint writes, in COPY order; request_id and payload_digest
-// are the receipt (the single layout; the citus layout writes the others).
+// arkColumns are the ark columns a mint writes, in COPY order; status takes its default
+// ('public') and change_seq goes as NULL (0, stored in no octets); request_id and payload_digest are the
+// receipt (the single layout; the citus layout writes the others).
 func arkColumns() []string {
 	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment",
-		"erc_who", "erc_what", "erc_when", "created_at", "created_by", "request_id", "payload_digest"}
+		"erc_who", "erc_what", "erc_when", "change_seq", "created_at", "created_by", "request_id", "payload_digest"}
 }
 
 // prepareCopy fills w.copyIdx, w.keys and w.anames for the rows idx.
@@ -1562,8 +1581,8 @@ type arkSource struct {
 	shoulderID any
 	createdAt  any
 	createdBy  any
-	columns    int // how many of the values go: 13, or 11 without the receipt (citus layout)
-	vals       [13]any
+	columns    int // how many of the values go: 14, or 12 without the receipt (citus layout)
+	vals       [14]any
 }
 
 // Next implements pgx.CopyFromSource; it calls the CopyRow hook.
@@ -1580,13 +1599,13 @@ func (s *arkSource) Values() ([]any, error) {
 	k := s.i - 1
 	r := &s.rows[s.w.copyIdx[k]]
 	rec := &r.Record
-	s.vals = [13]any{&s.w.keys[k], s.naan, s.shoulderID, &s.w.anames[k],
+	s.vals = [14]any{&s.w.keys[k], s.naan, s.shoulderID, &s.w.anames[k],
 		optional(rec.Has&pipeline.HasURL != 0, &rec.URL),
 		optional(rec.Has&pipeline.HasCommitment != 0, &rec.Commitment),
 		optional(rec.Has&pipeline.HasWho != 0, &rec.Who),
 		optional(rec.Has&pipeline.HasWhat != 0, &rec.What),
 		optional(rec.Has&pipeline.HasWhen != 0, &rec.When),
-		s.createdAt, s.createdBy, &rec.RequestID, (*digest16)(&r.Digest)}
+		nil, s.createdAt, s.createdBy, &rec.RequestID, r.Digest[:ReceiptDigestOctets]}
 	if s.columns > 0 {
 		return s.vals[:s.columns], nil
 	}

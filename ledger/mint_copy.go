@@ -76,16 +76,18 @@ func (r *copyReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// copyARKsSQL names the columns in the order the tuples are encoded; request_id and
-// payload_digest are the receipt, on the ark row (the single layout).
+// copyARKsSQL names the columns in the order the tuples are encoded; status takes its default
+// ('public') and change_seq goes as NULL (0, stored in no octets); request_id and payload_digest
+// are the receipt, on the ark row (the single layout), the digest's first ReceiptDigestOctets
+// octets.
 const copyARKsSQL = `copy ark (ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when,
-	created_at, created_by, request_id, payload_digest) from stdin (format binary)`
+	change_seq, created_at, created_by, request_id, payload_digest) from stdin (format binary)`
 
 // copyCitusARKsSQL and copyReceiptsSQL are the two COPYs of the citus layout: the ark rows
-// without a receipt (their first 11 columns), then the receipts, rows of the receipt table.
+// without a receipt (their first 12 columns), then the receipts, rows of the receipt table.
 const (
 	copyCitusARKsSQL = `copy ark (ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when,
-	created_at, created_by) from stdin (format binary)`
+	change_seq, created_at, created_by) from stdin (format binary)`
 	copyReceiptsSQL = `copy receipt (client_pk, request_id, ark, payload_digest, created_at) from stdin (format binary)`
 )
 
@@ -102,9 +104,9 @@ func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.
 		r := &rows[w.copyIdx[k]]
 		rec := &r.Record
 		if citus {
-			dst = AppendTuple(dst, 11)
+			dst = AppendTuple(dst, 12)
 		} else {
-			dst = AppendTuple(dst, 13)
+			dst = AppendTuple(dst, 14)
 		}
 		dst = AppendText(dst, w.keys[k])
 		dst = AppendText(dst, w.naan)
@@ -115,13 +117,14 @@ func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.
 		dst = AppendOptional(dst, rec.Has&pipeline.HasWho != 0, rec.Who)
 		dst = AppendOptional(dst, rec.Has&pipeline.HasWhat != 0, rec.What)
 		dst = AppendOptional(dst, rec.Has&pipeline.HasWhen != 0, rec.When)
+		dst = AppendNull(dst) // change_seq 0
 		dst = AppendTimestamptz(dst, at)
 		dst = AppendInt8(dst, w.clientPK)
 		if citus {
 			return dst
 		}
 		dst = AppendText(dst, rec.RequestID)
-		return AppendBytea(dst, r.Digest[:])
+		return AppendBytea(dst, r.Digest[:ReceiptDigestOctets])
 	}}
 	t0 := time.Now()
 	defer w.s.since(phaseCopyARKs, t0)

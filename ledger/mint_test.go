@@ -178,8 +178,10 @@ func checkLedger(t *testing.T, pool *pgxpool.Pool, n int64) {
 	if got := mintCount(t, pool, `select count(*) from mint_receipt`); got != n {
 		t.Errorf("receipts: %d, want %d", got, n)
 	}
-	// (on Citus ark and receipt are not co-located: the subquery is planned on its own)
-	if got := mintCount(t, pool, `select count(*) from ark where ark not in (select ark from mint_receipt)`); got != 0 {
+	// EXCEPT, not NOT IN: before ark is analysed the planner may not hash NOT IN's subquery and
+	// rescans it for every ARK (minutes at 125,000); on Citus ark and receipt are not
+	// co-located, and each side is planned on its own
+	if got := mintCount(t, pool, `select count(*) from (select ark from ark except select ark from mint_receipt) d`); got != 0 {
 		t.Errorf("%d ARKs without a receipt", got)
 	}
 	if got := mintCount(t, pool, `select count(*) from (select request_id from mint_receipt group by client_pk, request_id having count(*) > 1) d`); got != 0 {

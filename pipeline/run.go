@@ -17,27 +17,34 @@ import (
 
 // This file is the streaming run engine:
 //
-//	reader: read, validate, digest ──route by hash(request ID)──▶ worker i: sink (COPY) ─┐
-//	   │                                                                                   ▼
-//	   └── rows rejected while reading or validating ──────────────────────────────▶ collector
-//	                                                                          (reorder buffer,
-//	                                                                           mint map, rejects,
-//	                                                                           progress)
+//	reader: read, validate, digest ──contiguous runs──▶ worker i: sink (COPY) ─┐
+//	   │                                                                        ▼
+//	   └── rows rejected while reading or validating ───────────────────▶ collector
+//	                                                               (reorder buffer,
+//	                                                                mint map, rejects,
+//	                                                                progress)
 //
 // One reader goroutine reads the manifests in order, numbers every row (Row.Seq), validates it
-// (Validate), computes its payload digest and appends it to the partial batch of worker
-// hash(request ID) mod Workers, so that every occurrence of a request ID is handled by one worker
-// in manifest order. A full batch goes to its worker's goroutine, which hands
-// it to the Sink; while a worker runs COPY the reader keeps reading and filling the next batches.
+// (Validate), computes its payload digest and appends it to the batch it is filling: each
+// batch is a contiguous run of the manifest, and the runs go to the workers in turn. So two
+// workers never write into the same stretch of the receipt index at once: with sorted request
+// IDs each worker appends a run of its own and the index pages fill up (interleaved rows left
+// them about 0.6 full). A row whose request ID is in flight — an earlier occurrence not yet
+// written out by the collector, in a batch being filled, handed over or in COPY — goes to the
+// worker that holds that occurrence, so every occurrence is settled after the ones before it
+// (the first mints, the later replay it or are rejected); an occurrence whose predecessor was
+// written out (committed) can go anywhere: it finds the receipt. A full batch goes to its
+// worker's goroutine, which hands it to the Sink; while a worker runs COPY the reader keeps
+// reading and filling the next batch.
 // The collector puts results back in manifest order in a ring buffer and writes the mint map and
 // the reject file.
 //
 // Memory is bounded by the window: the reader takes one token per row from a semaphore of
 // Window tokens and the collector gives them back as rows leave in order, so at most Window rows
-// are in flight whatever the manifest's size. When the window is full the reader hands over the
-// partial batch that holds the row the collector waits for, and waits (backpressure), so the run
-// never deadlocks on a skewed distribution of request IDs and never cuts a batch short when it
-// does not have to.
+// are in flight whatever the manifest's size (and the set of request IDs in flight holds at
+// most Window entries). When the window is full the reader hands over the partial batch that
+// holds the row the collector waits for, and waits (backpressure), so the run never deadlocks
+// on a skewed distribution of request IDs and never cuts a batch short when it does not have to.
 
 // Sink consumes batches of validated rows for a Run (pipeline defines the small
 // interface it consumes; ledger implements it with COPY). Run calls OpenWorker once per worker
@@ -274,6 +281,14 @@ const (
 	resultQueue = 256
 )
 
+// MemoryLimit is the soft limit, in octets, on the Go runtime's memory (runtime/debug.SetMemoryLimit)
+// under which `arkhe mint` and `arkhe import` run, unless GOMEMLIMIT sets another: 200 MiB.
+// A run's live heap is bounded by its window (a mint at the default batch size and workers holds
+// about 160 MiB at its peak, an import about 90 MiB, whatever the input's size); the limit keeps
+// the collector from letting the heap grow to twice that before it runs, so that the process
+// stays under 256 MB resident (measured with /usr/bin/time on 10 thousand to 10 million rows).
+const MemoryLimit = 200 << 20
+
 // RunConfig configures Run.
 type RunConfig struct {
 	// Inputs are the manifest paths, read one after the other (OpenManifest picks the format).
@@ -287,8 +302,8 @@ type RunConfig struct {
 	// BatchSize is the rows per sink batch (0: DefaultBatchSize); each worker's first three
 	// batches are smaller (RampBatchSize).
 	BatchSize int
-	// Window is the most rows in flight between the reader and the collector (0: 2 × Workers ×
-	// BatchSize: enough for every worker to have one batch in COPY while the reader fills its
+	// Window is the most rows in flight between the reader and the collector (0: (Workers + 1)
+	// × BatchSize: enough for every worker to have one batch in COPY while the reader fills the
 	// next). It bounds memory whatever the manifest's size.
 	Window int
 	// Sink settles the rows; required.
@@ -319,6 +334,9 @@ func (c *RunConfig) Validate() error {
 	if c.Workers < 0 || c.BatchSize < 0 || c.Window < 0 {
 		return fmt.Errorf("run: workers %d, batch size %d and window %d must not be negative", c.Workers, c.BatchSize, c.Window)
 	}
+	if c.Workers > maxWorkers {
+		return fmt.Errorf("run: %d workers: at most %d (one database connection each)", c.Workers, maxWorkers)
+	}
 	if c.Workers == 0 {
 		c.Workers = DefaultWorkers
 	}
@@ -331,7 +349,7 @@ func (c *RunConfig) Validate() error {
 		c.BatchSize = DefaultBatchSize
 	}
 	if c.Window == 0 {
-		c.Window = 2 * c.Workers * c.BatchSize
+		c.Window = (c.Workers + 1) * c.BatchSize
 	}
 	if c.Window < c.Workers {
 		c.Window = c.Workers
@@ -381,7 +399,8 @@ func Run(ctx context.Context, cfg RunConfig) (Summary, error) {
 		workers = append(workers, w)
 	}
 
-	fl := &flow{window: semaphore.NewWeighted(int64(cfg.Window)), moved: make(chan struct{}, 1)}
+	fl := &flow{window: semaphore.NewWeighted(int64(cfg.Window)), moved: make(chan struct{}, 1),
+		free: make(chan *Batch, 2)}
 	results := make(chan result, resultQueue)
 	// unbuffered: a worker holds the batch in its sink, the reader fills the next one
 	inputs := make([]chan *Batch, cfg.Workers)
@@ -461,6 +480,38 @@ type flow struct {
 	window *semaphore.Weighted
 	next   atomic.Int64  // Seq of the next row the collector writes out
 	moved  chan struct{} // signalled (capacity 1) each time the collector writes rows out
+	// free holds batches whose rows were all written out, cleared, for the reader to fill
+	// again: a run allocates its batches' rows once, not once per batch.
+	free chan *Batch
+}
+
+// newBatch returns an empty batch for worker w with room for size rows: a written-out batch
+// when one is free and large enough (smaller free ones, of the first batches, are dropped),
+// else a new one.
+func (fl *flow) newBatch(w, size int) *Batch {
+	for {
+		select {
+		case b := <-fl.free:
+			if cap(b.Rows) < size {
+				continue
+			}
+			b.Worker = w
+			return b
+		default:
+			return &Batch{Worker: w, Rows: make([]Row, 0, size)}
+		}
+	}
+}
+
+// recycle offers b, all of whose rows were written out, to the reader (newBatch); its rows are
+// cleared so that they hold no record. A full free list drops it.
+func (fl *flow) recycle(b *Batch) {
+	clear(b.Rows)
+	b.Rows, b.Draws, b.Collisions = b.Rows[:0], 0, 0
+	select {
+	case fl.free <- b:
+	default:
+	}
 }
 
 // RampBatchSize is the size of a worker's batch number k (0-based) for a full batch size of
@@ -474,26 +525,11 @@ func RampBatchSize(size, k int) int {
 	return max(size, 1)
 }
 
-// routeKey is the part of a request ID that picks its worker: all but its last routeSuffix
-// octets, so that runs of consecutive IDs (obj-000001 ... obj-000999) go to one worker in blocks
-// instead of alternating between workers. Affinity is kept — one request ID always maps to one
-// worker — and two workers appending to the receipt index at the same time
-// touch different leaf pages instead of fighting over its right edge: with sorted request IDs,
-// alternating rows cost the server about 15% more CPU than blocks (arkhe bench mint).
-func routeKey(requestID string) string {
-	if len(requestID) > 2*routeSuffix {
-		return requestID[:len(requestID)-routeSuffix]
-	}
-	return requestID
-}
-
-// routeSuffix is how many trailing octets of a request ID routeKey ignores (blocks of up to
-// 1,000 consecutive decimal IDs).
-const routeSuffix = 3
-
 // readAll is the reader: it reads every manifest in order, rejects bad rows straight to the
-// collector and appends good ones, with their digests, to their worker's partial batch, handing a
-// batch over when it reaches RampBatchSize. It counts the rows read in read.
+// collector and appends good ones, with their digests, to the batch of the worker whose turn it
+// is (or of the worker holding an earlier occurrence of the request ID in flight), handing a
+// batch over when it reaches RampBatchSize; the next run goes to the next worker. It counts the
+// rows read in read.
 //
 // When the window is full the collector is waiting for row fl.next; if that row sits in a partial
 // batch, only handing it over gets it out. So the reader hands over every partial batch that holds
@@ -501,8 +537,9 @@ const routeSuffix = 3
 // tries again.
 func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch, results chan<- result, read *atomic.Int64, prog *progressState) error {
 	var seq int64
-	seed := maphash.MakeSeed()
 	n := len(inputs)
+	cur := 0 // the worker whose run the reader is filling
+	fly := newInFlight(cfg.Window)
 	parts := make([]*Batch, n) // partial batch per worker
 	handed := make([]int, n)   // batches handed to each worker so far
 	hint := make([]int, n)     // capacity of each worker's next batch
@@ -603,9 +640,9 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 				}
 				continue
 			}
-			w := int(maphash.String(seed, routeKey(rec.RequestID)) % uint64(n))
+			w := fly.route(rec.RequestID, seq, fl.next.Load(), cur)
 			if parts[w] == nil {
-				parts[w] = &Batch{Worker: w, Rows: make([]Row, 0, hint[w])}
+				parts[w] = fl.newBatch(w, hint[w])
 			}
 			b := parts[w]
 			b.Rows = append(b.Rows, Row{Seq: seq, Record: rec, Digest: PayloadDigest(&rec)})
@@ -615,6 +652,9 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 				if err := hand(w); err != nil {
 					_ = mr.Close()
 					return err
+				}
+				if w == cur {
+					cur = (cur + 1) % n
 				}
 			}
 		}
@@ -634,11 +674,56 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 	return nil
 }
 
+// inFlight is the set of request IDs in flight and the worker holding each: a map from a
+// request ID's hash to its worker and its last occurrence (Seq), and a ring of the hashes of
+// the rows in the window, by Seq, to forget an entry once the collector has written its last
+// occurrence out. Two request IDs of the same hash count as one (they go to one worker, which
+// costs nothing but balance). It holds at most one entry per row in the window.
+type inFlight struct {
+	seed   maphash.Seed
+	holder map[uint64]uint64 // hash → last occurrence's Seq << 16 | worker
+	ring   []uint64          // hash of the row of Seq s at s mod len(ring); 0 for none
+	pruned int64             // rows before this Seq are forgotten
+}
+
+// maxWorkers is the most sink workers a run has: inFlight keeps a worker number in 16 bits.
+const maxWorkers = 1 << 16
+
+func newInFlight(window int) *inFlight {
+	return &inFlight{seed: maphash.MakeSeed(), holder: map[uint64]uint64{}, ring: make([]uint64, window)}
+}
+
+// route returns the worker of the row of Seq seq with request ID rid: the worker holding an
+// earlier occurrence in flight, else cur; it records the row. written is the collector's
+// position (rows before it are written out); the reader holds a window token for seq, so seq
+// is less than written + len(ring).
+func (f *inFlight) route(rid string, seq, written int64, cur int) int {
+	for ; f.pruned < written; f.pruned++ {
+		i := f.pruned % int64(len(f.ring))
+		if h := f.ring[i]; h != 0 {
+			if e, ok := f.holder[h]; ok && int64(e>>16) == f.pruned {
+				delete(f.holder, h)
+			}
+			f.ring[i] = 0
+		}
+	}
+	h := maphash.String(f.seed, rid) | 1
+	w := cur
+	if e, ok := f.holder[h]; ok {
+		w = int(e & (maxWorkers - 1))
+	}
+	f.holder[h] = uint64(seq)<<16 | uint64(w)
+	f.ring[seq%int64(len(f.ring))] = h
+	return w
+}
+
 // collect is the collector: it puts settled rows back in manifest order in a ring buffer of
 // Window slots and writes them out, releasing one window token per row.
 func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan result, sum *Summary, read *atomic.Int64, prog *progressState) error {
 	ring := make([]*Row, cfg.Window)
-	var next int64 // Seq of the next row to write
+	of := make([]*Batch, cfg.Window) // the batch of the row in ring, nil for a row rejected by the reader
+	left := map[*Batch]int{}         // rows of a batch not yet written out
+	var next int64                   // Seq of the next row to write
 	place := func(r *Row) error {
 		i := r.Seq % int64(len(ring))
 		if ring[i] != nil || r.Seq < next || r.Seq >= next+int64(len(ring)) {
@@ -658,6 +743,8 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 				break
 			}
 			ring[i] = nil
+			b := of[i]
+			of[i] = nil
 			switch r.Outcome {
 			case OutcomeMinted, OutcomeReplayed:
 				if r.Outcome == OutcomeMinted {
@@ -687,6 +774,12 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 			}
 			next++
 			n++
+			if b != nil { // r is written out: its batch may be filled again once all its rows are
+				if left[b]--; left[b] == 0 {
+					delete(left, b)
+					fl.recycle(b)
+				}
+			}
 		}
 		return n, nil
 	}
@@ -710,8 +803,10 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 				if err := place(&b.Rows[i]); err != nil {
 					return err
 				}
+				of[b.Rows[i].Seq%int64(len(of))] = b
 			}
 			settled += int64(len(b.Rows))
+			left[b] = len(b.Rows)
 		} else if err := place(res.row); err != nil {
 			return err
 		} else {

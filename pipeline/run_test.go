@@ -17,7 +17,8 @@ import (
 
 // memSink is an in-memory pipeline.Sink with the duplicate rule of a manifest: the first
 // occurrence of a request ID mints "ark:99999/x9" + request ID, a later identical one replays,
-// a later differing one is rejected. It records which worker saw which request ID, in order.
+// a later differing one is rejected. It records which worker saw which request ID, in order, and
+// flags an occurrence that reaches it before an earlier one (badOrder).
 type memSink struct {
 	mu       sync.Mutex
 	receipts map[string][16]byte
@@ -62,9 +63,6 @@ func (w *memWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 	for i := range b.Rows {
 		r := &b.Rows[i]
 		rid := r.Record.RequestID
-		if by, ok := s.seenBy[rid]; ok && by != w.id {
-			s.badOrder = append(s.badOrder, fmt.Sprintf("%s seen by workers %d and %d", rid, by, w.id))
-		}
 		if last, ok := s.lastSeq[rid]; ok && last >= r.Seq {
 			s.badOrder = append(s.badOrder, fmt.Sprintf("%s: seq %d after %d", rid, r.Seq, last))
 		}
@@ -397,29 +395,117 @@ func (r *recordSeq) Write(_ context.Context, b *pipeline.Batch) error {
 	return nil
 }
 
-func TestRunRoutesBlocksOfConsecutiveIDs(t *testing.T) {
+func TestRunRoutesContiguousRuns(t *testing.T) {
 	t.Parallel()
-	// 4,000 consecutive IDs in blocks of 1,000 (routeKey drops the last 3 octets): each block
-	// goes to one worker, so each worker's batches hold runs of consecutive IDs
+	// 4,000 consecutive IDs: every batch is one contiguous run of the manifest, so each worker
+	// appends runs of consecutive IDs to the receipt index and the two never write into the
+	// same stretch of it at once
 	var body strings.Builder
 	body.WriteString("request_id\n")
 	for i := range 4000 {
 		fmt.Fprintf(&body, "obj-%06d\n", i)
 	}
 	in := writeFile(t, t.TempDir(), "m.csv", body.String())
-	sink := newMemSink()
+	sink := &runSink{memSink: newMemSink()}
 	if _, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 500}); err != nil {
 		t.Fatal(err)
 	}
-	for block := range 4 {
-		first := sink.seenBy[fmt.Sprintf("obj-%06d", block*1000)]
-		for i := block * 1000; i < (block+1)*1000; i++ {
-			if w := sink.seenBy[fmt.Sprintf("obj-%06d", i)]; w != first {
-				t.Fatalf("obj-%06d went to worker %d, the rest of its block to %d", i, w, first)
-			}
+	workers := map[int]int{}
+	rows := 0
+	for _, r := range sink.runs {
+		if r.last-r.first+1 != int64(r.n) {
+			t.Fatalf("worker %d got a batch of %d rows from Seq %d to %d: not a contiguous run", r.worker, r.n, r.first, r.last)
 		}
+		workers[r.worker]++
+		rows += r.n
+	}
+	if rows != 4000 || len(workers) != 2 {
+		t.Fatalf("%d rows in %d batches, by workers %v; want 4000 rows on both workers", rows, len(sink.runs), workers)
 	}
 	if len(sink.badOrder) > 0 {
 		t.Fatal(sink.badOrder[0])
 	}
+}
+
+// runSink is a memSink that records the Seq range of every batch it gets.
+type runSink struct {
+	*memSink
+	mu   sync.Mutex
+	runs []seqRun
+}
+
+type seqRun struct {
+	worker, n   int
+	first, last int64
+}
+
+func (s *runSink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWorker, error) {
+	w, err := s.memSink.OpenWorker(ctx, worker)
+	return &runWorker{SinkWorker: w, s: s, id: worker}, err
+}
+
+type runWorker struct {
+	pipeline.SinkWorker
+	s  *runSink
+	id int
+}
+
+func (w *runWorker) Write(ctx context.Context, b *pipeline.Batch) error {
+	w.s.mu.Lock()
+	w.s.runs = append(w.s.runs, seqRun{worker: w.id, n: len(b.Rows), first: b.Rows[0].Seq, last: b.Rows[len(b.Rows)-1].Seq})
+	w.s.mu.Unlock()
+	return w.SinkWorker.Write(ctx, b)
+}
+
+// TestRunReusesBatches: a batch whose rows were all written out is filled again, and what it
+// held does not leak into the rows it gets.
+func TestRunReusesBatches(t *testing.T) {
+	t.Parallel()
+	in := filepath.Join(t.TempDir(), "m.csv")
+	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: 12000, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	sink := &arraySink{memSink: newMemSink(), arrays: map[*pipeline.Row]bool{}}
+	mm := &memMap{}
+	sum, err := pipeline.Run(t.Context(), pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 2, BatchSize: 100, MintMap: mm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Minted != 12000 || len(mm.rows) != 12000 {
+		t.Fatalf("summary %+v, %d mint map rows", sum, len(mm.rows))
+	}
+	for i, r := range mm.rows {
+		if want := fmt.Sprintf("obj-%09d", i+1); r.RequestID != want || r.ARK != "ark:99999/x9"+want {
+			t.Fatalf("mint map row %d: %+v, want %s (a reused batch leaked a row)", i, r, want)
+		}
+	}
+	// how many arrays depends on how far the reader runs ahead of the collector (a new one when
+	// none is free); a run that never fills a written-out batch again has one per batch
+	if sum.Batches < 120 || len(sink.arrays) >= int(sum.Batches) {
+		t.Fatalf("%d batches in %d row arrays: written-out batches are not filled again", sum.Batches, len(sink.arrays))
+	}
+}
+
+// arraySink is a memSink that records the row arrays of the batches it gets.
+type arraySink struct {
+	*memSink
+	mu     sync.Mutex
+	arrays map[*pipeline.Row]bool
+}
+
+func (s *arraySink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWorker, error) {
+	w, err := s.memSink.OpenWorker(ctx, worker)
+	return &arrayWorker{SinkWorker: w, s: s}, err
+}
+
+type arrayWorker struct {
+	pipeline.SinkWorker
+	s *arraySink
+}
+
+func (w *arrayWorker) Write(ctx context.Context, b *pipeline.Batch) error {
+	w.s.mu.Lock()
+	w.s.arrays[&b.Rows[:1][0]] = true
+	w.s.mu.Unlock()
+	return w.SinkWorker.Write(ctx, b)
 }

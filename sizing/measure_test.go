@@ -102,7 +102,7 @@ func TestMeasureCountsTOASTAndIndexes(t *testing.T) {
 	if !ok || rt.PartOf != "ark" || rt.Rows != 300 || len(rt.Indexes) != 1 || rt.Indexes[0].Name != "ark_receipt" {
 		t.Fatalf("receipts: %+v", rt)
 	}
-	if want := 300 * sizing.ReceiptHeapShare(before.Fields); rt.Heap < int64(want)-1 || rt.Heap > int64(want)+1 || rt.Heap < 300*20 {
+	if want := 300 * sizing.ReceiptHeapShare(before.Fields); rt.Heap < int64(want)-1 || rt.Heap > int64(want)+1 || rt.Heap < 300*12 {
 		t.Errorf("receipts' heap share %d, want %.0f", rt.Heap, want)
 	}
 	if _, ok := before.Table("audit_event"); !ok {

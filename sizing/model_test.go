@@ -155,13 +155,30 @@ func TestArkheModelAgainstDataModel(t *testing.T) {
 		t.Errorf("primary key not modelled: %+v", c.ARK)
 	}
 	// the receipt is on the ark row: its cost is the heap its columns add
-	// (8-octet request ID and 16-octet digest, each with a 1-octet header: 26 octets, plus page
+	// (8-octet request ID and 8-octet digest, each with a 1-octet header: 18 octets, plus page
 	// overhead) and the ark_receipt index
 	if len(c.Receipt.Indexes) != 1 || c.Receipt.Indexes[0].Name != "ark_receipt" || c.Receipt.Indexes[0].PerRow <= 0 {
 		t.Errorf("receipt indexes %+v, want ark_receipt", c.Receipt.Indexes)
 	}
-	if h := c.Receipt.Heap; h < 26 || h > 30 || sizing.ReceiptHeapShare(sizing.DefaultFields()) != h {
-		t.Errorf("receipt heap share %.2f, want 26 to 30 octets", h)
+	if h := c.Receipt.Heap; h < 18 || h > 22 || sizing.ReceiptHeapShare(sizing.DefaultFields()) != h {
+		t.Errorf("receipt heap share %.2f, want 18 to 22 octets", h)
+	}
+	// the receipt index entry (8-octet header, client, 9-octet request ID: 25 → 32 octets, 36
+	// with its line pointer) on leaves packed to FillRuns, and the internal pages above them
+	leaf := 36 * 8192 / (8152 * sizing.FillRuns)
+	if r, want := c.Receipt.Indexes[0].PerRow, leaf*(1+36/(8152*0.7)); math.Abs(r-want) > 1e-9 {
+		t.Errorf("ark_receipt %.2f octets per receipt, want %.2f", r, want)
+	}
+	// change_seq at its default is NULL on a minted row: it costs no octet; status is the
+	// 4-octet enum ark_status, always present
+	arkT, _ := sizing.ArkheTables(sizing.DefaultFields())
+	for _, col := range arkT.Columns {
+		if col.Name == "change_seq" && col.Present != 0 {
+			t.Errorf("column change_seq present in %.0f%% of minted rows, want NULL (its default)", 100*col.Present)
+		}
+		if col.Name == "status" && (col.Present != 1 || col.Len != 4 || col.Align != 4) {
+			t.Errorf("column status %+v, want the 4-octet enum, always present", col)
+		}
 	}
 	// longer fields cost more, octet for octet in the heap (plus a little page overhead) while
 	// they keep a 1-octet header (up to 126 octets)

@@ -750,7 +750,8 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 		             row_number() over w as rn, lead(c.seq) over w is null as last
 		      from ark_change c %s
 		      window w as (partition by c.ark order by c.seq)) x
-		left join lateral (select true as found, a.url, a.status, a.change_seq from ark a
+		left join lateral (select true as found, a.url, a.status::text as status,
+		                          coalesce(a.change_seq, 0) as change_seq from ark a
 		                   where a.ark = x.ark and x.last offset 0) cur on true
 		where x.seq <> x.rn
 		   or (x.rn > 1 and (x.before_url is distinct from x.prev_url or x.before_status <> x.prev_status))

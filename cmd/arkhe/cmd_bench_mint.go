@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -16,13 +17,18 @@ import (
 func benchMintCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "mint",
-		Usage: "measure arkhe mint against the plain COPY floor on one server",
+		Usage: "measure arkhe mint against two COPY floors on one server",
 		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses --database-url), " +
-			"preloads --preload ARKs, then measures (b) arkhe mint end to end from a generated CSV manifest of --rows rows and " +
-			"(a) the floor: the same final ARK rows with their receipts, pre-built in memory, sent with pgx CopyFrom in the same " +
-			"batch size, on as many connections as arkhe has workers (--floor-workers), into a clone of the same ledger. Prints " +
-			"the settings, both rates, their ratio, the CPU time of server and client, and peak memory; with --repeat the medians. " +
-			"With --preload the cluster and its preloaded template are kept in --bench-dir (default <data dir>/bench) for the next run.",
+			"preloads --preload ARKs, then measures (b) arkhe mint end to end from a generated CSV manifest of --rows rows, run as " +
+			"its own process as a user runs it (--in-process runs it inside the bench), against two floors on the same server: " +
+			"(a) the same final ARK rows with their receipts, pre-built in memory, sent with pgx CopyFrom in the same batch size, " +
+			"on as many connections as arkhe has workers (--floor-workers), into a clone of the same ledger; (c) the plain floor: " +
+			"the same rows as CSV with COPY ... FROM STDIN on one connection, as psql's \\copy sends them, into a table with only " +
+			"the ARK primary key and the receipt's unique index (holding the preloaded ARKs too). Prints the settings, the " +
+			"rates, arkhe's ratio to each floor, the CPU time of server and client, and arkhe mint's peak resident set; with " +
+			"--repeat the phases alternate (arkhe first, then the floors first, ...) and the ratios are the medians of the runs' " +
+			"ratios. With --preload the cluster and its preloaded template are kept in --bench-dir (default <data dir>/bench) for " +
+			"the next run.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "rows to mint"},
 			&cli.IntFlag{Name: "preload", Usage: "ARKs already in the ledger"},
@@ -35,7 +41,8 @@ func benchMintCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "mint sink receipt lookups before COPY: auto, always, never"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the manifest and preload"},
 			&cli.StringFlag{Name: "copy", Value: "binary", Usage: "how arkhe sends rows: binary (its own COPY encoder) or pgx (pgx.CopyFrom with a CopyFromSource)"},
-			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the mint phase to this file"},
+			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the mint phase to this file (runs arkhe mint in the bench's process)"},
+			&cli.BoolFlag{Name: "in-process", Usage: "run arkhe mint inside the bench's process (its sink's time split is printed; peak memory is then the bench's)"},
 		},
 		Action: func(c *cli.Context) error {
 			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
@@ -66,6 +73,11 @@ func benchMintCommand(e *env) *cli.Command {
 				CPUProfile: c.String("cpu-profile"), PgxCopyFrom: c.String("copy") == "pgx"}
 			if cp := c.String("copy"); cp != "binary" && cp != "pgx" {
 				return cannot(fmt.Errorf("bench mint: --copy %q: want binary or pgx", cp))
+			}
+			if !c.Bool("in-process") && cfg.CPUProfile == "" && !cfg.PgxCopyFrom {
+				if cfg.Exe, err = os.Executable(); err != nil {
+					return cannot(fmt.Errorf("bench mint: find the arkhe executable to run arkhe mint as its own process: %w", err))
+				}
 			}
 			if !c.Bool("quiet") {
 				cfg.Log = e.stderr

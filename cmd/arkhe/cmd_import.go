@@ -88,6 +88,7 @@ func importAction(c *cli.Context, e *env) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
+	defer boundMemory()() // and a memory limit keeps that target from growing with the input
 	l, err := openAsClient(c, e, 4, cfg.ClientID)
 	if err != nil {
 		return cannot(err)

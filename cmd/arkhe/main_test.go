@@ -10,7 +10,8 @@ import (
 
 // asArkheEnv, set to "1" in a child's environment, makes the test binary run as the arkhe CLI
 // with its own arguments and exit with its status: tests that need arkhe as a process of its own
-// (concurrent runs, a shell's completion) start the test binary instead of building arkhe.
+// (concurrent runs, a shell's completion, the benchmarks' arkhe mint and arkhe import, which run
+// os.Executable()) start the test binary instead of building arkhe.
 const asArkheEnv = "ARKHE_TEST_AS_ARKHE"
 
 func TestMain(m *testing.M) {
