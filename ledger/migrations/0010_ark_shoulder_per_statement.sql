@@ -10,16 +10,18 @@
 -- triggers cannot read a transition table on the workers.
 
 create function arkhe_ark_in_shoulder() returns trigger language plpgsql as $$
-declare bad record;
+declare bad_shoulder bigint; bad_naan text; bad_ark text;
 begin
-    select n.ark, n.shoulder_id, n.naan into bad
-      from new_arks n
-     where not exists (select 1 from shoulder s where s.id = n.shoulder_id and s.naan = n.naan)
+    -- the statement's few (shoulder, NAAN) pairs first, then each looked up once
+    select g.shoulder_id, g.naan into bad_shoulder, bad_naan
+      from (select distinct n.shoulder_id, n.naan from new_arks n) g
+     where not exists (select 1 from shoulder s where s.id = g.shoulder_id and s.naan = g.naan)
      limit 1;
     if found then
+        select n.ark into bad_ark from new_arks n where n.shoulder_id = bad_shoulder and n.naan = bad_naan limit 1;
         raise exception using errcode = '23503',
             message = format('ARK %s refused: shoulder id %s of NAAN %s is not registered; every ARK belongs to a registered shoulder of its own NAAN',
-                             bad.ark, bad.shoulder_id, bad.naan);
+                             bad_ark, bad_shoulder, bad_naan);
     end if;
     return null;
 end $$;
