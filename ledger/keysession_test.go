@@ -1,0 +1,124 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/ledger"
+)
+
+// plainARKSQL inserts ARK 99999/$2 minted by client $1 in shoulder /x9, as a writer could in
+// plain SQL (no receipt: the row stands for itself on both layouts).
+const plainARKSQL = `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+	select '99999/' || $2::text, '99999', s.id, $2::text, 'https://example.org/' || $2::text, c.id, now()
+	from shoulder s, client c where s.naan = '99999' and s.shoulder = '/x9' and c.client_id = $1`
+
+// copyARK sends one ARK row minted by client pk with COPY on pool.
+func copyARK(ctx context.Context, pool *pgxpool.Pool, shoulder, client int64, name string) error {
+	_, err := pool.CopyFrom(ctx, pgx.Identifier{"ark"},
+		[]string{"ark", "naan", "shoulder_id", "assigned_name", "url", "created_by"},
+		pgx.CopyFromRows([][]any{{"99999/" + name, "99999", shoulder, name, "https://example.org/" + name, client}}))
+	return err
+}
+
+// TestRequireKeysInTheDatabase: on a ledger that requires keys, a writer's plain SQL (INSERT and
+// COPY of an ARK, ark_repoint, ark_tombstone) for a client is refused (AK009) until the session
+// proved the client's API key; a wrong key is refused and counted; once the key is proved every
+// connection of the pool writes; another session of the same login is still refused; the
+// writer never reads the key hashes.
+func TestRequireKeysInTheDatabase(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		r := newRoleLedgerIn(t, db)
+		su := r.l
+		must(t, firstErr(su.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
+		must(t, firstErr(su.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1"})))
+		must(t, firstErr(su.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
+		must(t, su.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "99999", Manager: "m1", Authority: "manager",
+			Scopes: []string{"ark:mint", "ark:update", "ark:tombstone"}}))
+		key, err := su.CreateKey(ctx, "svc")
+		must(t, err)
+		var shoulder, client int64
+		must(t, su.Pool.QueryRow(ctx, `select s.id, c.id from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'svc'`).Scan(&shoulder, &client))
+		writer := r.login(t, "w", r.roles.Writer)
+		w := writer.Pool
+		acceptedAs(t, "writer before keys are required", w, plainARKSQL, "svc", "x9aaa")
+		must(t, firstErr(su.RequireKeys(ctx)))
+
+		// without the key: refused, whatever the path
+		refusedAs(t, "writer without the key", w, ledger.CodeKeyRequired, plainARKSQL, "svc", "x9bbb")
+		if err := copyARK(ctx, w, shoulder, client, "x9bbc"); err == nil || (ledger.SQLState(err) != ledger.CodeKeyRequired && !db.Citus()) {
+			t.Errorf("COPY without the key: %v, want AK009", err)
+		}
+		refusedAs(t, "writer without the key", w, ledger.CodeKeyRequired, `select ark_repoint('99999/x9aaa', 'https://example.org/moved', $1, 'test')`, client)
+		refusedAs(t, "writer without the key", w, ledger.CodeKeyRequired, `select ark_tombstone('99999/x9aaa', 'gone', $1, 'test')`, client)
+		refusedAs(t, "writer", w, ledger.CodeInsufficientPrivilege, `select hashed from credential`)
+		refusedAs(t, "writer", w, ledger.CodeInsufficientPrivilege, `select * from key_session`)
+		refusedAs(t, "writer", w, ledger.CodeInsufficientPrivilege, `insert into key_session (backend, login, client_pk, prefix) values (pg_backend_pid(), session_user, 1, 'x')`)
+
+		// a wrong key: refused and counted, and the session still writes nothing
+		wrong := key.Key[:len(key.Key)-4] + "aaaa"
+		var ke *ledger.KeyError
+		if err := writer.Authenticate(ctx, "svc", wrong); !errors.As(err, &ke) || ke.Reason != "wrong" {
+			t.Fatalf("a wrong key: %v, want a KeyError wrong", err)
+		}
+		if n := count(t, su.Pool, `select failed_attempts from credential where prefix = '`+key.Prefix+`'`); n != 1 {
+			t.Errorf("failed attempts after a wrong key: %d, want 1", n)
+		}
+		refusedAs(t, "writer with a wrong key", w, ledger.CodeKeyRequired, plainARKSQL, "svc", "x9bbb")
+
+		// the right key: every connection of the pool writes, in plain SQL too
+		must(t, writer.Authenticate(ctx, "svc", key.Key))
+		conns := make([]*pgxpool.Conn, 3)
+		for i := range conns {
+			c, err := w.Acquire(ctx)
+			must(t, err)
+			conns[i] = c
+		}
+		for i, name := range []string{"x9ccc", "x9ddd", "x9fff"} {
+			if _, err := conns[i].Exec(ctx, plainARKSQL, "svc", name); err != nil {
+				t.Errorf("connection %d of the writer that proved the key: %v", i, err)
+			}
+		}
+		for _, c := range conns {
+			c.Release()
+		}
+		must(t, copyARK(ctx, w, shoulder, client, "x9ggg"))
+		acceptedAs(t, "writer with the key", w, `select ark_repoint('99999/x9aaa', 'https://example.org/moved', $1, 'test')`, client)
+		acceptedAs(t, "writer with the key", w, `select ark_tombstone('99999/x9ccc', 'gone', $1, 'test')`, client)
+		if n := count(t, su.Pool, `select failed_attempts from credential where prefix = '`+key.Prefix+`'`); n != 0 {
+			t.Errorf("failed attempts after the right key: %d, want 0", n)
+		}
+
+		// another session of the same login has proved nothing
+		other, err := pgxpool.New(ctx, w.Config().ConnString())
+		must(t, err)
+		refusedAs(t, "another session of the writer", other, ledger.CodeKeyRequired, plainARKSQL, "svc", "x9hhh")
+		other.Close()
+		// an import without a client is the operator's only
+		var run int64
+		must(t, w.QueryRow(ctx, `insert into import_run (source_file, format) values ('f', 'ezid-anvl') returning id`).Scan(&run))
+		refusedAs(t, "writer importing without a client", w, ledger.CodeKeyRequired, `insert into ark (ark, naan, shoulder_id, assigned_name, import_run_id)
+			values ('99999/x9iii', '99999', $1, 'x9iii', $2)`, shoulder, run)
+
+		if n := count(t, su.Pool, `select count(*) from ark where ark in ('99999/x9aaa', '99999/x9ccc', '99999/x9ddd', '99999/x9fff', '99999/x9ggg')`); n != 5 {
+			t.Errorf("ARKs: %d, want the 5 written before keys were required or with the key", n)
+		}
+		if n := count(t, su.Pool, `select count(*) from ark where ark in ('99999/x9bbb', '99999/x9bbc', '99999/x9hhh', '99999/x9iii')`); n != 0 {
+			t.Errorf("ARKs written without the key: %d", n)
+		}
+		// closing forgets the sessions that proved the key
+		if n := count(t, su.Pool, `select count(*) from key_session`); n == 0 {
+			t.Errorf("no key session recorded")
+		}
+		writer.Close()
+		if n := count(t, su.Pool, `select count(*) from key_session`); n != 0 {
+			t.Errorf("key sessions after the writer closed: %d, want 0", n)
+		}
+	})
+}
