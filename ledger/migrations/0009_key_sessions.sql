@@ -5,8 +5,9 @@
 -- Argon2id hash of the secret it holds with the key's own salt and parameters (arkhe_key_params
 -- hands out everything but the hash) and the ledger compares it as arkhe_key_verify does,
 -- counting a failure and locking the key after too many in a row. On success the ledger records,
--- in key_session, that this session acts as the key's client. No role but the owner reads
--- key_session or the key hashes; only the ledger's SECURITY DEFINER functions write it.
+-- in key_session, that this session acts as the key's client. No role but the owner reads the
+-- key hashes or the sessions' tokens; only the ledger's SECURITY DEFINER functions write
+-- key_session.
 --
 -- A session is known by its backend. On one node: its process id, and a random token the ledger
 -- hands the session in its own setting arkhe.key_session (a setting no other session can read)
@@ -159,7 +160,8 @@ end $$;
 
 -- ---------------------------------------------------------------- privileges
 
--- key_session is the owner's alone (no grant); whoever proves a key may log in and out.
+-- Every role reads who proved which key (not the tokens' hashes); only the ledger's functions
+-- write key_session; whoever proves a key may log in and out.
 alter function arkhe_grant_roles() rename to arkhe_grant_roles_before_0009;
 
 create function arkhe_grant_roles() returns void language plpgsql as $$
@@ -167,6 +169,7 @@ declare
     p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
 begin
     perform arkhe_grant_roles_before_0009();
+    execute format('grant select (backend, login, client_pk, prefix, at) on key_session to %I, %I, %I', p, w, a);
     execute format('grant execute on function arkhe_key_login(text, text, bytea), arkhe_key_logout() to %I, %I, %I', p, w, a);
 end $$;
 
