@@ -14,11 +14,12 @@
 -- and keeps only the SHA-256 of; a later session given the same process id does not hold the
 -- token. On Citus an ARK's row is checked on the worker that holds its shard, which sees neither
 -- the coordinator's settings nor its processes: there a session is known by its global process
--- id (citus_backend_gpid(), which the workers see for the coordinator's session), and its record
--- stands until it logs out (arkhe_key_logout), proves another key, or is found ended by the next
--- arkhe_key_login on its node; until then a new session of the same login role given the same
--- process id on that node would pass for it. Every record names the login role (session_user)
--- that proved the key, and only a session of that login role matches it.
+-- id (citus_backend_gpid(), which the workers see for the coordinator's session) and its login
+-- role. Citus lets a session name any global process id (application_name 'citus_internal
+-- gpid=N'), so on Citus a proved key admits the sessions of the login role that proved it while
+-- that session lives: give each program a login role of its own and bind its client to it
+-- (client.db_role). A record stands until its session logs out (arkhe_key_logout), proves
+-- another key, or is found ended by the next arkhe_key_login on its node.
 --
 -- With require_keys on, a statement that inserts ARKs, or ARK_CHANGE rows (ark_repoint,
 -- ark_tombstone, ark_apply_export), for a client the session has not proved is refused with
@@ -82,16 +83,17 @@ $$;
 -- session had proved before. Records of sessions that have ended on this node are removed first.
 create function arkhe_key_login(p_client_id text, p_prefix text, p_hash bytea)
 returns text language plpgsql security definer as $$
-declare v text; me bigint := arkhe_session_backend(); tok text;
+declare v text; me bigint := arkhe_session_backend(); tok text; pk bigint; who text := session_user;
+        -- the backends alive on this node, read first (Citus plans a modification's subquery
+        -- on a view apart from the view's owner rights)
+        live bigint[] := array(select pid from pg_stat_activity);
 begin
     if arkhe_layout() = 'citus' then
         -- a global process id is the node's id times 10^10 plus the process id
         delete from key_session k
-        where k.backend / 10000000000 = me / 10000000000
-          and not exists (select 1 from pg_stat_activity a where a.pid = k.backend % 10000000000);
+        where k.backend / 10000000000 = me / 10000000000 and not (k.backend % 10000000000 = any (live));
     else
-        delete from key_session k
-        where not exists (select 1 from pg_stat_activity a where a.pid = k.backend);
+        delete from key_session k where not (k.backend = any (live));
     end if;
     v := arkhe_key_verify(p_client_id, p_prefix, p_hash);
     delete from key_session where backend = me;
@@ -101,9 +103,10 @@ begin
             tok := replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '');
             perform set_config('arkhe.key_session', tok, false);
         end if;
+        -- every value is computed here, not where Citus sends the insert (as the owner)
+        select c.client_pk into pk from credential c where c.prefix = p_prefix and c.kind = 'api_key';
         insert into key_session (backend, token, login, client_pk, prefix)
-        select me, sha256(convert_to(tok, 'UTF8')), session_user, c.client_pk, c.prefix
-        from credential c where c.prefix = p_prefix and c.kind = 'api_key';
+        values (me, sha256(convert_to(tok, 'UTF8')), who, pk, p_prefix);
     end if;
     return v;
 end $$;
