@@ -144,3 +144,43 @@ func TestRequireKeysInTheDatabase(t *testing.T) {
 		}
 	})
 }
+
+// TestRegistrationSQLRecorded: a registration change made in plain SQL by the operator role
+// (client, shoulder, manager rows) leaves its audit event, with the operator's login role, on one
+// node and on Citus, through the coordinator and through a worker, exactly once each.
+func TestRegistrationSQLRecorded(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		r := newRoleLedgerIn(t, db)
+		su := r.l
+		must(t, firstErr(su.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
+		must(t, firstErr(su.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1"})))
+		must(t, firstErr(su.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
+		must(t, su.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint", "ark:update"}}))
+		nodes := r.loginNodes(t, db, "op", r.roles.Operator)
+		for i, n := range nodes {
+			acceptedAs(t, "operator on "+n.name, n.pool, `update client set allowed_scopes = '{ark:mint}', active = $1 where client_id = 'svc'`, i%2 == 1)
+			acceptedAs(t, "operator on "+n.name, n.pool, `update shoulder set note = $1 where shoulder = '/x9'`, n.name)
+			acceptedAs(t, "operator on "+n.name, n.pool, `update manager set quota_per_day = $1 where name = 'm1'`, 10+i)
+		}
+		for _, c := range []struct {
+			sql  string
+			want int
+		}{
+			{`select count(*) from audit_event where action in ('client.set', 'client.enable', 'client.disable') and target = 'svc' and db_role = '` + r.prefix + `op'`, len(nodes)},
+			{`select count(*) from audit_event where action = 'shoulder.set' and target = 'ark:99999/x9' and db_role = '` + r.prefix + `op'`, len(nodes)},
+			{`select count(*) from audit_event where action = 'manager.set' and target = '99999 m1' and db_role = '` + r.prefix + `op'`, len(nodes)},
+			{`select count(*) from audit_event where action in ('naan.add', 'manager.add', 'shoulder.add', 'client.add') and db_role = 'postgres'`, 4},
+		} {
+			if n := count(t, su.Pool, c.sql); n != c.want {
+				t.Errorf("%s: %d, want %d", c.sql, n, c.want)
+			}
+		}
+		var before, after string
+		must(t, su.Pool.QueryRow(ctx, `select detail->'before'->>'allowed_scopes', detail->'after'->>'allowed_scopes' from audit_event
+			where target = 'svc' and action <> 'client.add' order by id limit 1`).Scan(&before, &after))
+		if before != `["ark:mint", "ark:update"]` || after != `["ark:mint"]` {
+			t.Errorf("client.set before %s after %s", before, after)
+		}
+	})
+}

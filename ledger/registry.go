@@ -734,20 +734,7 @@ func (l *Ledger) SetClientActive(ctx context.Context, clientID string, active bo
 	if _, err := tx.Exec(ctx, `update client set active = $2 where client_id = $1`, clientID, active); err != nil {
 		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
 	}
-	// The database records the change (client.enable / client.disable) where the row changes;
-	// on Citus that trigger fires on the reference table's placements, which may not write
-	// another table, so there the event is written here. The actor is the operator at the
-	// command line, not a client: client_id stays NULL.
-	var layout string
-	if err := tx.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
-		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
-	}
-	if layout == string(LayoutCitus) {
-		if err := RecordEvent(ctx, tx, Event{Action: action, Target: clientID,
-			Before: map[string]bool{"active": !active}, After: map[string]bool{"active": active}}); err != nil {
-			return false, err
-		}
-	}
+	// the database records the change (client.enable / client.disable), on both layouts
 	if err := tx.Commit(ctx); err != nil {
 		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
 	}

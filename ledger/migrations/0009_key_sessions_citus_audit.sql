@@ -161,6 +161,98 @@ begin
     return null;
 end $$;
 
+-- ---------------------------------------------------------------- registration changes on Citus
+
+-- Whether this trigger runs in the session that made the change, on its own node's placement of
+-- a Citus reference table: the backend is the one its global process id names, on this node.
+-- The other placements run on behalf of that session, as tasks of its distributed transaction,
+-- and may not write a table themselves.
+create function arkhe_initiating_placement() returns boolean language plpgsql stable as $$
+declare g bigint := citus_backend_gpid();
+begin
+    return g % 10000000000 = pg_backend_pid()
+       and g / 10000000000 = (select n.nodeid from pg_dist_node n join pg_dist_local_group l using (groupid)
+                              where n.noderole = 'primary' order by n.nodeid limit 1);
+end $$;
+
+-- As in version 5, and on Citus too: a reference table's triggers fire on each of its placements,
+-- and the one on the placement of the node the session is connected to (the coordinator, or a
+-- worker taking writes) records the change in audit_event, in the changing transaction, as on
+-- one node. So a registration change made in plain SQL leaves its trace on both layouts. A
+-- node of the cluster that holds no placement of the reference tables (a coordinator not
+-- registered with citus_set_coordinator_host) records nothing: arkhe's Citus layout registers
+-- it.
+create or replace function arkhe_audit_registration() returns trigger language plpgsql as $$
+declare
+    t text := tg_table_name;
+    a jsonb; b jsonb; ch text[]; act text; tgt text;
+    rehashed boolean := tg_op = 'UPDATE' and (to_jsonb(new)->>'hashed') is distinct from (to_jsonb(old)->>'hashed');
+begin
+    if t not in ('naan', 'manager', 'shoulder', 'client', 'credential') then
+        -- a Citus placement (t_102008): recorded once, by the initiating session's own placement
+        if arkhe_layout() is distinct from 'citus' or not arkhe_initiating_placement() then
+            return null;
+        end if;
+        t := regexp_replace(t, '_[0-9]+$', '');
+        if t not in ('naan', 'manager', 'shoulder', 'client', 'credential') then
+            return null;
+        end if;
+    end if;
+    a := arkhe_audit_row(t, to_jsonb(new));
+    if tg_op = 'UPDATE' then
+        b := arkhe_audit_row(t, to_jsonb(old));
+        select array_agg(n.key order by n.key) into ch from jsonb_each(a) n where n.value is distinct from b->n.key;
+        if rehashed then
+            -- the hash itself is never recorded: only that it was replaced
+            ch := coalesce(ch, '{}') || array['hashed'];
+            a := a || '{"hashed": "replaced"}';
+        end if;
+        if ch is null then
+            return null;
+        end if;
+        select jsonb_object_agg(k, b->k), jsonb_object_agg(k, a->k) into b, a from unnest(ch) k;
+    end if;
+    act := case t
+        when 'naan' then case when tg_op = 'INSERT' then 'naan.add' else 'naan.set' end
+        when 'manager' then case
+            when tg_op = 'INSERT' then 'manager.add'
+            when 'succeeded_by' = any (ch) then 'manager.succeed'
+            when 'departed_at' = any (ch) then 'manager.depart'
+            when ch = array['active'] then case when (a->>'active')::boolean then 'manager.enable' else 'manager.disable' end
+            else 'manager.set' end
+        when 'shoulder' then case
+            when tg_op = 'INSERT' then 'shoulder.add'
+            when 'status' = any (ch) and a->>'status' = 'retired' then 'shoulder.retire'
+            else 'shoulder.set' end
+        when 'client' then case
+            when tg_op = 'INSERT' then 'client.add'
+            when ch = array['active'] then case when (a->>'active')::boolean then 'client.enable' else 'client.disable' end
+            else 'client.set' end
+        else case
+            when tg_op = 'INSERT' then 'key.create'
+            when 'active' = any (ch) and not (a->>'active')::boolean then 'key.revoke'
+            when 'hashed' = any (ch) then 'key.rehash'
+            when 'locked_until' = any (ch) and a->>'locked_until' is not null then 'key.lock'
+            when 'failed_attempts' = any (ch) and (a->>'failed_attempts')::int > (b->>'failed_attempts')::int then 'key.fail'
+            else null end
+        end;
+    if act is null then
+        return null;
+    end if;
+    tgt := case t
+        when 'naan' then to_jsonb(new)->>'naan'
+        when 'manager' then (to_jsonb(new)->>'naan') || ' ' || (to_jsonb(new)->>'name')
+        when 'shoulder' then 'ark:' || (to_jsonb(new)->>'naan') || (to_jsonb(new)->>'shoulder')
+        when 'client' then to_jsonb(new)->>'client_id'
+        else to_jsonb(new)->>'prefix' end;
+    if t = 'credential' and tg_op = 'UPDATE' then
+        a := a || jsonb_build_object('client', (select client_id from client where id = (to_jsonb(new)->>'client_pk')::bigint));
+    end if;
+    insert into audit_event (action, target, detail)
+    values (act, tgt, jsonb_build_object('before', b, 'after', a));
+    return null;
+end $$;
+
 -- ---------------------------------------------------------------- privileges
 
 -- Every role reads who proved which key (not the tokens' hashes); only the ledger's functions
@@ -183,7 +275,8 @@ declare f text;
 begin
     foreach f in array array['arkhe_grant_roles()', 'arkhe_session_backend()', 'arkhe_keys_required()',
                              'arkhe_session_client()', 'arkhe_key_login(text, text, bytea)',
-                             'arkhe_key_logout()', 'arkhe_ark_keyed()'] loop
+                             'arkhe_key_logout()', 'arkhe_ark_keyed()', 'arkhe_initiating_placement()',
+                             'arkhe_audit_registration()'] loop
         execute format('alter function %s set search_path = %I, pg_temp', f, current_schema());
     end loop;
 end $$;
