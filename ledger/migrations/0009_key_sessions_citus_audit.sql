@@ -178,7 +178,8 @@ end $$;
 -- As in version 5, and on Citus too: a reference table's triggers fire on each of its placements,
 -- and the one on the placement of the node the session is connected to (the coordinator, or a
 -- worker taking writes) records the change in audit_event, in the changing transaction, as on
--- one node. So a registration change made in plain SQL leaves its trace on both layouts. A
+-- one node. So a registration change made in plain SQL leaves its trace on both layouts (on
+-- Citus but for the credential rows, whose key events are recorded on one node only). A
 -- node of the cluster that holds no placement of the reference tables (a coordinator not
 -- registered with citus_set_coordinator_host) records nothing: arkhe's Citus layout registers
 -- it.
@@ -194,7 +195,9 @@ begin
             return null;
         end if;
         t := regexp_replace(t, '_[0-9]+$', '');
-        if t not in ('naan', 'manager', 'shoulder', 'client', 'credential') then
+        -- credential rows are left out: Citus cannot write another reference table from a
+        -- credential placement (its foreign key to client holds the placement connections)
+        if t not in ('naan', 'manager', 'shoulder', 'client') then
             return null;
         end if;
     end if;
