@@ -490,11 +490,3 @@ func deref(s *string) string {
 	}
 	return *s
 }
-
-// anyOrNil returns *s, or nil for a nil s (a JSON null in an audit record).
-func anyOrNil(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
