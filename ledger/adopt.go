@@ -253,13 +253,6 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 			}
 			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleSeeDatabaseError, Err: err}
 		}
-		if citus { // as below: the registration trigger records nothing on Citus
-			if err := RecordEvent(ctx, tx, Event{Action: ActionShoulderSet, Target: "ark:" + cfg.NAAN + sh,
-				Before: map[string]any{"manager": deref(holderName), "adopted_at": nil},
-				After:  map[string]any{"manager": cfg.Manager, "adopted_at": adoptedAt}}); err != nil {
-				return fail(err)
-			}
-		}
 		if err := tx.Commit(ctx); err != nil {
 			return fail(err)
 		}
@@ -386,26 +379,6 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 		}
 		return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleSeeDatabaseError, Err: err}
 	}
-	if citus {
-		// The database records a registration change where the row changes; on Citus that
-		// trigger fires on the reference table's placements, which may not write another table,
-		// so there the event is written here, in the same form.
-		before, after := map[string]any{}, map[string]any{}
-		change := func(col string, b, a any) {
-			if b != a {
-				before[col], after[col] = b, a
-			}
-		}
-		change("manager", anyOrNil(holderName), cfg.Manager)
-		change("status", status, "active")
-		change("check_zone", zone, string(res.CheckZone))
-		change("blade_length", bladeLength, int64(res.Template.Len()))
-		change("blade_template", anyOrNil(template), anyOrNil(stored))
-		before["adopted_at"], after["adopted_at"] = nil, adoptedAt
-		if err := RecordEvent(ctx, tx, Event{Action: ActionShoulderSet, Target: "ark:" + cfg.NAAN + sh, Before: before, After: after}); err != nil {
-			return fail(err)
-		}
-	}
 	if err := tx.Commit(ctx); err != nil {
 		return fail(err)
 	}
@@ -514,14 +487,6 @@ func thousands(n int64) string {
 func deref(s *string) string {
 	if s == nil {
 		return ""
-	}
-	return *s
-}
-
-// anyOrNil returns *s, or nil for a nil s (a JSON null in an audit record).
-func anyOrNil(s *string) any {
-	if s == nil {
-		return nil
 	}
 	return *s
 }

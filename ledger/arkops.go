@@ -253,7 +253,7 @@ func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, valu
 		// states the rule it applied
 		var pgErr *pgconn.PgError
 		switch SQLState(err) {
-		case CodeReachRefused, CodeRoleBinding, CodeInsufficientPrivilege:
+		case CodeReachRefused, CodeRoleBinding, CodeKeyRequired, CodeInsufficientPrivilege:
 			if errors.As(err, &pgErr) {
 				return refuse(pgErr.Message)
 			}

@@ -33,41 +33,6 @@ type Change struct {
 // String renders the change as "quota: 1000 -> 2000".
 func (c Change) String() string { return c.Field + ": " + c.Before + " -> " + c.After }
 
-// changeEvent is the audit event of changes to target: before and after map each changed column
-// to its value, as the registration trigger records them.
-func changeEvent(action, target string, changes []Change) Event {
-	before, after := map[string]any{}, map[string]any{}
-	for _, c := range changes {
-		before[c.column], after[c.column] = c.before, c.after
-	}
-	return Event{Action: action, Target: target, Before: before, After: after}
-}
-
-// recordOnCitus records ev through tx when the ledger's layout is Citus; on a single node the
-// registration trigger recorded the change already, in the same transaction.
-func recordOnCitus(ctx context.Context, tx pgx.Tx, ev Event) error {
-	var layout string
-	if err := tx.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
-		return fmt.Errorf("%s %s: read the ledger's layout: %w", ev.Action, ev.Target, err)
-	}
-	if layout != string(LayoutCitus) {
-		return nil
-	}
-	return RecordEvent(ctx, tx, ev)
-}
-
-// activeAction is the action of a change of a registration's state alone (prefix "manager" or
-// "client": .enable or .disable), else of prefix + ".set".
-func activeAction(prefix string, changes []Change) string {
-	if len(changes) == 1 && changes[0].column == "active" {
-		if changes[0].after == true {
-			return prefix + ".enable"
-		}
-		return prefix + ".disable"
-	}
-	return prefix + ".set"
-}
-
 // stamp prints a time as RFC 3339 in UTC; "none" for nil.
 func stamp(t *time.Time) string {
 	if t == nil {
@@ -201,9 +166,6 @@ func (l *Ledger) SetManager(ctx context.Context, naan, name string, u ManagerUpd
 			rule = RuleOperatorOnly
 		}
 		return nil, &RegistrationError{What: what, Rule: rule, Err: err}
-	}
-	if err := recordOnCitus(ctx, tx, changeEvent(activeAction("manager", changes), naan+" "+name, changes)); err != nil {
-		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("%s: commit: %w", what, err)
@@ -366,9 +328,7 @@ func (l *Ledger) depart(ctx context.Context, naan, name, successor string) (Depa
 		d.Changes = append(d.Changes, Change{Field: "departed", Before: "none", After: stamp(&d.DepartedAt),
 			column: "departed_at", before: nil, after: stampValue(&d.DepartedAt)})
 	}
-	action := ActionManagerDepart
 	if successor != "" {
-		action = ActionManagerSucceed
 		d.Changes = append(d.Changes, Change{Field: "succeeded by", Before: "none", After: successor,
 			column: "succeeded_by", before: nil, after: successor})
 	}
@@ -377,9 +337,6 @@ func (l *Ledger) depart(ctx context.Context, naan, name, successor string) (Depa
 		coalesce((select array_agg(client_id order by client_id) from client where manager_id = $1 and active), '{}')`,
 		have.id).Scan(&d.Shoulders, &d.Clients); err != nil {
 		return d, fmt.Errorf("%s: read its shoulders and clients: %w", what, err)
-	}
-	if err := recordOnCitus(ctx, tx, changeEvent(action, naan+" "+name, d.Changes)); err != nil {
-		return d, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return d, fmt.Errorf("%s: commit: %w", what, err)
@@ -522,9 +479,6 @@ func (l *Ledger) SetClient(ctx context.Context, clientID string, u ClientUpdate)
 		where id = $1`, have.id, want.scopes, want.expiresAt, want.active, pinID)
 	if err != nil {
 		return nil, &RegistrationError{What: what, Rule: l.clientSetRule(ctx, err, widened), Err: err}
-	}
-	if err := recordOnCitus(ctx, tx, changeEvent(activeAction("client", cs), clientID, cs)); err != nil {
-		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("%s: commit: %w", what, err)

@@ -228,13 +228,14 @@ func (l *Ledger) RevokeKey(ctx context.Context, prefix string) (changed bool, er
 
 // KeyError is an API key refused for client ClientID: Reason is "missing" (the ledger requires
 // keys and none was given), "malformed", "unknown" (no such key for that client), "revoked",
-// "locked" (LockedUntil says until when) or "wrong".
+// "locked" (LockedUntil says until when), "wrong", or "unproved" (the database refused a write,
+// AK009, because the session had not proved the client's key: Err is its error).
 type KeyError struct {
 	ClientID    string
 	Prefix      string // "" when the key was missing or malformed
 	Reason      string
 	LockedUntil *time.Time
-	Err         error // the parse error of a malformed key
+	Err         error // the parse error of a malformed key, the database's refusal of an unproved one
 }
 
 // Error states the refusal and what to do, never the key.
@@ -261,6 +262,8 @@ func (e *KeyError) Error() string {
 			until = " until " + e.LockedUntil.UTC().Format(time.RFC3339)
 		}
 		return fmt.Sprintf("client %s: %s is locked%s after %d wrong attempts in a row; wait, or ask the operator for a new key", e.ClientID, key, until, KeyMaxFailures)
+	case "unproved":
+		return fmt.Sprintf("client %s: the ledger requires the client's API key, and this session has not proved it; give it in a file named by --api-key-file or in ARKHE_API_KEY", e.ClientID)
 	default:
 		return fmt.Sprintf("client %s: %s is wrong (the attempt was counted; %d in a row lock the key for %s)", e.ClientID, key, KeyMaxFailures, KeyLockDuration)
 	}
@@ -278,11 +281,23 @@ func (l *Ledger) KeysRequired(ctx context.Context) (bool, error) {
 	return on, nil
 }
 
+// keyProof is what a session presents to the ledger to prove an API key (arkhe_key_login): the
+// client, the key's prefix and the Argon2id hash of its secret under the stored salt and
+// parameters. The secret itself is not kept.
+type keyProof struct {
+	clientID string
+	prefix   string
+	hash     []byte
+}
+
 // Authenticate checks key (a printed API key; "" for none) for client clientID before a writing
 // command acts as it. Without a key it returns nil unless the ledger requires keys; a key given
-// is always checked. The ledger compares the key's hash and counts a failure
-// (arkhe_key_verify); a key hashed with parameters other than DefaultKeyParams is rehashed
-// with them on success (arkhe_key_rehash). A refusal is a *KeyError.
+// is always checked. The ledger compares the key's hash, counts a failure and records the
+// session as the client's (arkhe_key_login); a key hashed with parameters other than
+// DefaultKeyParams is rehashed with them on success (arkhe_key_rehash). On a ledger from Open,
+// every other connection of the pool then proves the key before its first use, so the database
+// accepts the writes of each (on a ledger requiring keys it refuses, AK009, those of a session
+// that has not proved the client's key). A refusal is a *KeyError.
 func (l *Ledger) Authenticate(ctx context.Context, clientID, key string) error {
 	if key == "" {
 		required, err := l.KeysRequired(ctx)
@@ -298,8 +313,13 @@ func (l *Ledger) Authenticate(ctx context.Context, clientID, key string) error {
 	if err != nil {
 		return &KeyError{ClientID: clientID, Reason: "malformed", Err: err}
 	}
+	conn, err := l.Pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("check API key: %w", err)
+	}
+	defer conn.Release()
 	var head *string
-	if err := l.Pool.QueryRow(ctx, `select arkhe_key_params($1)`, prefix).Scan(&head); err != nil {
+	if err := conn.QueryRow(ctx, `select arkhe_key_params($1)`, prefix).Scan(&head); err != nil {
 		return fmt.Errorf("check API key: %w", err)
 	}
 	if head == nil {
@@ -316,22 +336,56 @@ func (l *Ledger) Authenticate(ctx context.Context, clientID, key string) error {
 		if err != nil {
 			return err
 		}
-		err = l.Pool.QueryRow(ctx, `select arkhe_key_rehash($1, $2, $3, $4)`, clientID, prefix, hash, phc).Scan(&verdict)
+		err = conn.QueryRow(ctx, `select arkhe_key_rehash($1, $2, $3, $4)`, clientID, prefix, hash, phc).Scan(&verdict)
 		if err != nil {
 			return fmt.Errorf("check API key: %w", err)
 		}
-	} else if err := l.Pool.QueryRow(ctx, `select arkhe_key_verify($1, $2, $3)`, clientID, prefix, hash).Scan(&verdict); err != nil {
-		return fmt.Errorf("check API key: %w", err)
+		if verdict == "ok" {
+			// from now on the key is proved with its new hash
+			if hash, err = base64.RawStdEncoding.DecodeString(phc[strings.LastIndexByte(phc, '$')+1:]); err != nil {
+				return fmt.Errorf("check API key: %w", err)
+			}
+		}
+	}
+	if verdict == "" || verdict == "ok" {
+		if err := conn.QueryRow(ctx, `select arkhe_key_login($1, $2, $3)`, clientID, prefix, hash).Scan(&verdict); err != nil {
+			return fmt.Errorf("check API key: %w", err)
+		}
 	}
 	if verdict == "ok" {
+		proof := &keyProof{clientID: clientID, prefix: prefix, hash: hash}
+		l.proof.Store(proof)
+		l.proved.Store(conn.Conn().PgConn(), proof)
 		return nil
 	}
 	ke := &KeyError{ClientID: clientID, Prefix: prefix, Reason: verdict}
 	if verdict == "locked" || verdict == "wrong" {
-		_ = l.Pool.QueryRow(ctx, `select locked_until from credential where prefix = $1 and locked_until > now()`, prefix).Scan(&ke.LockedUntil)
+		_ = conn.QueryRow(ctx, `select locked_until from credential where prefix = $1 and locked_until > now()`, prefix).Scan(&ke.LockedUntil)
 		if ke.LockedUntil != nil {
 			ke.Reason = "locked"
 		}
 	}
 	return ke
+}
+
+// proveConn is the pool's PrepareConn: a connection proves the key Authenticate accepted
+// (arkhe_key_login) before its first use. A key refused meanwhile (revoked, locked) fails the
+// acquisition with a *KeyError and closes the connection.
+func (l *Ledger) proveConn(ctx context.Context, c *pgx.Conn) (bool, error) {
+	p := l.proof.Load()
+	if p == nil {
+		return true, nil
+	}
+	if had, ok := l.proved.Load(c.PgConn()); ok && had == p {
+		return true, nil
+	}
+	var verdict string
+	if err := c.QueryRow(ctx, `select arkhe_key_login($1, $2, $3)`, p.clientID, p.prefix, p.hash).Scan(&verdict); err != nil {
+		return false, fmt.Errorf("prove API key %s_%s on a new connection: %w", KeyLabel, p.prefix, err)
+	}
+	if verdict != "ok" {
+		return false, &KeyError{ClientID: p.clientID, Prefix: p.prefix, Reason: verdict}
+	}
+	l.proved.Store(c.PgConn(), p)
+	return true, nil
 }

@@ -908,6 +908,8 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 				w.s.faults.deadlocks.Add(1)
 			}
 			clear(w.verified)
+		case code == CodeKeyRequired:
+			return &KeyError{ClientID: w.s.t.ClientID, Reason: "unproved", Err: err}
 		case code == CodeReachRefused:
 			return &ReachError{ClientID: w.s.t.ClientID, Shoulder: w.s.t.NAAN + w.s.t.Shoulder,
 				Rule: "the ledger refused the batch (its reach changed during the run)", Err: err}

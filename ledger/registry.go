@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +22,13 @@ import (
 // It is safe for concurrent use. Close it when done.
 type Ledger struct {
 	Pool *pgxpool.Pool
+
+	// proof is the API key Authenticate accepted (nil before): every connection of a pool made
+	// by Open proves it to the ledger before its first use (arkhe_key_login), so that a ledger
+	// requiring keys accepts the session's writes.
+	proof atomic.Pointer[keyProof]
+	// proved holds the connections (*pgconn.PgConn) that proved proof, mapped to it.
+	proved sync.Map
 }
 
 // Open connects to the ledger at url (a libpq URL or key/value string; "" reads the libpq
@@ -42,6 +51,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*Ledger, error) {
 			cfg.ConnConfig.RuntimeParams["arkhe.os_user"] = name
 		}
 	}
+	l := &Ledger{}
+	cfg.PrepareConn = l.proveConn
+	cfg.BeforeClose = func(c *pgx.Conn) { l.proved.Delete(c.PgConn()) }
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to ledger: %w", err)
@@ -50,11 +62,23 @@ func Open(ctx context.Context, url string, maxConns int32) (*Ledger, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to ledger: %w", err)
 	}
-	return &Ledger{Pool: pool}, nil
+	l.Pool = pool
+	return l, nil
 }
 
-// Close releases the pool.
-func (l *Ledger) Close() { l.Pool.Close() }
+// Close releases the pool. The sessions that proved an API key forget it first
+// (arkhe_key_logout), so their records do not outlive them.
+func (l *Ledger) Close() {
+	if l.proof.Load() != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		for _, c := range l.Pool.AcquireAllIdle(ctx) {
+			_, _ = c.Exec(ctx, `select arkhe_key_logout()`)
+			c.Release()
+		}
+		cancel()
+	}
+	l.Pool.Close()
+}
 
 // Init applies pending migrations (idempotent: a second call changes nothing) with layout
 // (LayoutAuto: the ledger's own, else detected from the citus extension; see Migrate).
@@ -76,6 +100,9 @@ const (
 	CodeReachRefused  = "AK004" // reach comes from the client's registration only
 	CodeCredentialFit = "AK005" // machine clients hold no password, person clients no API key
 	CodeRoleBinding   = "AK006" // the client is bound to a database role the session is not in
+	// CodeKeyRequired: the ledger requires keys (init --require-keys) and the session has not
+	// proved the API key of the client its write acts as (arkhe_key_login).
+	CodeKeyRequired = "AK009"
 	// CodeSuccessionRefused: a manager's successor must be another active manager of the same
 	// NAAN, and a chain of successions never comes back to a manager on it.
 	CodeSuccessionRefused = "AK008"
@@ -707,20 +734,7 @@ func (l *Ledger) SetClientActive(ctx context.Context, clientID string, active bo
 	if _, err := tx.Exec(ctx, `update client set active = $2 where client_id = $1`, clientID, active); err != nil {
 		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
 	}
-	// The database records the change (client.enable / client.disable) where the row changes;
-	// on Citus that trigger fires on the reference table's placements, which may not write
-	// another table, so there the event is written here. The actor is the operator at the
-	// command line, not a client: client_id stays NULL.
-	var layout string
-	if err := tx.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
-		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
-	}
-	if layout == string(LayoutCitus) {
-		if err := RecordEvent(ctx, tx, Event{Action: action, Target: clientID,
-			Before: map[string]bool{"active": !active}, After: map[string]bool{"active": active}}); err != nil {
-			return false, err
-		}
-	}
+	// the database records the change (client.enable / client.disable), on both layouts
 	if err := tx.Commit(ctx); err != nil {
 		return false, fmt.Errorf("%s %s: %w", action, clientID, err)
 	}

@@ -213,6 +213,16 @@ func TestCommandsUnderLeastRoles(t *testing.T) {
 	if code, out, errOut := arkhe(t, w, "", "mint", "--api-key-file", "svc.key", "--client", "svc", "--out", "map4.csv", in); code != 0 || !strings.Contains(out, "replayed    4") {
 		t.Errorf("mint with the key: exit %d\n%s%s", code, out, errOut)
 	}
+	// the key in ARKHE_API_KEY: new ARKs and a repoint, which the database accepts only from a
+	// session that proved the key
+	t.Setenv("ARKHE_API_KEY", key)
+	if code, out, errOut := arkhe(t, w, "", "mint", "--client", "svc", "--out", "map6.csv", other); code != 0 || !strings.Contains(out, "minted      2") {
+		t.Errorf("mint with ARKHE_API_KEY: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := arkhe(t, w, "", "ark", "repoint", "--client", "svc", arks[2][1], "https://example.org/keyed"); code != 0 || !strings.Contains(out, "now points to") {
+		t.Errorf("ark repoint with ARKHE_API_KEY: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Setenv("ARKHE_API_KEY", "")
 	code, out, errOut = arkhe(t, op, "", "client", "key", "list", "svc")
 	if code != 0 || !strings.Contains(out, key[6:18]) || !strings.Contains(out, "m=65536,t=2,p=2") || strings.Contains(out, key[19:]) {
 		t.Errorf("client key list: exit %d\n%s%s", code, out, errOut)
