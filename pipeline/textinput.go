@@ -88,6 +88,9 @@ func NewTextReader(src io.Reader, c Compression) (io.Reader, error) {
 	switch c {
 	case CompressionGzip:
 		zr, err := gzip.NewReader(tag)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("gzip: the file ends inside its gzip header, before any record: it is cut short (%w)", untag(err))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", untag(err))
 		}

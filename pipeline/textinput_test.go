@@ -312,3 +312,20 @@ func TestManifestMidFileBOM(t *testing.T) {
 		t.Errorf("JSON Lines: records %q, row errors %v", ids(good), bad)
 	}
 }
+
+// TestTextReaderGzipCutInHeader: a .gz cut inside its header cannot be read at all; the error says
+// the file is cut short, not only "unexpected EOF".
+func TestTextReaderGzipCutInHeader(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write([]byte("request_id\nr1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewTextReader(bytes.NewReader(buf.Bytes()[:6]), CompressionGzip)
+	if err == nil || !strings.Contains(err.Error(), "ends inside its gzip header") || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a .gz of 6 bytes: %v", err)
+	}
+}
