@@ -20,6 +20,21 @@ type ExpectedTrigger struct {
 	Table    string // e.g. "ark"
 	Name     string // e.g. "ark_no_delete"
 	Function string // e.g. "arkhe_refuse_delete"
+	// Layout is "" for a trigger of both layouts, else the one layout ("single" or "citus")
+	// whose migrations create it: inside "if arkhe_layout() = 'single' then ... end if".
+	Layout string
+}
+
+// forLayout returns the triggers of want that a ledger of the given layout has.
+func forLayout(want []ExpectedTrigger, citus bool) []ExpectedTrigger {
+	layout := map[bool]string{false: "single", true: "citus"}[citus]
+	out := make([]ExpectedTrigger, 0, len(want))
+	for _, w := range want {
+		if w.Layout == "" || w.Layout == layout {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Patterns over the embedded migrations (ledger.Migrations). The ledger's triggers are created
@@ -33,6 +48,7 @@ var (
 	quotedRE         = regexp.MustCompile(`'(\w+)'`)
 	functionRE       = regexp.MustCompile(`(?is)\bcreate\s+(?:or\s+replace\s+)?function\s+(\w+)\s*\([^$]*?\$\$(.*?)\$\$`)
 	dropTriggerRE    = regexp.MustCompile(`(?is)\bdrop\s+trigger\s+(?:if\s+exists\s+)?(\w+)\s+on\s+(\w+)`)
+	layoutBlockRE    = regexp.MustCompile(`(?is)\bif\s+arkhe_layout\(\)\s*=\s*'(single|citus)'\s+then\b(.*?)\b(?:else|elsif|end\s+if)\b`)
 )
 
 // schemaExpectations returns the triggers the embedded migrations create and do not drop
@@ -62,8 +78,18 @@ func expectationsFrom(ms []ledger.Migration) ([]ExpectedTrigger, map[string]stri
 	}
 	for _, m := range ms {
 		var steps []step
+		blocks := layoutBlockRE.FindAllStringSubmatchIndex(m.SQL, -1)
+		layoutAt := func(at int) string {
+			for _, b := range blocks {
+				if at >= b[4] && at < b[5] {
+					return lower(m.SQL, b, 1)
+				}
+			}
+			return ""
+		}
 		for _, g := range literalTriggerRE.FindAllStringSubmatchIndex(m.SQL, -1) {
-			steps = append(steps, step{at: g[0], t: ExpectedTrigger{Table: lower(m.SQL, g, 2), Name: lower(m.SQL, g, 1), Function: lower(m.SQL, g, 3)}})
+			steps = append(steps, step{at: g[0], t: ExpectedTrigger{Table: lower(m.SQL, g, 2), Name: lower(m.SQL, g, 1), Function: lower(m.SQL, g, 3),
+				Layout: layoutAt(g[0])}})
 		}
 		for _, loop := range loopRE.FindAllStringSubmatchIndex(m.SQL, -1) {
 			variable := lower(m.SQL, loop, 1)
@@ -132,6 +158,7 @@ func checkSchema(ctx context.Context, q pgx.Tx, rec *recorder, citus bool) error
 	if err != nil {
 		return err
 	}
+	want = forLayout(want, citus)
 	type live struct {
 		table, enabled, function string
 	}

@@ -623,9 +623,17 @@ func TestExpectedTriggers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	have := map[string]string{}
+	have, layout := map[string]string{}, map[string]string{}
 	for _, e := range ts {
 		have[e.Name] = e.Table + " " + e.Function
+		layout[e.Name] = e.Layout
+	}
+	// the shoulder check per statement and the fixed shoulder id are the single layout's only
+	// (on Citus the foreign key holds both); the others are both layouts'
+	for name, want := range map[string]string{"ark_in_shoulder": "single", "shoulder_id_fixed": "single", "ark_reach": "", "ark_no_delete": ""} {
+		if layout[name] != want {
+			t.Errorf("trigger %s: layout %q, want %q", name, layout[name], want)
+		}
 	}
 	// mint_receipt is a view of ark, protected by ark's triggers
 	if have["mint_receipt_no_delete"] != "" || have["mint_receipt_no_truncate"] != "" {
