@@ -260,12 +260,12 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	cpu0 := sampleCPU(ib.srv.dataDir)
+	cpu0 := sampleCPU(ib.srv.dataDirs...)
 	start := time.Now()
 	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{dump}, Format: legacy.ArkletJSON,
 		BatchSize: cfg.BatchSize, RejectsPath: filepath.Join(dir, "rejects.csv")})
 	pr.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
-	pr.ImportCPU = sampleCPU(ib.srv.dataDir).Sub(cpu0)
+	pr.ImportCPU = sampleCPU(ib.srv.dataDirs...).Sub(cpu0)
 	if cfg.CPUProfile != "" && run == 0 {
 		pprof.StopCPUProfile()
 	}
@@ -310,11 +310,11 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		return fmt.Errorf("bench import: checkpoint: %w", err)
 	}
 	logf("(a) floor: pgx CopyFrom of the same %d ark rows", len(rows))
-	cpu0 = sampleCPU(ib.srv.dataDir)
+	cpu0 = sampleCPU(ib.srv.dataDirs...)
 	start = time.Now()
 	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, importer.ARKColumns(), pgx.CopyFromRows(rows))
 	pr.Floor = Phase{Rows: n, Elapsed: time.Since(start)}
-	pr.FloorCPU = sampleCPU(ib.srv.dataDir).Sub(cpu0)
+	pr.FloorCPU = sampleCPU(ib.srv.dataDirs...).Sub(cpu0)
 	if err != nil {
 		return fmt.Errorf("bench import: floor COPY: %w", err)
 	}
