@@ -128,7 +128,7 @@ fuzz:
 bench: pg-server citus build
 	$(GO) test ./ark ./pipeline ./fixtures ./bench -run '^$$' -bench . -benchmem
 	$(BIN) bench mint --rows 1000000
-	$(BIN) bench mint --citus --rows 1000000 --repeat 3
+	$(BIN) bench mint --citus --rows 1000000 --repeat 3 --workers 3
 	$(BIN) bench import --rows 1000000 --repeat 3
 	$(BIN) bench verify --rows 1000000
 	$(BIN) bench sizing --rows 1000000

@@ -133,10 +133,13 @@ func (s *server) close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// url returns the connection string of database db on the server: adminURL with its database
+// url returns the connection string of database db on the server (on Citus the coordinator's): adminURL with its database
 // replaced (the path of a postgres:// URL, without a dbname parameter that would override it;
 // a quoted dbname appended to the keyword/value form).
 func (s *server) url(db string) string {
+	if s.citus != nil {
+		return s.citus.URL(db) // the coordinator's
+	}
 	if s.base == nil {
 		return s.adminURL + " dbname='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(db) + "'"
 	}
