@@ -122,10 +122,14 @@ fuzz:
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: crashers found in$$failed (each kept under the package's testdata/fuzz)"; exit 1; fi
 
-# Macro benchmarks at 1 million rows; each prints the server settings it ran with.
-bench: pg-server build
+# Macro benchmarks at 1 million rows; each prints the server settings it ran with. The mint runs
+# twice: on a single node against both floors (arkhe's schema and the plain floor), and on Citus
+# (a throw-away coordinator and two workers on this machine) beside a single node, median of 3
+# runs of each, alternating.
+bench: pg-server citus build
 	$(GO) test ./ark ./pipeline ./fixtures ./bench -run '^$$' -bench . -benchmem
 	$(BIN) bench mint --rows 1000000 --repeat 3
+	$(BIN) bench mint --citus --rows 1000000 --repeat 3 --workers 3
 	$(BIN) bench import --rows 1000000 --repeat 3
 	$(BIN) bench verify --rows 1000000
 	$(BIN) bench sizing --rows 1000000

@@ -26,32 +26,42 @@ func (c CPU) Sub(d CPU) CPU { return CPU{Server: c.Server - d.Server, Client: c.
 // clockTick is the unit of /proc/PID/stat times (USER_HZ, 100 on Linux).
 const clockTick = 10 * time.Millisecond
 
-// sampleCPU reads the CPU time of the server whose data directory is dataDir ("" or no /proc:
-// Server stays 0) and of this process.
-func sampleCPU(dataDir string) CPU {
+// sampleCPU reads the CPU time of the servers whose data directories are dataDirs, summed
+// (none, "" or no /proc: Server stays 0; a Citus cluster: every node's), and of this process.
+func sampleCPU(dataDirs ...string) CPU {
 	var c CPU
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		c.Client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	for _, d := range dataDirs {
+		c.Server += serverCPU(d)
+	}
+	return c
+}
+
+// serverCPU returns the CPU time of the server whose data directory is dataDir: its postmaster
+// (with its reaped children) and its live children; 0 for "" or without /proc.
+func serverCPU(dataDir string) time.Duration {
+	var d time.Duration
 	if dataDir == "" {
-		return c
+		return 0
 	}
 	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
-		return c
+		return d
 	}
 	pm, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
 	if err != nil {
-		return c
+		return d
 	}
 	// the postmaster itself, plus its reaped children (cutime, cstime)
 	if f, ok := procStat(pm); ok {
-		c.Server += ticks(f, 11, 12, 13, 14)
+		d += ticks(f, 11, 12, 13, 14)
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return c
+		return d
 	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -62,9 +72,9 @@ func sampleCPU(dataDir string) CPU {
 		if !ok || len(f) < 13 || f[1] != strconv.Itoa(pm) {
 			continue
 		}
-		c.Server += ticks(f, 11, 12)
+		d += ticks(f, 11, 12)
 	}
-	return c
+	return d
 }
 
 // procStat returns the fields of /proc/PID/stat after the command name: f[0] is the state,

@@ -268,12 +268,12 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	rejects := filepath.Join(dir, "rejects.csv")
 	var peakRSS int64
 	if cfg.Exe != "" {
-		peakRSS, err = importChild(ctx, cfg, srv.url(importDB), dump, rejects, ib.srv.dataDir, l, &pr, res)
+		peakRSS, err = importChild(ctx, cfg, srv.url(importDB), dump, rejects, ib.srv.dataDirs, l, &pr, res)
 		if err != nil {
 			return err
 		}
 	} else {
-		peakRSS, err = importInProcess(ctx, cfg, l, dump, rejects, run, ib.srv.dataDir, &pr, res)
+		peakRSS, err = importInProcess(ctx, cfg, l, dump, rejects, run, ib.srv.dataDirs, &pr, res)
 		if err != nil {
 			return err
 		}
@@ -313,11 +313,11 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 		return fmt.Errorf("bench import: checkpoint: %w", err)
 	}
 	logf("(a) floor: pgx CopyFrom of the same %d ark rows", len(rows))
-	cpu0 := sampleCPU(ib.srv.dataDir)
+	cpu0 := sampleCPU(ib.srv.dataDirs...)
 	start := time.Now()
 	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, importer.ARKColumns(), pgx.CopyFromRows(rows))
 	pr.Floor = Phase{Rows: n, Elapsed: time.Since(start)}
-	pr.FloorCPU = sampleCPU(ib.srv.dataDir).Sub(cpu0)
+	pr.FloorCPU = sampleCPU(ib.srv.dataDirs...).Sub(cpu0)
 	if err != nil {
 		return fmt.Errorf("bench import: floor COPY: %w", err)
 	}
@@ -328,7 +328,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 // importInProcess runs (b) as `arkhe import` does, inside this process (importer.Run under the
 // same GC target and memory limit), and fills pr's Import and ImportCPU and res's counts and
 // peak heap; it returns this process's VmHWM during the import.
-func importInProcess(ctx context.Context, cfg ImportConfig, l *ledger.Ledger, dump, rejects string, run int, dataDir string,
+func importInProcess(ctx context.Context, cfg ImportConfig, l *ledger.Ledger, dump, rejects string, run int, dataDirs []string,
 	pr *ImportPair, res *ImportResult) (int64, error) {
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -351,12 +351,12 @@ func importInProcess(ctx context.Context, cfg ImportConfig, l *ledger.Ledger, du
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(pipeline.MemoryLimit))
 	}
-	cpu0 := sampleCPU(dataDir)
+	cpu0 := sampleCPU(dataDirs...)
 	start := time.Now()
 	rep, err := importer.Run(ctx, l, importer.Config{Inputs: []string{dump}, Format: legacy.ArkletJSON,
 		BatchSize: cfg.BatchSize, RejectsPath: rejects})
 	pr.Import = Phase{Rows: rep.Total.Imported, Elapsed: time.Since(start)}
-	pr.ImportCPU = sampleCPU(dataDir).Sub(cpu0)
+	pr.ImportCPU = sampleCPU(dataDirs...).Sub(cpu0)
 	if cfg.CPUProfile != "" && run == 0 {
 		pprof.StopCPUProfile()
 	}
@@ -374,17 +374,17 @@ func importInProcess(ctx context.Context, cfg ImportConfig, l *ledger.Ledger, du
 // and ImportCPU (the child's processor time as the client's) and res's counts (the run's
 // import_run row); it returns the child's own peak resident set (runChild). Exit 1 (done with rejects: the
 // generated dump holds bad records on purpose) counts as done.
-func importChild(ctx context.Context, cfg ImportConfig, url, dump, rejects, dataDir string, l *ledger.Ledger,
+func importChild(ctx context.Context, cfg ImportConfig, url, dump, rejects string, dataDirs []string, l *ledger.Ledger,
 	pr *ImportPair, res *ImportResult) (int64, error) {
 	cmd := exec.CommandContext(ctx, cfg.Exe, "--database-url", url, "--quiet", "import", "--input-format", string(legacy.ArkletJSON),
 		"--batch", strconv.Itoa(cfg.BatchSize), "--rejects", rejects, dump)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cpu0 := sampleCPU(dataDir)
+	cpu0 := sampleCPU(dataDirs...)
 	start := time.Now()
 	rss, cpu, runErr := runChild(cmd)
 	pr.Import.Elapsed = time.Since(start)
-	pr.ImportCPU = CPU{Server: sampleCPU(dataDir).Sub(cpu0).Server, Client: cpu}
+	pr.ImportCPU = CPU{Server: sampleCPU(dataDirs...).Sub(cpu0).Server, Client: cpu}
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
 		return rss, fmt.Errorf("bench import: %s import: %w: %s", cfg.Exe, runErr, strings.TrimSpace(stderr.String()))

@@ -31,6 +31,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/sizing"
 )
 
 // The registration every bench ledger carries.
@@ -83,10 +84,26 @@ type MintConfig struct {
 	// CPUProfile, if set, is a file to write a Go CPU profile of the mint phase (b) to.
 	CPUProfile string
 	// Exe, if set, is the arkhe executable: (b) runs `Exe mint` as a process of its own, as a
-	// user runs it, and its peak resident set is that process's alone. "" runs (b) in this
+	// user runs it (on Citus given every node's URL, the coordinator's first, as --database-url
+	// once per node), and its peak resident set is that process's alone. "" runs (b) in this
 	// process (ledger.Ledger.Mint), which CPUProfile, PgxCopyFrom and the sink's time split
 	// (MintResult.Stats) need.
 	Exe string
+	// Citus runs the measurement on a throw-away Citus cluster on this machine (a coordinator
+	// and two workers, Unix sockets, the embedded default's settings on every node) and, for
+	// comparison, on a single node of the same settings, in one run: the pairs alternate
+	// between the two (single node, then Citus, Repeat times). arkhe's workers write through
+	// every node in turn (ledger.MintConfig.EntryNodes: worker w through node w mod 3), and the
+	// floor's connection w through the same node. The plain floor (c) runs on the single node
+	// only: its table's unique receipt index (client, request ID) cannot exist on a table
+	// distributed by the ARK string. DatabaseURL must be empty.
+	Citus bool
+	// ReceiptOnRow adds, with Citus, a fourth phase to the first Citus pair: (d) the floor's
+	// rows COPYed into a clone whose receipts are the ark row's columns, as on a single node,
+	// with a receipt index that is not unique (on ark, distributed by the ARK string, an index
+	// unique by (client, request ID) cannot exist), and no receipt table: the layout the
+	// receipt table was chosen over, measured where it can run.
+	ReceiptOnRow bool
 }
 
 // Phase is one measured load.
@@ -132,10 +149,46 @@ type MintResult struct {
 	// Pairs are the single measurements; Floor, Mint, Summary and Stats above are the medians.
 	Pairs []Pair
 	// FloorCPU and MintCPU are the processor time of the median runs (zero server time with
-	// DatabaseURL: only a local cluster's processes can be read).
+	// DatabaseURL: only a local cluster's processes can be read; on Citus every node's).
+	// PlainCPU is the plain floor's, of the median plain run (zero on Citus: not measured).
 	FloorCPU, MintCPU, PlainCPU CPU
+	// Kind is "single" or "citus": the kind of cluster measured.
+	Kind string
+	// Size is the ledger arkhe's first mint phase left, measured with sizing.Measure (on Citus
+	// every shard placement on every node).
+	Size LedgerSize
+	// OnRow, OnRowCPU and OnRowSize are phase (d) of Config.ReceiptOnRow (the first pair's),
+	// OnRowFloor that pair's (a).
+	OnRow, OnRowFloor Phase
+	OnRowCPU          CPU
+	OnRowSize         LedgerSize
+	// SingleNode is, with Config.Citus, the single node measured in the same run (nil
+	// otherwise).
+	SingleNode *MintResult
+	// LoadBefore and LoadAfter are the machine's load averages (1, 5, 15 minutes, as
+	// /proc/loadavg has them) when the run started and ended; "" where unreadable.
+	LoadBefore, LoadAfter string
+}
 
-	dataDir string
+// LedgerSize is what a ledger holds on disk after a bench mint, in octets (heap, maps, TOAST
+// and every index; on Citus summed over every shard placement on every node).
+type LedgerSize struct {
+	// ARKs is the number of ARKs in the ledger.
+	ARKs int64
+	// ARK is the ark table without the receipts; Receipts the receipts (on a single node
+	// their share of the ark row and the ark_receipt index, on Citus the receipt table);
+	// Total every table of the ledger.
+	ARK, Receipts, Total int64
+	// Nodes is the number of nodes measured (1 on a single node).
+	Nodes int
+}
+
+// PerARK returns octets per ARK of v (0 without ARKs).
+func (z LedgerSize) PerARK(v int64) float64 {
+	if z.ARKs == 0 {
+		return 0
+	}
+	return float64(v) / float64(z.ARKs)
 }
 
 // Ratio is the mint rate over the floor rate (targets: ≥ 0.8 empty, ≥ 0.7 at 10 million):
@@ -175,11 +228,13 @@ func (r MintResult) PlainRatio() float64 {
 
 // RunMint measures bulk mint against the COPY floor: a template ledger is
 // migrated, registered and preloaded with cfg.Preload ARKs and receipts; two databases are cloned
-// from it; (b) `arkhe mint` (ledger.Ledger.Mint, the CLI's library call) mints a generated CSV
-// manifest of cfg.Rows rows into one; then (a) the floor reads back exactly the ARK and receipt rows
-// (b) wrote and COPYs them, pre-built in memory, with pgx CopyFrom in batches of the same size into
-// the other (same schema, indexes and triggers). Both run on the same server with the same
-// settings, after a CHECKPOINT each.
+// from it; (b) `arkhe mint` (with cfg.Exe the arkhe executable as its own process, else
+// ledger.Ledger.Mint, the CLI's library call, in this one) mints a generated CSV manifest of
+// cfg.Rows rows into one; then (a) the floor reads back exactly the ARK and receipt rows (b)
+// wrote and COPYs them, pre-built in memory, with pgx CopyFrom in batches of the same size into
+// the other (same schema, indexes and triggers), and (c) the plain floor sends the same rows as
+// CSV on one connection into that clone's plain_ark. All run on the same server with the same
+// settings, after a CHECKPOINT each. With cfg.Citus see runMintCitus.
 func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 	res := MintResult{Config: cfg}
 	if cfg.Rows <= 0 {
@@ -201,55 +256,96 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 		return res, errors.New("bench mint: a CPU profile and pgx CopyFrom need arkhe mint in this process")
 	}
 	res.Config = cfg
+	if cfg.Citus {
+		return runMintCitus(ctx, cfg)
+	}
+	res.LoadBefore = loadAverage()
 	srv, err := openServer(ctx, "mint", cfg.DatabaseURL, cfg.Dir, "", cfg.Log)
 	if err != nil {
 		return res, err
 	}
 	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }() // a kept Dir keeps its data
-	admin, dir, logf := srv.admin, srv.dir, srv.logf
-	res.Server, res.Settings, res.dataDir = srv.desc, srv.settings, srv.dataDir
-
-	// the template ledger
-	tpl := fmt.Sprintf("bench_tpl_%s_%d", ledger.SchemaHash(), cfg.Preload)
-	var exists bool
-	if err := admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, tpl).Scan(&exists); err != nil {
-		return res, fmt.Errorf("bench mint: %w", err)
+	mb := &mintBench{srv: srv, cfg: cfg, res: &res}
+	if err := mb.prepare(ctx, ""); err != nil {
+		return res, err
 	}
-	if exists {
-		res.PreloadReused = true
-		logf("reusing template ledger %s (%d ARKs preloaded)", tpl, cfg.Preload)
-		if err := ensurePlainTable(ctx, srv, tpl, logf); err != nil {
+	for i := range cfg.Repeat {
+		if err := mb.pair(ctx, i); err != nil {
 			return res, err
+		}
+	}
+	mb.finish()
+	res.LoadAfter = loadAverage()
+	return res, nil
+}
+
+// mintBench is one kind of cluster's side of RunMint: its server, template ledger, manifest
+// and the pairs measured so far.
+type mintBench struct {
+	srv      *server
+	cfg      MintConfig
+	res      *MintResult
+	tpl      string
+	manifest string
+	prev     [][]any // the rows the last pair's arkhe phase wrote, for the next pair's floor
+}
+
+// prepare builds (or reuses) the template ledger and writes (or reuses) the manifest; with
+// manifest "" the manifest lives in the server's working directory.
+func (mb *mintBench) prepare(ctx context.Context, manifest string) error {
+	srv, cfg, res := mb.srv, mb.cfg, mb.res
+	res.Server, res.Settings, res.Kind = srv.desc, srv.settings, srv.kind()
+	mb.tpl = fmt.Sprintf("bench_tpl_%s_%d", ledger.SchemaHash(), cfg.Preload)
+	reuse, err := srv.hasTemplate(ctx, mb.tpl)
+	if err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	if reuse {
+		res.PreloadReused = true
+		srv.logf("reusing template ledger %s (%d ARKs preloaded)", mb.tpl, cfg.Preload)
+		if srv.citus == nil {
+			if err := ensurePlainTable(ctx, srv, mb.tpl, srv.logf); err != nil {
+				return err
+			}
 		}
 	} else {
 		start := time.Now()
-		if err := buildMintTemplate(ctx, srv, tpl, cfg, logf); err != nil {
-			return res, err
+		if err := buildMintTemplate(ctx, srv, mb.tpl, cfg, srv.logf); err != nil {
+			return err
 		}
 		res.PreloadElapsed = time.Since(start)
 	}
-	// the manifest
-	manifest := filepath.Join(dir, fmt.Sprintf("manifest-%d-%d.csv", cfg.Rows, cfg.Seed))
+	if manifest == "" {
+		manifest = filepath.Join(srv.dir, fmt.Sprintf("manifest-%d-%d.csv", cfg.Rows, cfg.Seed))
+	}
+	mb.manifest = manifest
 	if fi, err := os.Stat(manifest); err == nil && fi.Size() > 0 {
 		res.ManifestBytes = fi.Size()
-	} else {
-		logf("writing manifest of %d rows", cfg.Rows)
-		st, err := fixtures.CreateManifestCSV(manifest, fixtures.ManifestConfig{Rows: cfg.Rows, Seed: cfg.Seed, Prefix: "bench-"})
-		if err != nil {
-			return res, fmt.Errorf("bench mint: %w", err)
-		}
-		res.ManifestBytes = st.Bytes
+		return nil
 	}
+	srv.logf("writing manifest of %d rows", cfg.Rows)
+	st, err := fixtures.CreateManifestCSV(manifest, fixtures.ManifestConfig{Rows: cfg.Rows, Seed: cfg.Seed, Prefix: "bench-"})
+	if err != nil {
+		return fmt.Errorf("bench mint: %w", err)
+	}
+	res.ManifestBytes = st.Bytes
+	return nil
+}
 
-	var prev [][]any
-	for i := range cfg.Repeat {
-		p, rows, err := measurePair(ctx, srv, tpl, manifest, cfg, i, &prev, logf)
-		res.Pairs = append(res.Pairs, p)
-		if err != nil {
-			return res, err
-		}
-		prev = rows
+// pair measures pair i and keeps it.
+func (mb *mintBench) pair(ctx context.Context, i int) error {
+	p, rows, err := measurePair(ctx, mb.srv, mb.tpl, mb.manifest, mb.cfg, i, &mb.prev, mb.res, mb.srv.logf)
+	mb.res.Pairs = append(mb.res.Pairs, p)
+	if err != nil {
+		return err
 	}
+	mb.prev = rows
+	return nil
+}
+
+// finish sets the result's medians from the pairs.
+func (mb *mintBench) finish() {
+	res := mb.res
 	// medians by rate; memory: the largest peak; the sink's timings: the median pair's
 	mints := slices.Clone(res.Pairs)
 	slices.SortFunc(mints, func(a, b Pair) int { return cmp.Compare(a.Mint.Rate(), b.Mint.Rate()) })
@@ -263,10 +359,25 @@ func RunMint(ctx context.Context, cfg MintConfig) (MintResult, error) {
 	plains := slices.Clone(res.Pairs)
 	slices.SortFunc(plains, func(a, b Pair) int { return cmp.Compare(a.Plain.Rate(), b.Plain.Rate()) })
 	res.Plain, res.PlainCPU = plains[len(plains)/2].Plain, plains[len(plains)/2].PlainCPU
+	if p := res.Pairs[0]; p.OnRow.Rows > 0 {
+		res.OnRow, res.OnRowCPU, res.OnRowFloor = p.OnRow, p.OnRowCPU, p.Floor
+	}
 	for _, p := range res.Pairs {
 		res.PeakRSS, res.PeakHeap = max(res.PeakRSS, p.PeakRSS), max(res.PeakHeap, p.PeakHeap)
 	}
-	return res, nil
+}
+
+// loadAverage returns the first three fields of /proc/loadavg ("" where unreadable).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // Pair is one measurement of (b) then (a), each into a fresh clone of the template ledger.
@@ -283,6 +394,9 @@ type Pair struct {
 	FloorCopyARKs, FloorCommit time.Duration
 	FloorCPU, MintCPU          CPU
 	PlainCPU                   CPU
+	// OnRow and OnRowCPU are phase (d) of MintConfig.ReceiptOnRow (zero without it).
+	OnRow    Phase
+	OnRowCPU CPU
 }
 
 // Ratio is the pair's mint rate over its floor rate.
@@ -302,63 +416,117 @@ func (p Pair) PlainRatio() float64 {
 }
 
 // measurePair clones the template twice, runs (b) arkhe mint of manifest into one and (a) the
-// floor and (c) the plain floor into the other (its ark table and its plain_ark table), and drops
-// both. With prev (the rows an earlier pair's arkhe run wrote) the floors go first and send those
-// rows, so over repeated runs neither side always runs first on a fresh server state (*prev is
-// cleared before (b) runs); otherwise arkhe goes first and the floors send exactly the rows it
-// wrote, which are returned for the next pair.
+// floor and, on a single node, (c) the plain floor into the other (its ark table and its
+// plain_ark table), and drops both. With prev (the rows an earlier pair's arkhe run wrote) the
+// floors go first and send those rows, so over repeated runs neither side always runs first on
+// a fresh server state (*prev is cleared before (b) runs); otherwise arkhe goes first and the
+// floors send exactly the rows it wrote, which are returned for the next pair. The first pair
+// measures the ledger (b) left into res.Size.
 func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg MintConfig, i int,
-	prev *[][]any, logf func(string, ...any)) (Pair, [][]any, error) {
-	admin, dir, dataDir := srv.admin, srv.dir, srv.dataDir
+	prev *[][]any, res *MintResult, logf func(string, ...any)) (Pair, [][]any, error) {
+	dir, dataDirs := srv.dir, srv.dataDirs
 	var p Pair
 	suffix := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	mintDB, floorDB := "bench_mint_"+suffix, "bench_floor_"+suffix
 	for _, db := range []string{mintDB, floorDB} {
 		logf("cloning %s from %s", db, tpl)
-		if err := cloneDatabase(ctx, admin, db, tpl); err != nil {
+		if err := srv.clone(ctx, db, tpl); err != nil {
 			return p, nil, err
 		}
-		defer func() {
-			_, _ = admin.Exec(context.WithoutCancel(ctx), `drop database if exists `+pgx.Identifier{db}.Sanitize()+` with (force)`)
-		}()
+		defer func() { _ = srv.drop(context.WithoutCancel(ctx), db) }()
 	}
 
-	// (a) the floor: the final rows pre-built, plain CopyFrom; then (c) the plain floor: the same
-	// rows as CSV on one connection into plain_ark
-	floors := func(arks [][]any) error {
-		floorPool, err := pgxpool.New(ctx, srv.url(floorDB))
-		if err != nil {
-			return fmt.Errorf("bench mint: %w", err)
+	onRow := cfg.ReceiptOnRow && srv.citus != nil && i == 0 // the first pair only: it adds a third 1-million-row load
+	onRowDB := "bench_onrow_" + suffix
+	if onRow {
+		logf("cloning %s from %s, its receipts moved to the ark row (index not unique)", onRowDB, tpl)
+		if err := srv.clone(ctx, onRowDB, tpl); err != nil {
+			return p, nil, err
 		}
-		defer floorPool.Close()
-		if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
-			return fmt.Errorf("bench mint: checkpoint: %w", err)
+		defer func() { _ = srv.drop(context.WithoutCancel(ctx), onRowDB) }()
+		if err := receiptsOnRow(ctx, srv.url(onRowDB)); err != nil {
+			return p, nil, err
 		}
-		logf("(a) floor: pgx CopyFrom of %d final rows, batch %d, %d connection(s) (run %d of %d)", len(arks), cfg.BatchSize, cfg.FloorWorkers, i+1, cfg.Repeat)
-		cpu0 := sampleCPU(dataDir)
-		start := time.Now()
-		if err := copyFloorRows(ctx, floorPool, arks, cfg.BatchSize, cfg.FloorWorkers, &p); err != nil {
+	}
+
+	// (a) the floor: the final rows pre-built, plain CopyFrom; (d) the same into the on-row clone
+	copyInto := func(db string, citusLayout bool, arks [][]any, phase *Phase, cpu *CPU) error {
+		var pools []*pgxpool.Pool
+		defer func() {
+			for _, pool := range pools {
+				pool.Close()
+			}
+		}()
+		for _, u := range srv.nodeURLs(db) {
+			pool, err := pgxpool.New(ctx, u)
+			if err != nil {
+				return fmt.Errorf("bench mint: %w", err)
+			}
+			pools = append(pools, pool)
+		}
+		if err := srv.checkpoint(ctx); err != nil {
 			return err
 		}
-		p.Floor = Phase{Rows: int64(len(arks)), Elapsed: time.Since(start)}
-		p.FloorCPU = sampleCPU(dataDir).Sub(cpu0)
+		cpu0 := sampleCPU(dataDirs...)
+		start := time.Now()
+		if err := copyFloorRows(ctx, pools, citusLayout, arks, cfg.BatchSize, cfg.FloorWorkers, &p); err != nil {
+			return err
+		}
+		*phase = Phase{Rows: int64(len(arks)), Elapsed: time.Since(start)}
+		*cpu = sampleCPU(dataDirs...).Sub(cpu0)
+		return nil
+	}
+	// (c) the plain floor: the same rows as CSV on one connection into plain_ark (a single node
+	// only)
+	plain := func(arks [][]any) error {
 		csvPath := filepath.Join(dir, "plain-rows.csv")
 		if err := writePlainCSV(csvPath, arks); err != nil {
 			return err
 		}
 		defer os.Remove(csvPath)
-		if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
-			return fmt.Errorf("bench mint: checkpoint: %w", err)
+		if err := srv.checkpoint(ctx); err != nil {
+			return err
 		}
 		logf("(c) plain floor: CSV COPY of %d rows on one connection into plain_ark (run %d of %d)", len(arks), i+1, cfg.Repeat)
-		cpu0 = sampleCPU(dataDir)
-		start = time.Now()
+		cpu0 := sampleCPU(dataDirs...)
+		start := time.Now()
 		n, err := copyPlainCSV(ctx, srv.url(floorDB), csvPath)
 		if err != nil {
 			return err
 		}
 		p.Plain = Phase{Rows: n, Elapsed: time.Since(start)}
-		p.PlainCPU = sampleCPU(dataDir).Sub(cpu0)
+		p.PlainCPU = sampleCPU(dataDirs...).Sub(cpu0)
+		return nil
+	}
+	floors := func(arks [][]any) error {
+		logf("(a) floor: pgx CopyFrom of %d ARK rows with their receipts, batch %d, %d connection(s) (run %d of %d)",
+			len(arks), cfg.BatchSize, cfg.FloorWorkers, i+1, cfg.Repeat)
+		if err := copyInto(floorDB, srv.citus != nil, arks, &p.Floor, &p.FloorCPU); err != nil {
+			return err
+		}
+		if srv.citus == nil {
+			if err := plain(arks); err != nil {
+				return err
+			}
+		}
+		if !onRow {
+			return nil
+		}
+		copyARKs, commit := p.FloorCopyARKs, p.FloorCommit
+		defer func() { p.FloorCopyARKs, p.FloorCommit = copyARKs, commit }()
+		logf("(d) the same rows into %s, receipts on the ark row", onRowDB)
+		if err := copyInto(onRowDB, false, arks, &p.OnRow, &p.OnRowCPU); err != nil {
+			return fmt.Errorf("bench mint: (d) receipts on the ark row: %w", err)
+		}
+		logf("(d) %.0f rows/s", p.OnRow.Rate())
+		pool, err := pgxpool.New(ctx, srv.url(onRowDB))
+		if err != nil {
+			return fmt.Errorf("bench mint: %w", err)
+		}
+		defer pool.Close()
+		if res.OnRowSize, err = measureLedger(ctx, pool); err != nil {
+			return err
+		}
 		return nil
 	}
 	if *prev != nil {
@@ -369,30 +537,32 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 		}
 	}
 
-	// (b) arkhe mint, end to end
-	l, err := ledger.Open(ctx, srv.url(mintDB), 2)
+	// (b) arkhe mint, end to end, through every node in turn; the rows are read back on a pool
+	// of their own (the sink's connections keep the statement_timeout of its batches)
+	urls := srv.nodeURLs(mintDB)
+	rb, err := pgxpool.New(ctx, urls[0])
 	if err != nil {
-		return p, nil, err
-	}
-	defer l.Close()
-	var maxSeq int64
-	if err := l.Pool.QueryRow(ctx, `select coalesce(max(seq), 0) from ark`).Scan(&maxSeq); err != nil {
 		return p, nil, fmt.Errorf("bench mint: %w", err)
 	}
-	if _, err := admin.Exec(ctx, `checkpoint`); err != nil {
-		return p, nil, fmt.Errorf("bench mint: checkpoint: %w", err)
+	defer rb.Close()
+	var maxSeq int64
+	if err := rb.QueryRow(ctx, `select coalesce(max(seq), 0) from ark`).Scan(&maxSeq); err != nil {
+		return p, nil, fmt.Errorf("bench mint: %w", err)
+	}
+	if err := srv.checkpoint(ctx); err != nil {
+		return p, nil, err
 	}
 	where := "in this process"
 	if cfg.Exe != "" {
 		where = "as its own process"
 	}
 	logf("(b) arkhe mint of %d rows, batch %d, %d workers, %s (run %d of %d)", cfg.Rows, cfg.BatchSize, cfg.Workers, where, i+1, cfg.Repeat)
-	job := mintJob{url: srv.url(mintDB), manifest: manifest, mintMap: filepath.Join(dir, "mintmap.csv"),
+	job := mintJob{urls: urls, manifest: manifest, mintMap: filepath.Join(dir, "mintmap.csv"),
 		rejects: filepath.Join(dir, "rejects.csv"), profile: cfg.CPUProfile != "" && i == 0}
 	if cfg.Exe != "" {
-		err = mintChild(ctx, cfg, job, dataDir, &p)
+		err = mintChild(ctx, cfg, job, rb, dataDirs, &p)
 	} else {
-		err = mintInProcess(ctx, cfg, job, dataDir, &p)
+		err = mintInProcess(ctx, cfg, job, dataDirs, &p)
 	}
 	if err != nil {
 		return p, nil, err
@@ -400,40 +570,69 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 	if p.Summary.Minted != int64(cfg.Rows) {
 		return p, nil, fmt.Errorf("bench mint: arkhe minted %d of %d rows (%d rejected)", p.Summary.Minted, cfg.Rows, p.Summary.Rejected)
 	}
-	arks, err := readBackMinted(ctx, l.Pool, maxSeq)
+	if i == 0 {
+		if res.Size, err = measureLedger(ctx, rb); err != nil {
+			return p, nil, err
+		}
+	}
+	var arks [][]any
+	if srv.citus != nil {
+		arks, err = readBackMintedCitus(ctx, rb)
+	} else {
+		arks, err = readBackMinted(ctx, rb, maxSeq)
+	}
 	if err != nil {
 		return p, nil, err
 	}
-	l.Close()
+	rb.Close()
+	order := "floors first"
 	if p.Floor.Rows == 0 {
+		order = "arkhe first"
 		if err := floors(arks); err != nil {
 			return p, nil, err
 		}
-		logf("run %d (arkhe first): floor %.0f rows/s, plain floor %.0f rows/s, arkhe %.0f rows/s, ratios %.2f and %.2f; CPU floor %.1f s, plain %.1f s, arkhe %.1f s", i+1,
-			p.Floor.Rate(), p.Plain.Rate(), p.Mint.Rate(), p.Ratio(), p.PlainRatio(), p.FloorCPU.Total().Seconds(), p.PlainCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
-		return p, arks, nil
+	} else {
+		arks = nil
 	}
-	logf("run %d (floors first): floor %.0f rows/s, plain floor %.0f rows/s, arkhe %.0f rows/s, ratios %.2f and %.2f; CPU floor %.1f s, plain %.1f s, arkhe %.1f s", i+1,
-		p.Floor.Rate(), p.Plain.Rate(), p.Mint.Rate(), p.Ratio(), p.PlainRatio(), p.FloorCPU.Total().Seconds(), p.PlainCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
-	return p, nil, nil
+	if p.Plain.Rows > 0 {
+		logf("run %d (%s): floor %.0f rows/s, plain floor %.0f rows/s, arkhe %.0f rows/s, ratios %.2f and %.2f; CPU floor %.1f s, plain %.1f s, arkhe %.1f s",
+			i+1, order, p.Floor.Rate(), p.Plain.Rate(), p.Mint.Rate(), p.Ratio(), p.PlainRatio(),
+			p.FloorCPU.Total().Seconds(), p.PlainCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
+	} else {
+		logf("run %d (%s): floor %.0f rows/s, arkhe %.0f rows/s, ratio %.2f; CPU floor %.1f s, arkhe %.1f s",
+			i+1, order, p.Floor.Rate(), p.Mint.Rate(), p.Ratio(), p.FloorCPU.Total().Seconds(), p.MintCPU.Total().Seconds())
+	}
+	return p, arks, nil
 }
 
-// mintJob is what (b) mints: into the ledger at url, the manifest, with the mint map and reject
-// file it writes; profile asks for the CPU profile (in process only).
+// mintJob is what (b) mints: into the ledger at urls (the node the ledger is opened on, then on
+// Citus every further node its workers write through), the manifest, with the mint map and
+// reject file it writes; profile asks for the CPU profile (in process only).
 type mintJob struct {
-	url, manifest, mintMap, rejects string
-	profile                         bool
+	urls                       []string
+	manifest, mintMap, rejects string
+	profile                    bool
 }
 
 // mintInProcess runs (b) as `arkhe mint` does, inside this process (ledger.Ledger.Mint under the
 // same memory limit), and fills p's Mint, MintCPU, Summary, Stats, PeakRSS (this process's
-// VmHWM, reset before) and PeakHeap.
-func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDir string, p *Pair) error {
-	l, err := ledger.Open(ctx, job.url, int32(cfg.Workers+2))
+// VmHWM, reset before) and PeakHeap. On Citus its workers write through every node of job.urls
+// in turn (ledger.MintConfig.EntryNodes).
+func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDirs []string, p *Pair) error {
+	l, err := ledger.Open(ctx, job.urls[0], int32(cfg.Workers+2))
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	var entry []*pgxpool.Pool
+	for _, u := range job.urls[1:] {
+		n, err := ledger.Open(ctx, u, int32(cfg.Workers+1))
+		if err != nil {
+			return fmt.Errorf("bench mint: entry node: %w", err)
+		}
+		defer n.Close()
+		entry = append(entry, n.Pool)
+	}
 	if os.Getenv("GOMEMLIMIT") == "" { // as arkhe mint runs
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(pipeline.MemoryLimit))
 	}
@@ -451,11 +650,11 @@ func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDir str
 			return fmt.Errorf("bench mint: %w", err)
 		}
 	}
-	cpu0 := sampleCPU(dataDir)
+	cpu0 := sampleCPU(dataDirs...)
 	start := time.Now()
 	rep, err := l.Mint(ctx, ledger.MintJob{
 		Mint: ledger.MintConfig{ClientID: benchClient, NameCheck: cfg.NameCheck, ReceiptCheck: cfg.ReceiptCheck,
-			PgxCopyFrom: cfg.PgxCopyFrom},
+			PgxCopyFrom: cfg.PgxCopyFrom, EntryNodes: entry},
 		Inputs:      []string{job.manifest},
 		Workers:     cfg.Workers,
 		BatchSize:   cfg.BatchSize,
@@ -463,7 +662,7 @@ func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDir str
 		RejectsPath: job.rejects,
 	})
 	p.Mint = Phase{Rows: rep.Summary.Minted, Elapsed: time.Since(start)}
-	p.MintCPU = sampleCPU(dataDir).Sub(cpu0)
+	p.MintCPU = sampleCPU(dataDirs...).Sub(cpu0)
 	if job.profile {
 		pprof.StopCPUProfile()
 	}
@@ -478,34 +677,36 @@ func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDir str
 
 // mintChild runs (b) as `arkhe mint` in a process of its own (cfg.Exe), as a user runs it, and
 // fills p's Mint, MintCPU (the child's processor time as the client's), Summary (read from the
-// ledger: the rows minted) and PeakRSS (the child's own peak resident set, runChild).
-func mintChild(ctx context.Context, cfg MintConfig, job mintJob, dataDir string, p *Pair) error {
-	l, err := ledger.Open(ctx, job.url, 2)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
+// ledger through pool: the rows minted) and PeakRSS (the child's own peak resident set,
+// runChild). The child is given every URL of job.urls as --database-url, in order, as a user
+// loads through several Citus nodes.
+func mintChild(ctx context.Context, cfg MintConfig, job mintJob, pool *pgxpool.Pool, dataDirs []string, p *Pair) error {
 	var before int64
-	if err := l.Pool.QueryRow(ctx, `select count(*) from ark`).Scan(&before); err != nil {
+	if err := pool.QueryRow(ctx, `select count(*) from ark`).Scan(&before); err != nil {
 		return fmt.Errorf("bench mint: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, cfg.Exe, "--database-url", job.url, "--quiet", "mint", "--client", benchClient,
+	var args []string
+	for _, u := range job.urls {
+		args = append(args, "--database-url", u)
+	}
+	args = append(args, "--quiet", "mint", "--client", benchClient,
 		"--batch", strconv.Itoa(cfg.BatchSize), "--workers", strconv.Itoa(cfg.Workers),
 		"--name-check", cfg.NameCheck.String(), "--receipt-check", cfg.ReceiptCheck.String(),
 		"--out", job.mintMap, "--rejects", job.rejects, job.manifest)
+	cmd := exec.CommandContext(ctx, cfg.Exe, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cpu0 := sampleCPU(dataDir)
+	cpu0 := sampleCPU(dataDirs...)
 	start := time.Now()
 	peak, cpu, runErr := runChild(cmd)
 	p.Mint.Elapsed = time.Since(start)
-	p.MintCPU = CPU{Server: sampleCPU(dataDir).Sub(cpu0).Server, Client: cpu}
+	p.MintCPU = CPU{Server: sampleCPU(dataDirs...).Sub(cpu0).Server, Client: cpu}
 	p.PeakRSS = peak
 	if runErr != nil {
 		return fmt.Errorf("bench mint: %s mint: %w: %s", cfg.Exe, runErr, strings.TrimSpace(stderr.String()))
 	}
 	var after int64
-	if err := l.Pool.QueryRow(ctx, `select count(*) from ark`).Scan(&after); err != nil {
+	if err := pool.QueryRow(ctx, `select count(*) from ark`).Scan(&after); err != nil {
 		return fmt.Errorf("bench mint: %w", err)
 	}
 	p.Mint.Rows = after - before
@@ -590,15 +791,21 @@ func copyPlainCSV(ctx context.Context, url, path string) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-// buildMintTemplate creates the template ledger tpl: migrated, registered, preloaded.
+// buildMintTemplate creates the template ledger tpl: migrated, registered, preloaded, and on a
+// single node holding the plain floor's plain_ark (createPlainTable). On a
+// single node it is built as tpl_building and renamed when complete; on Citus it is built
+// under its own name on every node and marked a template at the end (hasTemplate reuses only a
+// marked one).
 func buildMintTemplate(ctx context.Context, srv *server, tpl string, cfg MintConfig, logf func(string, ...any)) error {
-	admin := srv.admin
 	building := tpl + "_building"
-	if _, err := admin.Exec(ctx, `drop database if exists `+pgx.Identifier{building}.Sanitize()+` with (force)`); err != nil {
-		return fmt.Errorf("bench mint: %w", err)
+	if srv.citus != nil {
+		building = tpl
 	}
-	if _, err := admin.Exec(ctx, `create database `+pgx.Identifier{building}.Sanitize()); err != nil {
-		return fmt.Errorf("bench mint: %w", err)
+	if err := srv.drop(ctx, building); err != nil {
+		return err
+	}
+	if err := srv.create(ctx, building); err != nil {
+		return err
 	}
 	l, err := ledger.Open(ctx, srv.url(building), 4)
 	if err != nil {
@@ -617,8 +824,10 @@ func buildMintTemplate(ctx context.Context, srv *server, tpl string, cfg MintCon
 			return err
 		}
 	}
-	if err := createPlainTable(ctx, l.Pool, cfg.Preload, logf); err != nil {
-		return err
+	if srv.citus == nil { // the plain floor runs on a single node only (MintConfig.Citus)
+		if err := createPlainTable(ctx, l.Pool, cfg.Preload, logf); err != nil {
+			return err
+		}
 	}
 	if cfg.Preload > 0 {
 		logf("vacuum analyze")
@@ -627,7 +836,13 @@ func buildMintTemplate(ctx context.Context, srv *server, tpl string, cfg MintCon
 		}
 	}
 	l.Close()
-	if _, err := admin.Exec(ctx, `alter database `+pgx.Identifier{building}.Sanitize()+` rename to `+pgx.Identifier{tpl}.Sanitize()); err != nil {
+	if srv.citus != nil {
+		if err := srv.citus.MarkTemplate(ctx, tpl); err != nil {
+			return fmt.Errorf("bench mint: %w", err)
+		}
+		return nil
+	}
+	if _, err := srv.admin.Exec(ctx, `alter database `+pgx.Identifier{building}.Sanitize()+` rename to `+pgx.Identifier{tpl}.Sanitize()); err != nil {
 		return fmt.Errorf("bench mint: %w", err)
 	}
 	return nil
@@ -800,6 +1015,89 @@ func readBackMinted(ctx context.Context, pool *pgxpool.Pool, afterSeq int64) (ar
 	return arks, rows.Err()
 }
 
+// readBackMintedCitus reads, on a Citus ledger, the ARK rows the bench client minted with
+// their receipts (receipt rows; the preloaded ones, request IDs "pre-...", left out), in
+// request ID order (the manifest's), as readBackMinted returns them. The receipt table is
+// distributed by request ID and ark by the ARK string, so the two are read apart and joined
+// here.
+func readBackMintedCitus(ctx context.Context, pool *pgxpool.Pool) ([][]any, error) {
+	fail := func(err error) ([][]any, error) { return nil, fmt.Errorf("bench mint: read back: %w", err) }
+	var clientPK int64
+	if err := pool.QueryRow(ctx, `select id from client where client_id = $1`, benchClient).Scan(&clientPK); err != nil {
+		return fail(err)
+	}
+	rows, err := pool.Query(ctx, `select ark, request_id, payload_digest from receipt
+		where client_pk = $1 and request_id not like 'pre-%' order by request_id`, clientPK)
+	if err != nil {
+		return fail(err)
+	}
+	var arks [][]any
+	at := map[string]int{}
+	for rows.Next() {
+		var key, requestID string
+		var digest []byte
+		if err := rows.Scan(&key, &requestID, &digest); err != nil {
+			return fail(err)
+		}
+		at[key] = len(arks)
+		arks = append(arks, []any{key, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, requestID, digest})
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	rows, err = pool.Query(ctx, `select ark, naan, shoulder_id, assigned_name, url, commitment,
+			erc_who, erc_what, erc_when, change_seq, created_at, created_by
+		from ark where created_by = $1`, clientPK)
+	if err != nil {
+		return fail(err)
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var (
+			key, naan, name                  string
+			shoulderID, createdBy            int64
+			url, commitment, who, what, when *string
+			changeSeq                        *int32
+			createdAt                        time.Time
+		)
+		if err := rows.Scan(&key, &naan, &shoulderID, &name, &url, &commitment, &who, &what, &when, &changeSeq, &createdAt, &createdBy); err != nil {
+			return fail(err)
+		}
+		i, ok := at[key]
+		if !ok {
+			continue
+		}
+		r := arks[i]
+		r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11] = naan, shoulderID, name, url, commitment, who, what, when, changeSeq, createdAt, createdBy
+		found++
+	}
+	if err := rows.Err(); err != nil {
+		return fail(err)
+	}
+	if found != len(arks) {
+		return fail(fmt.Errorf("%d receipts, %d of their ARKs found", len(arks), found))
+	}
+	return arks, nil
+}
+
+// measureLedger measures the ledger pool is connected to (sizing.Measure: on Citus every shard
+// placement on every node).
+func measureLedger(ctx context.Context, pool *pgxpool.Pool) (LedgerSize, error) {
+	m, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{})
+	if err != nil {
+		return LedgerSize{}, fmt.Errorf("bench mint: measure the ledger: %w", err)
+	}
+	z := LedgerSize{ARKs: m.ARKs, Total: m.Total(), Nodes: max(1, len(m.Nodes))}
+	if t, ok := m.Table(sizing.TableARK); ok {
+		z.ARK = t.Total
+	}
+	if t, ok := m.Table(sizing.TableReceipt); ok {
+		z.Receipts = t.Total // on the ark row: carved out of ark's Total already
+	}
+	return z, nil
+}
+
 // floorARKColumns are the columns the floor COPYs, in readBackMinted's order: the ARK and its
 // receipt, on one row.
 func floorARKColumns() []string {
@@ -807,17 +1105,23 @@ func floorARKColumns() []string {
 		"change_seq", "created_at", "created_by", "request_id", "payload_digest"}
 }
 
-// copyFloorRows sends the rows in batches of batch, each batch one transaction with one COPY ark,
-// on workers connections (batches dealt round robin).
-func copyFloorRows(ctx context.Context, pool *pgxpool.Pool, arks [][]any, batch, workers int, res *Pair) error {
+// copyFloorRows sends the rows in batches of batch, each batch one transaction, on workers
+// connections (batches dealt round robin), connection w to node w mod len(pools) as arkhe's
+// workers are. A batch is one COPY ark of the rows with their receipts, or with citus one COPY
+// ark of the rows without them and one COPY receipt of the receipts, as arkhe writes them there.
+func copyFloorRows(ctx context.Context, pools []*pgxpool.Pool, citus bool, arks [][]any, batch, workers int, res *Pair) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	errs := make([]error, workers)
+	arkCols := floorARKColumns()
+	if citus {
+		arkCols = arkCols[:len(arkCols)-2]
+	}
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conn, err := pool.Acquire(ctx)
+			conn, err := pools[w%len(pools)].Acquire(ctx)
 			if err != nil {
 				errs[w] = err
 				return
@@ -827,12 +1131,27 @@ func copyFloorRows(ctx context.Context, pool *pgxpool.Pool, arks [][]any, batch,
 				if k%workers != w {
 					continue
 				}
-				hi := min(lo+batch, len(arks))
+				rows := arks[lo:min(lo+batch, len(arks))]
 				var t0, t1 time.Time
 				err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 					t0 = time.Now()
-					_, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, floorARKColumns(), pgx.CopyFromRows(arks[lo:hi]))
-					t1 = time.Now()
+					defer func() { t1 = time.Now() }()
+					if !citus {
+						_, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkCols, pgx.CopyFromRows(rows))
+						return err
+					}
+					if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkCols, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+						return rows[i][:len(arkCols)], nil
+					})); err != nil {
+						return err
+					}
+					rec := make([]any, 5)
+					_, err := tx.CopyFrom(ctx, pgx.Identifier{"receipt"}, []string{"client_pk", "request_id", "ark", "payload_digest", "created_at"},
+						pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+							r := rows[i]
+							rec[0], rec[1], rec[2], rec[3], rec[4] = r[11], r[12], r[0], r[13], r[10]
+							return rec, nil
+						}))
 					return err
 				})
 				mu.Lock()
@@ -882,9 +1201,16 @@ func vmHWM(path string) int64 {
 // Print writes the result as the one-screen report of `arkhe bench mint`.
 func (r MintResult) Print(w io.Writer) {
 	c := r.Config
-	fmt.Fprintf(w, "arkhe bench mint: %d rows into a ledger of %d ARKs, batch %d, %d workers (floor: %d connection(s))\n",
-		c.Rows, c.Preload, c.BatchSize, c.Workers, c.FloorWorkers)
+	where := "a single node"
+	if r.Kind == "citus" {
+		where = "Citus, every node an entry node (arkhe's worker w and the floor's connection w write through node w mod 3)"
+	}
+	fmt.Fprintf(w, "arkhe bench mint: %d rows into a ledger of %d ARKs, batch %d, %d workers (floor: %d connection(s)), on %s\n",
+		c.Rows, c.Preload, c.BatchSize, c.Workers, c.FloorWorkers, where)
 	printServer(w, r.Server, r.Settings)
+	if r.LoadBefore != "" {
+		fmt.Fprintf(w, "load average (1, 5, 15 min): %s at the start, %s at the end\n", r.LoadBefore, r.LoadAfter)
+	}
 	if c.Preload > 0 {
 		if r.PreloadReused {
 			fmt.Fprintf(w, "preload: %d ARKs, reused from an earlier run\n", c.Preload)
@@ -894,15 +1220,32 @@ func (r MintResult) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "(a) floor, pgx CopyFrom of the final rows:  %9.0f rows/s  (%d rows in %.2f s; arkhe's schema, %d connection(s))\n",
 		r.Floor.Rate(), r.Floor.Rows, r.Floor.Elapsed.Seconds(), c.FloorWorkers)
-	fmt.Fprintf(w, "(c) plain floor, CSV COPY, one connection:  %9.0f rows/s  (%d rows in %.2f s; a table with the ARK primary key and the receipt index only)\n",
-		r.Plain.Rate(), r.Plain.Rows, r.Plain.Elapsed.Seconds())
+	plain := r.Plain.Rows > 0
+	if plain {
+		fmt.Fprintf(w, "(c) plain floor, CSV COPY, one connection:  %9.0f rows/s  (%d rows in %.2f s; a table with the ARK primary key and the receipt index only)\n",
+			r.Plain.Rate(), r.Plain.Rows, r.Plain.Elapsed.Seconds())
+	} else if r.Kind == "citus" {
+		fmt.Fprintln(w, "(c) plain floor: not measured on Citus (its table's unique receipt index (client, request ID) cannot exist on a table distributed by the ARK string); the single node's is below")
+	}
 	fmt.Fprintf(w, "(b) arkhe mint from CSV, end to end:       %9.0f rows/s  (%d rows in %.2f s; manifest %.1f MB)\n",
 		r.Mint.Rate(), r.Mint.Rows, r.Mint.Elapsed.Seconds(), float64(r.ManifestBytes)/1e6)
-	fmt.Fprintf(w, "ratio (b)/(a): %.2f   ratio (b)/(c): %.2f\n", r.Ratio(), r.PlainRatio())
+	if plain {
+		fmt.Fprintf(w, "ratio (b)/(a): %.2f   ratio (b)/(c): %.2f\n", r.Ratio(), r.PlainRatio())
+	} else {
+		fmt.Fprintf(w, "ratio (b)/(a): %.2f\n", r.Ratio())
+	}
 	if len(r.Pairs) > 1 {
-		fmt.Fprintf(w, "  (medians of the %d runs' ratios; rates above are the median rates; per run floor / plain / arkhe rows/s:", len(r.Pairs))
+		if plain {
+			fmt.Fprintf(w, "  (medians of the %d runs' ratios; rates above are the median rates; per run floor / plain / arkhe rows/s:", len(r.Pairs))
+		} else {
+			fmt.Fprintf(w, "  (median of the %d runs' ratios; rates above are the median rates; per run floor / arkhe rows/s:", len(r.Pairs))
+		}
 		for _, p := range r.Pairs {
-			fmt.Fprintf(w, " %.0f/%.0f/%.0f", p.Floor.Rate(), p.Plain.Rate(), p.Mint.Rate())
+			if plain {
+				fmt.Fprintf(w, " %.0f/%.0f/%.0f", p.Floor.Rate(), p.Plain.Rate(), p.Mint.Rate())
+			} else {
+				fmt.Fprintf(w, " %.0f/%.0f", p.Floor.Rate(), p.Mint.Rate())
+			}
 		}
 		fmt.Fprintln(w, ")")
 	}
@@ -913,11 +1256,17 @@ func (r MintResult) Print(w io.Writer) {
 		fmt.Fprintf(w, "mint: %d draws, %d collisions, %d batches, %d retried (%d after a conflict); peak memory during (b), in this process: VmHWM %.0f MB, Go heap %.0f MB\n",
 			r.Summary.Draws, r.Summary.Collisions, r.Summary.Batches, r.Stats.Retries, r.Stats.Conflicts, float64(r.PeakRSS)/1e6, float64(r.PeakHeap)/1e6)
 	}
-	if r.MintCPU.Total() > 0 {
+	switch {
+	case r.MintCPU.Total() <= 0:
+	case plain:
 		fmt.Fprintf(w, "CPU time (server + client): (a) %.1f s + %.1f s, (c) %.1f s + %.1f s, (b) %.1f s + %.1f s; (a)/(b) %.2f, (c)/(b) %.2f\n",
 			r.FloorCPU.Server.Seconds(), r.FloorCPU.Client.Seconds(), r.PlainCPU.Server.Seconds(), r.PlainCPU.Client.Seconds(),
 			r.MintCPU.Server.Seconds(), r.MintCPU.Client.Seconds(),
 			r.FloorCPU.Total().Seconds()/r.MintCPU.Total().Seconds(), r.PlainCPU.Total().Seconds()/r.MintCPU.Total().Seconds())
+	default:
+		fmt.Fprintf(w, "CPU time (server + client): (a) %.1f s + %.1f s, (b) %.1f s + %.1f s; (a)/(b) %.2f\n",
+			r.FloorCPU.Server.Seconds(), r.FloorCPU.Client.Seconds(), r.MintCPU.Server.Seconds(), r.MintCPU.Client.Seconds(),
+			r.FloorCPU.Total().Seconds()/r.MintCPU.Total().Seconds())
 	}
 	if c.Exe == "" { // the sink's time split is known in process only
 		st := r.Stats
@@ -927,4 +1276,20 @@ func (r MintResult) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark %.2f s, commit %.2f s\n",
 		r.FloorCopyARKs.Seconds(), r.FloorCommit.Seconds())
+	if z := r.Size; z.ARKs > 0 {
+		fmt.Fprintf(w, "on disk after (b) (%d ARKs, %d node(s)): ark %.0f B, receipts %.0f B, whole ledger %.0f B per ARK\n",
+			z.ARKs, z.Nodes, z.PerARK(z.ARK), z.PerARK(z.Receipts), z.PerARK(z.Total))
+	}
+	if r.OnRow.Rows > 0 {
+		z := r.OnRowSize
+		fmt.Fprintf(w, "(d) floor into the layout the receipt table was chosen over (receipts on the ark row, index not unique; first run): %.0f rows/s, %.2f of that run's (a) (%.0f rows/s); server CPU %.1f s (a: %.1f s); ark %.0f B, whole ledger %.0f B per ARK\n",
+			r.OnRow.Rate(), r.OnRow.Rate()/max(r.OnRowFloor.Rate(), 1e-9), r.OnRowFloor.Rate(), r.OnRowCPU.Server.Seconds(), r.Pairs[0].FloorCPU.Server.Seconds(), z.PerARK(z.ARK), z.PerARK(z.Total))
+	}
+	if r.SingleNode != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "the single node, measured in the same run (its runs alternating with Citus's):")
+		r.SingleNode.Print(w)
+		fmt.Fprintln(w)
+		r.printSideBySide(w)
+	}
 }

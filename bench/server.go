@@ -33,9 +33,11 @@ type server struct {
 	// desc says where the benchmark ran, for its report: "a local cluster in DIR" or "the
 	// server at HOST:PORT" (never a password).
 	desc string
-	// dataDir is the local cluster's data directory, whose processes' CPU time is read; "" on
-	// the server of a URL.
-	dataDir string
+	// dataDirs are the local cluster's data directories (one; on Citus every node's), whose
+	// processes' CPU time is read; nil on the server of a URL.
+	dataDirs []string
+	// citus is the local Citus cluster when the benchmark runs on one (openCitus), else nil.
+	citus *localpg.CitusCluster
 	// settings are the ServerSettings as the server reports them.
 	settings map[string]string
 	// log receives progress lines (never nil).
@@ -92,7 +94,7 @@ func openServer(ctx context.Context, name, serverURL, dir, tempParent string, lo
 		s.undo = append(s.undo, c.Stop)
 		s.adminURL = c.URL("postgres")
 		s.desc = "a local cluster in " + c.DataDir()
-		s.dataDir = c.DataDir()
+		s.dataDirs = []string{c.DataDir()}
 	} else {
 		pc, err := pgconn.ParseConfig(s.adminURL)
 		if err != nil {
@@ -131,10 +133,13 @@ func (s *server) close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// url returns the connection string of database db on the server: adminURL with its database
+// url returns the connection string of database db on the server (on Citus the coordinator's): adminURL with its database
 // replaced (the path of a postgres:// URL, without a dbname parameter that would override it;
 // a quoted dbname appended to the keyword/value form).
 func (s *server) url(db string) string {
+	if s.citus != nil {
+		return s.citus.URL(db) // the coordinator's
+	}
 	if s.base == nil {
 		return s.adminURL + " dbname='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(db) + "'"
 	}

@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 const (
@@ -71,6 +73,10 @@ type CitusConfig struct {
 	Settings map[string]string
 	// Log receives progress lines of every node; nil discards. Writes are serialized.
 	Log io.Writer
+	// Persistent gives every node the embedded default's settings (ClusterConfig.Persistent:
+	// fsync on, the bulk-loading ones) instead of the throw-away ones (fsync off), e.g. for
+	// a benchmark that compares the cluster with a single node of those settings.
+	Persistent bool
 }
 
 // CitusCluster is a running local Citus cluster: a coordinator and its workers, each a
@@ -89,7 +95,8 @@ type CitusCluster struct {
 // and cfg.Workers workers in cfg.Dir: each node is a StartCluster of its own data
 // directory (created by initdb when missing) with the socket directory cfg.SocketDir, its
 // own port, Citus preloaded (shared_preload_libraries=citus), max_connections and
-// max_prepared_transactions 200, max_worker_processes 64, listen_addresses=” and fsync off.
+// max_prepared_transactions 200, max_worker_processes 64, listen_addresses=” and fsync off
+// (cfg.Persistent: the embedded default's settings, fsync on).
 // The nodes start in parallel; when a step fails, the nodes this call started are stopped
 // again.
 // Before anything is written it checks that the server has Citus installed: otherwise the
@@ -166,7 +173,8 @@ func StartCitus(ctx context.Context, cfg CitusConfig) (*CitusCluster, error) {
 		}
 		settings["port"] = strconv.Itoa(port + i)
 		wg.Go(func() {
-			nodes[i], errs[i] = StartCluster(ctx, ClusterConfig{DataDir: d, SocketDir: socketDir, BinDir: binDir, Settings: settings, Log: c.log})
+			nodes[i], errs[i] = StartCluster(ctx, ClusterConfig{DataDir: d, SocketDir: socketDir, BinDir: binDir, Settings: settings, Log: c.log,
+				Persistent: cfg.Persistent})
 		})
 	}
 	wg.Wait()
@@ -257,6 +265,103 @@ func (c *CitusCluster) CreateDatabase(ctx context.Context, name string) error {
 		}
 	}
 	return nil
+}
+
+// objectInUse is SQLSTATE 55006 object_in_use.
+const objectInUse = "55006"
+
+// MarkTemplate makes database name, already made on every node (CreateDatabase and the
+// schema applied), a template on every node: is_template, allow_connections false, and every
+// session on it ended (EndSessions). CREATE DATABASE ... TEMPLATE fails while a session holds
+// the template ("source database is being accessed by other users"), and Citus's maintenance
+// daemon and the connections it keeps between nodes are such sessions. Errors are
+// *ClusterError naming the node.
+func (c *CitusCluster) MarkTemplate(ctx context.Context, name string) error {
+	for _, n := range c.Nodes() {
+		if err := execOn(ctx, n.URL("postgres"), "alter database "+pgx.Identifier{name}.Sanitize()+" with is_template true allow_connections false"); err != nil {
+			return &ClusterError{Op: "mark " + name + " a template", DataDir: n.dataDir, Err: err}
+		}
+	}
+	return c.EndSessions(ctx, name)
+}
+
+// EndSessions ends every session on database name on every node, the coordinator first (its
+// sessions hold connections to the workers), waiting up to 10 s for each to exit. Errors are
+// *ClusterError naming the node.
+func (c *CitusCluster) EndSessions(ctx context.Context, name string) error {
+	for _, n := range c.Nodes() {
+		if err := execOn(ctx, n.URL("postgres"), "select pg_terminate_backend(pid, 10000) from pg_stat_activity where datname = '"+
+			strings.ReplaceAll(name, "'", "''")+"' and pid <> pg_backend_pid()"); err != nil {
+			return &ClusterError{Op: "end the sessions on " + name, DataDir: n.dataDir, Err: err}
+		}
+	}
+	return nil
+}
+
+// CloneDatabase creates database name from template tmpl (MarkTemplate) on every node: the
+// template's sessions ended, then the workers' copies in parallel, then the coordinator's,
+// whose maintenance daemon for the new database connects to the workers' copies. The clone
+// keeps the template's node list and distributed tables. Errors are *ClusterError naming the
+// node.
+func (c *CitusCluster) CloneDatabase(ctx context.Context, tmpl, name string) error {
+	if err := c.EndSessions(ctx, tmpl); err != nil {
+		return err
+	}
+	create := func(n *Cluster) error {
+		if err := execOn(ctx, n.URL("postgres"), "create database "+pgx.Identifier{name}.Sanitize()+" template "+pgx.Identifier{tmpl}.Sanitize()); err != nil {
+			return &ClusterError{Op: "create database " + name + " from template " + tmpl, DataDir: n.dataDir, Err: err}
+		}
+		return nil
+	}
+	errs := make([]error, len(c.workers))
+	var wg sync.WaitGroup
+	for i, w := range c.workers {
+		wg.Go(func() { errs[i] = create(w) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return create(c.coordinator)
+}
+
+// DropDatabase drops database name, if it exists, on every node: the coordinator first, then
+// the workers in parallel. DROP DATABASE ... WITH (FORCE) ends the database's sessions, but
+// Citus's maintenance daemon may connect again before the drop takes its lock (55006
+// object_in_use): each node is tried up to 20 times, 100 ms apart. Errors are *ClusterError
+// naming the node.
+func (c *CitusCluster) DropDatabase(ctx context.Context, name string) error {
+	drop := func(n *Cluster) error {
+		var err error
+		for range 20 {
+			err = execOn(ctx, n.URL("postgres"), "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)")
+			var pe *pgconn.PgError
+			if err == nil || !errors.As(err, &pe) || pe.Code != objectInUse {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+				continue
+			}
+			break
+		}
+		if err != nil {
+			return &ClusterError{Op: "drop database " + name, DataDir: n.dataDir, Err: err}
+		}
+		return nil
+	}
+	if err := drop(c.coordinator); err != nil {
+		return err
+	}
+	errs := make([]error, len(c.workers))
+	var wg sync.WaitGroup
+	for i, w := range c.workers {
+		wg.Go(func() { errs[i] = drop(w) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // execOn runs sql once on a new connection to u.

@@ -17,7 +17,7 @@ import (
 func benchMintCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "mint",
-		Usage: "measure arkhe mint against two COPY floors on one server",
+		Usage: "measure arkhe mint against two COPY floors on one server (--citus: on Citus beside a single node)",
 		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses --database-url), " +
 			"preloads --preload ARKs, then measures (b) arkhe mint end to end from a generated CSV manifest of --rows rows, run as " +
 			"its own process as a user runs it (--in-process runs it inside the bench), against two floors on the same server: " +
@@ -28,7 +28,11 @@ func benchMintCommand(e *env) *cli.Command {
 			"rates, arkhe's ratio to each floor, the CPU time of server and client, and arkhe mint's peak resident set; with " +
 			"--repeat the phases alternate (arkhe first, then the floors first, ...) and the ratios are the medians of the runs' " +
 			"ratios. With --preload the cluster and its preloaded template are kept in --bench-dir (default <data dir>/bench) for " +
-			"the next run.",
+			"the next run. " +
+			"With --citus the same is measured on a throw-away Citus cluster (a coordinator and two workers on this machine, the same " +
+			"settings on every node; arkhe's workers and the floor's connections write through every node in turn) and on a single node, " +
+			"their runs alternating, and the two are printed side by side: rows/s, server CPU per million ARKs (every node's), octets per ARK. " +
+			"The plain floor runs on the single node only: its table's unique receipt index cannot exist on a table distributed by the ARK.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "rows", Value: 1_000_000, Usage: "rows to mint"},
 			&cli.IntFlag{Name: "preload", Usage: "ARKs already in the ledger"},
@@ -43,6 +47,8 @@ func benchMintCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "copy", Value: "binary", Usage: "how arkhe sends rows: binary (its own COPY encoder) or pgx (pgx.CopyFrom with a CopyFromSource)"},
 			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the mint phase to this file (runs arkhe mint in the bench's process)"},
 			&cli.BoolFlag{Name: "in-process", Usage: "run arkhe mint inside the bench's process (its sink's time split is printed; peak memory is then the bench's)"},
+			&cli.BoolFlag{Name: "citus", Usage: "measure on a throw-away Citus cluster (coordinator + 2 workers) and a single node side by side (needs make citus)"},
+			&cli.BoolFlag{Name: "receipt-on-row", Usage: "with --citus: also COPY the floor's rows into a Citus ledger whose receipts are ark columns with a non-unique index (the layout the receipt table was chosen over)"},
 		},
 		Action: func(c *cli.Context) error {
 			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
@@ -57,8 +63,14 @@ func benchMintCommand(e *env) *cli.Command {
 			if err != nil {
 				return cannot(err)
 			}
+			if c.Bool("receipt-on-row") && !c.Bool("citus") {
+				return cannot(errors.New("bench mint --receipt-on-row: needs --citus (on a single node the receipts are on the ark row already)"))
+			}
+			if c.Bool("citus") && c.String("database-url") != "" {
+				return cannot(errors.New("bench mint --citus: starts clusters of its own: --database-url (or ARKHE_DATABASE_URL) cannot be given"))
+			}
 			dir := c.String("bench-dir")
-			if dir == "" && c.Int("preload") > 0 && c.String("database-url") == "" {
+			if dir == "" && c.Int("preload") > 0 && c.String("database-url") == "" && !c.Bool("citus") {
 				base := c.String("data-dir")
 				if base == "" {
 					if base, err = localpg.DefaultDataDir(); err != nil {
@@ -70,7 +82,8 @@ func benchMintCommand(e *env) *cli.Command {
 			cfg := bench.MintConfig{Rows: c.Int("rows"), Preload: c.Int("preload"), BatchSize: c.Int("batch"),
 				Workers: c.Int("workers"), FloorWorkers: c.Int("floor-workers"), Repeat: c.Int("repeat"), DatabaseURL: c.String("database-url"),
 				Dir: dir, NameCheck: nameCheck, ReceiptCheck: receiptCheck, Seed: c.Uint64("seed"),
-				CPUProfile: c.String("cpu-profile"), PgxCopyFrom: c.String("copy") == "pgx"}
+				CPUProfile: c.String("cpu-profile"), PgxCopyFrom: c.String("copy") == "pgx", Citus: c.Bool("citus"),
+				ReceiptOnRow: c.Bool("receipt-on-row")}
 			if cp := c.String("copy"); cp != "binary" && cp != "pgx" {
 				return cannot(fmt.Errorf("bench mint: --copy %q: want binary or pgx", cp))
 			}
