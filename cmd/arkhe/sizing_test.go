@@ -43,7 +43,9 @@ func seedSizingLedger(t *testing.T, pool *pgxpool.Pool, n int) {
 	for _, q := range []string{
 		`insert into naan (naan, name) values ('99999', 'test')`,
 		`insert into manager (naan, name) values ('99999', 'm')`,
-		`insert into shoulder (naan, shoulder, manager_id) values ('99999', '/x9', (select id from manager))`,
+		// on Citus a registration INSERT takes literal values: its audit trigger needs the
+		// connections an INSERT … SELECT would hold, and Citus has no subquery in INSERT … VALUES
+		`do $$ declare m bigint; begin select id into m from manager; insert into shoulder (naan, shoulder, manager_id) values ('99999', '/x9', m); end $$`,
 		`insert into shoulder (naan, shoulder, status, check_zone) values ('99999', '/dsp01', 'reserved', 'none')`,
 		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-cli-minter', '99999', 'machine', 'system', '{ark:mint,ark:update}')`,
 		// each ARK with its receipt on the row
@@ -288,7 +290,9 @@ func TestSizingOnCitus(t *testing.T) {
 	for _, q := range []string{
 		`insert into naan (naan, name) values ('99999', 'test')`,
 		`insert into manager (naan, name) values ('99999', 'm')`,
-		`insert into shoulder (naan, shoulder, manager_id) select '99999', '/x9', id from manager`,
+		// on Citus a registration INSERT takes literal values: its audit trigger needs the
+		// connections an INSERT … SELECT would hold, and Citus has no subquery in INSERT … VALUES
+		`do $$ declare m bigint; begin select id into m from manager; insert into shoulder (naan, shoulder, manager_id) values ('99999', '/x9', m); end $$`,
 		`insert into client (client_id, naan, subject_type, authority, allowed_scopes) values ('sizing-cli-minter', '99999', 'machine', 'system', '{ark:mint}')`,
 		`insert into ark (ark, naan, shoulder_id, assigned_name, url, erc_what, created_at, created_by)
 			select '99999/x9' || lpad(i::text, 8, '0') || 'b', '99999', (select id from shoulder where shoulder = '/x9'),
