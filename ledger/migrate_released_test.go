@@ -8,12 +8,16 @@ import "testing"
 func TestReleasedMigrationsUnchanged(t *testing.T) {
 	t.Parallel()
 	released := map[string]string{
-		"0001_ledger.sql":               "eb16fca7a91e1f3a",
-		"0002_linkcheck.sql":            "28b0f1ab1040abf2",
-		"0003_roles.sql":                "2d7891021314d520",
-		"0004_citus_receipts.sql":       "4dc4bb027e0654a0",
-		"0005_registration_changes.sql": "14ef8c227e895293",
-		"0006_shoulder_adopt.sql":       "2a7a3c10a1b44fd6",
+		"0001_ledger.sql":                     "eb16fca7a91e1f3a",
+		"0002_linkcheck.sql":                  "28b0f1ab1040abf2",
+		"0003_roles.sql":                      "2d7891021314d520",
+		"0004_citus_receipts.sql":             "4dc4bb027e0654a0",
+		"0005_registration_changes.sql":       "14ef8c227e895293",
+		"0006_shoulder_adopt.sql":             "2a7a3c10a1b44fd6",
+		"0007_lean_ark.sql":                   "98b630218771931f",
+		"0008_audit_signals.sql":              "8e3d0dbe5439bb48",
+		"0009_key_sessions_citus_audit.sql":   "abb05a50c56de409",
+		"0010_ark_shoulder_per_statement.sql": "fefb8eb4b108f9f3",
 	}
 	ms, err := Migrations()
 	if err != nil {
