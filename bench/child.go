@@ -10,16 +10,27 @@ import (
 // childPeakInterval is how often runChild reads the child's peak resident set.
 const childPeakInterval = 20 * time.Millisecond
 
-// runChild runs cmd to completion and returns its peak resident set in bytes and its processor
-// time (user + system). The peak is the child's own: VmHWM of /proc/PID/status, which counts the
+// childRun is what runChild measured of one child: its peak resident set in octets, its wall
+// time, and the processor time (user + system) of the child (CPU.Client) and of the servers whose
+// data directories runChild was given (CPU.Server) while it ran.
+type childRun struct {
+	Peak    int64
+	Elapsed time.Duration
+	CPU     CPU
+}
+
+// runChild runs cmd to completion and returns what it measured (childRun); dataDirs are the
+// servers the child works on (sampleCPU). The peak is the child's own: VmHWM of /proc/PID/status, which counts the
 // memory of the program the child executes from the exec on, read every childPeakInterval while
 // it runs (the last read is at most that long before it exits). The child's rusage maximum
 // resident set is not used: it also counts the forking process's resident pages, which the
 // child shares until its exec (on Linux). Where /proc is missing the peak is 0. The error is
 // cmd's (an *exec.ExitError for a non-zero exit).
-func runChild(cmd *exec.Cmd) (peak int64, cpu time.Duration, err error) {
+func runChild(cmd *exec.Cmd, dataDirs ...string) (run childRun, err error) {
+	cpu0 := sampleCPU(dataDirs...)
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return run, err
 	}
 	status := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"
 	done := make(chan struct{})
@@ -42,11 +53,12 @@ func runChild(cmd *exec.Cmd) (peak int64, cpu time.Duration, err error) {
 	}()
 	err = cmd.Wait()
 	close(done)
-	peak = <-sampled
+	run.Peak, run.Elapsed = <-sampled, time.Since(start)
+	run.CPU.Server = sampleCPU(dataDirs...).Sub(cpu0).Server
 	if st := cmd.ProcessState; st != nil {
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			run.CPU.Client = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 	}
-	return peak, cpu, err
+	return run, err
 }

@@ -13,7 +13,8 @@ func TestRunChildPeakIsTheChilds(t *testing.T) {
 	for i := 0; i < len(ballast); i += 4096 {
 		ballast[i] = 1
 	}
-	peak, _, err := runChild(exec.Command("sleep", "0.2"))
+	run, err := runChild(exec.Command("sleep", "0.2"))
+	peak := run.Peak
 	runtime.KeepAlive(ballast)
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +22,7 @@ func TestRunChildPeakIsTheChilds(t *testing.T) {
 	if peak <= 0 || peak > 20<<20 {
 		t.Fatalf("peak resident set of sleep %d octets, want its own (a few MB), not this process's 150 MB", peak)
 	}
-	if _, _, err := runChild(exec.Command("sh", "-c", "exit 3")); err == nil {
+	if _, err := runChild(exec.Command("sh", "-c", "exit 3")); err == nil {
 		t.Fatal("a child exiting 3: no error")
 	}
 }

@@ -380,11 +380,9 @@ func importChild(ctx context.Context, cfg ImportConfig, url, dump, rejects strin
 		"--batch", strconv.Itoa(cfg.BatchSize), "--rejects", rejects, dump)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cpu0 := sampleCPU(dataDirs...)
-	start := time.Now()
-	rss, cpu, runErr := runChild(cmd)
-	pr.Import.Elapsed = time.Since(start)
-	pr.ImportCPU = CPU{Server: sampleCPU(dataDirs...).Sub(cpu0).Server, Client: cpu}
+	run, runErr := runChild(cmd, dataDirs...)
+	rss := run.Peak
+	pr.Import.Elapsed, pr.ImportCPU = run.Elapsed, run.CPU
 	var exit *exec.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
 		return rss, fmt.Errorf("bench import: %s import: %w: %s", cfg.Exe, runErr, strings.TrimSpace(stderr.String()))

@@ -195,35 +195,30 @@ func (z LedgerSize) PerARK(v int64) float64 {
 // with several pairs the median of the pairs' ratios (each pair measured close together in time,
 // so a busy machine skews both of its rates alike), else Mint.Rate() / Floor.Rate().
 func (r MintResult) Ratio() float64 {
-	if len(r.Pairs) > 1 {
-		rs := make([]float64, len(r.Pairs))
-		for i, p := range r.Pairs {
-			rs[i] = p.Ratio()
-		}
-		slices.Sort(rs)
-		return rs[len(rs)/2]
-	}
-	if r.Floor.Rate() == 0 {
-		return 0
-	}
-	return r.Mint.Rate() / r.Floor.Rate()
+	return r.medianRatio(Pair.Ratio, r.Floor)
 }
 
 // PlainRatio is the mint rate over the plain floor's rate (target: ≥ 0.9 empty, ≥ 0.8 at 10
 // million): with several pairs the median of the pairs' ratios, else Mint.Rate() / Plain.Rate().
 func (r MintResult) PlainRatio() float64 {
+	return r.medianRatio(Pair.PlainRatio, r.Plain)
+}
+
+// medianRatio is the median of ratio over the pairs when there are several, else the mint rate
+// over floor's (0 when floor has no rate).
+func (r MintResult) medianRatio(ratio func(Pair) float64, floor Phase) float64 {
 	if len(r.Pairs) > 1 {
 		rs := make([]float64, len(r.Pairs))
 		for i, p := range r.Pairs {
-			rs[i] = p.PlainRatio()
+			rs[i] = ratio(p)
 		}
 		slices.Sort(rs)
 		return rs[len(rs)/2]
 	}
-	if r.Plain.Rate() == 0 {
+	if floor.Rate() == 0 {
 		return 0
 	}
-	return r.Mint.Rate() / r.Plain.Rate()
+	return r.Mint.Rate() / floor.Rate()
 }
 
 // RunMint measures bulk mint against the COPY floor: a template ledger is
@@ -696,12 +691,8 @@ func mintChild(ctx context.Context, cfg MintConfig, job mintJob, pool *pgxpool.P
 	cmd := exec.CommandContext(ctx, cfg.Exe, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cpu0 := sampleCPU(dataDirs...)
-	start := time.Now()
-	peak, cpu, runErr := runChild(cmd)
-	p.Mint.Elapsed = time.Since(start)
-	p.MintCPU = CPU{Server: sampleCPU(dataDirs...).Sub(cpu0).Server, Client: cpu}
-	p.PeakRSS = peak
+	run, runErr := runChild(cmd, dataDirs...)
+	p.Mint.Elapsed, p.MintCPU, p.PeakRSS = run.Elapsed, run.CPU, run.Peak
 	if runErr != nil {
 		return fmt.Errorf("bench mint: %s mint: %w: %s", cfg.Exe, runErr, strings.TrimSpace(stderr.String()))
 	}
