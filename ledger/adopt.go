@@ -170,6 +170,23 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 		}
 		return res, fmt.Errorf("adopt shoulder %s of NAAN %s: %w", sh, cfg.NAAN, err)
 	}
+	// commit runs the shoulder's UPDATE (returning adopted_at) and commits: the adoption done.
+	// statement_timestamp(), not clock_timestamp(), in the UPDATE: Citus refuses a volatile
+	// function in an UPDATE of a reference table.
+	commit := func(update string, args ...any) (AdoptResult, error) {
+		var adoptedAt time.Time
+		if err := tx.QueryRow(ctx, update, args...).Scan(&adoptedAt); err != nil {
+			if SQLState(err) == CodeInsufficientPrivilege {
+				return fail(err)
+			}
+			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleSeeDatabaseError, Err: err}
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fail(err)
+		}
+		res.Changed, res.AdoptedAt = true, adoptedAt
+		return res, nil
+	}
 	var layout string
 	var registrar bool
 	if err := tx.QueryRow(ctx, `select arkhe_layout(), arkhe_registrar()`).Scan(&layout, &registrar); err != nil {
@@ -245,19 +262,8 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 		// the successor takes the shoulder as it is: its ARKs were minted here, under its zone and blade
 		res.CheckZone, res.ZoneFrom, res.Template, res.TemplateFrom = ark.Zone(zone), "the shoulder's own (taken over by succession)", res.BeforeBlade, "the shoulder's own"
 		res.Space = res.Template.Space()
-		var adoptedAt time.Time
-		if err := tx.QueryRow(ctx, `update shoulder set manager_id = $2, adopted_at = statement_timestamp() where id = $1 returning adopted_at`,
-			id, managerID).Scan(&adoptedAt); err != nil {
-			if SQLState(err) == CodeInsufficientPrivilege {
-				return fail(err)
-			}
-			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleSeeDatabaseError, Err: err}
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return fail(err)
-		}
-		res.Changed, res.AdoptedAt = true, adoptedAt
-		return res, nil
+		return commit(`update shoulder set manager_id = $2, adopted_at = statement_timestamp() where id = $1 returning adopted_at`,
+			id, managerID)
 	}
 	if status == "active" && holder != nil && !handOver {
 		res.CheckZone, res.Template = ark.Zone(zone), res.BeforeBlade
@@ -368,22 +374,9 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 		s := string(res.Template)
 		stored = &s
 	}
-	var adoptedAt time.Time
-	// statement_timestamp(), not clock_timestamp(): Citus refuses a volatile function in an
-	// UPDATE of a reference table
-	if err := tx.QueryRow(ctx, `update shoulder set manager_id = $2, status = 'active', check_zone = $3,
+	return commit(`update shoulder set manager_id = $2, status = 'active', check_zone = $3,
 		blade_length = $4, blade_template = $5, adopted_at = statement_timestamp() where id = $1 returning adopted_at`,
-		id, managerID, string(res.CheckZone), res.Template.Len(), stored).Scan(&adoptedAt); err != nil {
-		if SQLState(err) == CodeInsufficientPrivilege {
-			return fail(err)
-		}
-		return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleSeeDatabaseError, Err: err}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fail(err)
-	}
-	res.Changed, res.AdoptedAt = true, adoptedAt
-	return res, nil
+		id, managerID, string(res.CheckZone), res.Template.Len(), stored)
 }
 
 // surveyShoulder reads the shoulder's ARKs (by its id) into res: how many, under which zones
