@@ -757,14 +757,28 @@ type mintWorker struct {
 	copyBuf   []byte   // binary COPY chunk, reused
 }
 
-// Close implements pipeline.SinkWorker.
+// Close implements pipeline.SinkWorker. The connection goes back to the ledger's pool with
+// the server's lock_timeout and statement_timeout again (connect set the batches' own for the
+// session); one whose reset fails is closed instead, so no later query of the ledger's pool
+// inherits a batch's deadline.
 func (w *mintWorker) Close() error {
 	if w.conn != nil {
+		if w.session {
+			ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
+			if _, err := w.conn.Exec(ctx, `reset lock_timeout; reset statement_timeout`); err != nil {
+				_ = w.conn.Conn().Close(ctx) // the pool drops a closed connection
+			}
+			cancel()
+			w.session = false
+		}
 		w.conn.Release()
 		w.conn = nil
 	}
 	return nil
 }
+
+// resetTimeout bounds restoring a worker's session settings when it closes.
+const resetTimeout = 5 * time.Second
 
 func (w *mintWorker) reset(n int) {
 	clear(w.first)

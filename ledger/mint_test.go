@@ -214,6 +214,20 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 			t.Fatalf("second run: %+v", sum)
 		}
 		checkLedger(t, l.Pool, 40)
+		// the workers' batch deadlines stay with the run: the pool's connections are back to
+		// the server's settings (a long query after a mint must not time out)
+		idle := l.Pool.AcquireAllIdle(ctx)
+		if len(idle) < 3 {
+			t.Errorf("%d idle connections after a run of 3 workers, want at least 3", len(idle))
+		}
+		for _, c := range idle {
+			var lock, stmt string
+			must(t, c.QueryRow(ctx, `select current_setting('lock_timeout'), current_setting('statement_timeout')`).Scan(&lock, &stmt))
+			if lock != "0" || stmt != "0" {
+				t.Errorf("pooled connection after mint: lock_timeout %s, statement_timeout %s, want 0 and 0", lock, stmt)
+			}
+			c.Release()
+		}
 		a, b := readCSV(t, first), readCSV(t, second)
 		if len(a) != 41 || len(b) != 41 {
 			t.Fatalf("mint maps have %d and %d lines, want 41", len(a), len(b))
