@@ -57,6 +57,17 @@ import (
 // is found by re-sending halves (the line number of a COPY error on Citus is where the
 // coordinator noticed it, not the row).
 //
+// The citus layout's sessions: a mint worker's session runs Citus's multi-shard statements in
+// sequential mode (citus.multi_shard_modify_mode), over one connection per node that Citus keeps
+// from one transaction to the next. In the default parallel mode every COPY and every multi-shard
+// lookup opens a connection per shard placement it touches (up to
+// citus.max_adaptive_executor_pool_size per node, and the receipt COPY another set, since a
+// connection that wrote one shard in the transaction is not handed out for another), and Citus
+// keeps one per node when the transaction ends (citus.max_cached_conns_per_worker): each batch
+// started tens of new backends on every worker, and a new backend's start (its caches, Citus's
+// metadata, the trigger functions compiled again) cost the worker more processor time than the
+// batch's rows. The rows and what each statement checks are the same in either mode.
+//
 // Counters: each batch adds its draws and collisions to the shoulder's shoulder_tally row, and
 // its new mints to mint_quota, as the last statements of its own transaction — crash-safe and
 // exact (a rolled-back batch counts nothing), and the row locks are held only while committing.
@@ -733,7 +744,7 @@ type mintWorker struct {
 	dense      bool  // this worker saw a ledger collision
 	replays    bool  // this worker saw a receipt conflict after an optimistic COPY
 	resumed    bool  // the batch is sent again after a fault: read all its receipts first
-	session    bool  // the connection's lock and statement timeouts are set (retry.go)
+	session    bool  // the connection's session settings are made: timeouts, on Citus sequential mode (retry.go)
 	reserved   int64 // quota reserved for the current attempt
 
 	// per-batch scratch, reused

@@ -1114,7 +1114,8 @@ func TestMintRowRefusedOnAWorker(t *testing.T) {
 
 // TestMintThroughEveryNode: on Citus the workers' COPY streams are spread over the coordinator
 // and the workers (each takes writes); every request ID is minted once and a re-run through
-// the same nodes replays them all. A single-node ledger refuses further entry nodes.
+// the same nodes replays them all; every worker's session runs Citus's multi-shard statements in
+// sequential mode. A single-node ledger refuses further entry nodes.
 func TestMintThroughEveryNode(t *testing.T) {
 	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
@@ -1135,6 +1136,19 @@ func TestMintThroughEveryNode(t *testing.T) {
 			}
 			t.Cleanup(w.Close)
 			nodes = append(nodes, w.Pool)
+		}
+		// each worker's session, through whichever node, sends a transaction's multi-shard
+		// statements over one connection per node (sequential mode), which Citus keeps across
+		// the batches, instead of new worker backends per shard for every batch
+		sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", EntryNodes: nodes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for w := range 3 {
+			mode, err := ledger.MintSessionSetting(ctx, sink, w, "citus.multi_shard_modify_mode")
+			if err != nil || mode != "sequential" {
+				t.Errorf("worker %d (node %d): citus.multi_shard_modify_mode %q, %v; want sequential", w, w%3, mode, err)
+			}
 		}
 		dir := t.TempDir()
 		in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 120, Seed: 11})

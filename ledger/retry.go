@@ -360,7 +360,9 @@ func (w *mintWorker) adopt(b *pipeline.Batch) {
 }
 
 // connect replaces a lost connection and sets the session's lock_timeout and
-// statement_timeout (see RetryPolicy.BatchTimeout).
+// statement_timeout (see RetryPolicy.BatchTimeout), and on Citus its
+// citus.multi_shard_modify_mode to sequential (one connection per node, kept across the
+// batches: see the citus layout's sessions in mint.go).
 func (w *mintWorker) connect(ctx context.Context) error {
 	if w.conn != nil && w.conn.Conn().IsClosed() {
 		w.conn.Release() // the pool drops a closed connection
@@ -376,8 +378,12 @@ func (w *mintWorker) connect(ctx context.Context) error {
 	if !w.session {
 		d := w.s.cfg.Retry.withDefaults().BatchTimeout.Milliseconds()
 		lock, stmt := strconv.FormatInt(max(d/2, 1), 10), strconv.FormatInt(max(d*3/4, 1), 10)
-		if _, err := w.conn.Exec(ctx, `select set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false)`, lock, stmt); err != nil {
-			return fmt.Errorf("set lock and statement timeouts: %w", err)
+		q := `select set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false)`
+		if w.s.citus {
+			q += `, set_config('citus.multi_shard_modify_mode', 'sequential', false)`
+		}
+		if _, err := w.conn.Exec(ctx, q, lock, stmt); err != nil {
+			return fmt.Errorf("set the session's timeouts: %w", err)
 		}
 		w.session = true
 	}
