@@ -770,13 +770,17 @@ type mintWorker struct {
 
 // Close implements pipeline.SinkWorker. The connection goes back to the ledger's pool with
 // the server's lock_timeout and statement_timeout again (connect set the batches' own for the
-// session); one whose reset fails is closed instead, so no later query of the ledger's pool
-// inherits a batch's deadline.
+// session), on Citus its multi-shard modify mode too; one whose reset fails is closed instead,
+// so no later query of the ledger's pool inherits a batch's deadline or mode.
 func (w *mintWorker) Close() error {
 	if w.conn != nil {
 		if w.session {
 			ctx, cancel := context.WithTimeout(context.Background(), resetTimeout)
-			if _, err := w.conn.Exec(ctx, `reset lock_timeout; reset statement_timeout`); err != nil {
+			q := `reset lock_timeout; reset statement_timeout`
+			if w.s.citus {
+				q += `; reset citus.multi_shard_modify_mode`
+			}
+			if _, err := w.conn.Exec(ctx, q); err != nil {
 				_ = w.conn.Conn().Close(ctx) // the pool drops a closed connection
 			}
 			cancel()

@@ -221,10 +221,11 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 			t.Errorf("%d idle connections after a run of 3 workers, want at least 3", len(idle))
 		}
 		for _, c := range idle {
-			var lock, stmt string
-			must(t, c.QueryRow(ctx, `select current_setting('lock_timeout'), current_setting('statement_timeout')`).Scan(&lock, &stmt))
-			if lock != "0" || stmt != "0" {
-				t.Errorf("pooled connection after mint: lock_timeout %s, statement_timeout %s, want 0 and 0", lock, stmt)
+			var lock, stmt, mode string
+			must(t, c.QueryRow(ctx, `select current_setting('lock_timeout'), current_setting('statement_timeout'),
+				coalesce(current_setting('citus.multi_shard_modify_mode', true), 'parallel')`).Scan(&lock, &stmt, &mode))
+			if lock != "0" || stmt != "0" || mode != "parallel" {
+				t.Errorf("pooled connection after mint: lock_timeout %s, statement_timeout %s, Citus mode %s; want 0, 0 and parallel", lock, stmt, mode)
 			}
 			c.Release()
 		}
