@@ -57,6 +57,7 @@ func shoulderState(t *testing.T, pool *pgxpool.Pool, naan, shoulder string) stri
 // (not of the first-digit convention), a retired shoulder, a shoulder another manager holds, and
 // a minter state of another shoulder.
 func TestAdoptMigratedShoulder(t *testing.T) {
+	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 		ctx := context.Background()
 		l := &ledger.Ledger{Pool: db.Pool}
@@ -227,6 +228,7 @@ func adoptMint(t *testing.T, l *ledger.Ledger, client, prefix string, rows int, 
 // one: each is a collision, redrawn; no imported ARK changes, no name is issued twice, and every new name is
 // one of the fresh blades with its check character.
 func TestAdoptedShoulderNeverReissues(t *testing.T) {
+	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 		ctx := context.Background()
 		l := &ledger.Ledger{Pool: db.Pool}
@@ -368,6 +370,7 @@ func ezidCSV(t *testing.T, path, naan string, names []string) string {
 // character over NAAN/name), draw the imported names first (collisions, redrawn) and issue only
 // names the old minter had not.
 func TestAdoptWithMinterState(t *testing.T) {
+	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 		ctx := context.Background()
 		l := &ledger.Ledger{Pool: db.Pool}

@@ -745,6 +745,7 @@ func TestSourcePath(t *testing.T) {
 // transaction; then again with --include-reserved (every key probed in the ledger), and
 // reconciles the export against the ledger: nothing differs.
 func TestImportEZIDOnBoth(t *testing.T) {
+	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 		l := &ledger.Ledger{Pool: db.Pool}
 		in := fixtures.SharedData(t, "ezid", "db.identifier.jsonl")

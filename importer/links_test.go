@@ -15,9 +15,13 @@ import (
 // never-checked ones and DOIs are counted, the TSV's ARKs (in no shared export) are rejected as
 // not in the ledger, and a second import leaves the states alone.
 func TestImportEZIDLinkState(t *testing.T) {
+	t.Parallel()
 	d := filepath.Join(fixtures.SharedDir(t), "data")
 	for _, reserved := range []bool{false, true} {
-		t.Run(map[bool]string{false: "public", true: "include-reserved"}[reserved], func(t *testing.T) { importEZIDLinkState(t, d, reserved) })
+		t.Run(map[bool]string{false: "public", true: "include-reserved"}[reserved], func(t *testing.T) {
+			t.Parallel()
+			importEZIDLinkState(t, d, reserved)
+		})
 	}
 }
 

@@ -32,6 +32,7 @@ func keyLedger(t *testing.T) (*ledger.Ledger, context.Context) {
 // TestKeyCreateStoresArgon2id: the printed key's form, and a stored PHC string with the stated
 // parameters whose hash is Argon2id of the secret, recomputed here independently.
 func TestKeyCreateStoresArgon2id(t *testing.T) {
+	t.Parallel()
 	l, ctx := keyLedger(t)
 	k, err := l.CreateKey(ctx, "svc")
 	must(t, err)
@@ -83,6 +84,7 @@ func TestKeyCreateStoresArgon2id(t *testing.T) {
 // the right key is refused and nothing is counted; after the lock the right key works and the
 // count starts again. Every failure and the lock are audited.
 func TestKeyLockOut(t *testing.T) {
+	t.Parallel()
 	l, ctx := keyLedger(t)
 	k, err := l.CreateKey(ctx, "svc")
 	must(t, err)
@@ -134,6 +136,7 @@ func TestKeyLockOut(t *testing.T) {
 // key hashed with older parameters is rehashed with the current ones on its next use, and the
 // hash changes only through arkhe_key_rehash.
 func TestKeyRevokeAndRehash(t *testing.T) {
+	t.Parallel()
 	l, ctx := keyLedger(t)
 	k, err := l.CreateKey(ctx, "svc")
 	must(t, err)
@@ -185,6 +188,7 @@ func TestKeyRevokeAndRehash(t *testing.T) {
 // TestRequireKeys: once a ledger requires keys, a writing command without the client's key is
 // refused; a key is checked whether required or not.
 func TestRequireKeys(t *testing.T) {
+	t.Parallel()
 	l, ctx := keyLedger(t)
 	must(t, l.Authenticate(ctx, "svc", "")) // not required yet
 	changed, err := l.RequireKeys(ctx)

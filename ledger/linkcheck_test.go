@@ -80,6 +80,7 @@ func targetKeys(ts []linkcheck.Target) string {
 // next (by key), good due targets last (by due time); not due, reserved, tombstoned, empty
 // targets, the test NAAN and excluded shoulders, managers and hosts are left out.
 func TestLinkSourceOrderAndSelection(t *testing.T) {
+	t.Parallel()
 	l, ctx := linkLedger(t)
 	p := l.Pool
 	now := time.Now().UTC().Truncate(time.Second)
@@ -193,6 +194,7 @@ func check(key, target string, at time.Time, status int) linkcheck.Result {
 // ark_repoint resets the state and appends a 'repointed' event; a check of the old target
 // arriving afterwards is stale and dropped; nothing of it can be deleted.
 func TestLinkSinkRepointAndStale(t *testing.T) {
+	t.Parallel()
 	l, ctx := linkLedger(t)
 	p := l.Pool
 	sink := l.NewLinkSink(ledger.LinkSinkConfig{})
@@ -279,6 +281,7 @@ func TestLinkSinkRepointAndStale(t *testing.T) {
 // TestLinkSinkConcurrentGroupCommit: many concurrent Records each see their own check
 // committed, and fewer transactions than checks are used.
 func TestLinkSinkConcurrentGroupCommit(t *testing.T) {
+	t.Parallel()
 	l, ctx := linkLedger(t)
 	p := l.Pool
 	const n = 200
@@ -323,6 +326,7 @@ func TestLinkSinkConcurrentGroupCommit(t *testing.T) {
 
 // TestLinkCheckLock: a second run is refused while one holds the lock.
 func TestLinkCheckLock(t *testing.T) {
+	t.Parallel()
 	l, ctx := linkLedger(t)
 	release, err := l.LockLinkCheck(ctx)
 	must(t, err)
@@ -339,6 +343,7 @@ func TestLinkCheckLock(t *testing.T) {
 // TestLinkDueQueriesUseIndexes: with 30,000 states of which 100 are due, the failing and good
 // phases read the due rows through their partial indexes, never the whole table.
 func TestLinkDueQueriesUseIndexes(t *testing.T) {
+	t.Parallel()
 	l, ctx := linkLedger(t)
 	p := l.Pool
 	exec(t, p, `insert into ark (ark, naan, shoulder_id, assigned_name, url, import_run_id)

@@ -132,6 +132,7 @@ const mintRowSQL = `insert into ark (ark, naan, shoulder_id, assigned_name, url,
 // TestRolesPlainSQL is the trust boundary in plain SQL: what each role cannot do, with the
 // SQLSTATE the database answers, and what a client bound to a login role allows.
 func TestRolesPlainSQL(t *testing.T) {
+	t.Parallel()
 	r := newRoleLedger(t)
 	ctx := context.Background()
 	su := r.l
@@ -253,6 +254,7 @@ func TestRolesPlainSQL(t *testing.T) {
 // TestRolesImportRegistration: a writer's import may create NAANs and reserved shoulders for the
 // ARKs it brings and fill empty values, never register otherwise or change a registered value.
 func TestRolesImportRegistration(t *testing.T) {
+	t.Parallel()
 	r := newRoleLedger(t)
 	ctx := context.Background()
 	must(t, firstErr(r.l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "registered"})))
@@ -277,6 +279,7 @@ func TestRolesImportRegistration(t *testing.T) {
 
 // TestInitRolesIdempotentAndFixed: a second InitRoles creates nothing; another prefix is refused.
 func TestInitRolesIdempotentAndFixed(t *testing.T) {
+	t.Parallel()
 	r := newRoleLedger(t)
 	ctx := context.Background()
 	res, err := r.l.InitRoles(ctx, r.prefix)
