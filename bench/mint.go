@@ -1127,8 +1127,10 @@ type floorBatch struct{ lo, hi, w int }
 // floorBatches deals n rows into the batches arkhe's pipeline makes of a manifest of n good
 // rows with full batch size batch on workers workers: in manifest order, round robin over the
 // workers, worker w's k-th batch (0-based) pipeline.RampBatchSize(batch, k) rows (an eighth, a
-// quarter, a half of batch, then batch), the last batch of the run what is left.
+// quarter, a half of batch, then batch), the last batch of the run what is left. Fewer than one
+// worker counts as one.
 func floorBatches(n, batch, workers int) []floorBatch {
+	workers = max(workers, 1)
 	var out []floorBatch
 	for lo, j := 0, 0; lo < n; j++ {
 		hi := min(lo+pipeline.RampBatchSize(batch, j/workers), n)
