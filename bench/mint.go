@@ -56,8 +56,9 @@ type MintConfig struct {
 	// Preload is the number of ARKs (with receipts) already in the ledger before the run
 	// (10,000,000 in make bench-large).
 	Preload int
-	// BatchSize and Workers are arkhe's (0: pipeline's defaults); the floor uses the same
-	// BatchSize.
+	// BatchSize and Workers are arkhe's (0: pipeline's defaults); the floor sends the batches
+	// arkhe's pipeline makes with the same BatchSize (floorBatches: each connection's first
+	// three ramped, pipeline.RampBatchSize).
 	BatchSize, Workers int
 	// FloorWorkers is the number of connections the floor COPYs on (0: Workers, the same
 	// parallelism as arkhe).
@@ -94,7 +95,8 @@ type MintConfig struct {
 	// comparison, on a single node of the same settings, in one run: the pairs alternate
 	// between the two (single node, then Citus, Repeat times). arkhe's workers write through
 	// every node in turn (ledger.MintConfig.EntryNodes: worker w through node w mod 3), and the
-	// floor's connection w through the same node. The plain floor (c) runs on the single node
+	// floor's connection w through the same node, its session with the setting arkhe's mint
+	// workers have (citusMintSession). The plain floor (c) runs on the single node
 	// only: its table's unique receipt index (client, request ID) cannot exist on a table
 	// distributed by the ARK string. DatabaseURL must be empty.
 	Citus bool
@@ -453,7 +455,7 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 			}
 		}()
 		for _, u := range srv.nodeURLs(db) {
-			pool, err := pgxpool.New(ctx, u)
+			pool, err := floorPool(ctx, u, srv.citus != nil)
 			if err != nil {
 				return fmt.Errorf("bench mint: %w", err)
 			}
@@ -494,8 +496,8 @@ func measurePair(ctx context.Context, srv *server, tpl, manifest string, cfg Min
 		return nil
 	}
 	floors := func(arks [][]any) error {
-		logf("(a) floor: pgx CopyFrom of %d ARK rows with their receipts, batch %d, %d connection(s) (run %d of %d)",
-			len(arks), cfg.BatchSize, cfg.FloorWorkers, i+1, cfg.Repeat)
+		logf("(a) floor: pgx CopyFrom of %d ARK rows with their receipts, in arkhe's %d batches (batch %d, ramped), %d connection(s) (run %d of %d)",
+			len(arks), len(floorBatches(len(arks), cfg.BatchSize, cfg.FloorWorkers)), cfg.BatchSize, cfg.FloorWorkers, i+1, cfg.Repeat)
 		if err := copyInto(floorDB, srv.citus != nil, arks, &p.Floor, &p.FloorCPU); err != nil {
 			return err
 		}
@@ -1089,6 +1091,29 @@ func measureLedger(ctx context.Context, pool *pgxpool.Pool) (LedgerSize, error) 
 	return z, nil
 }
 
+// citusMintSession is the session setting arkhe's mint workers run with on Citus (the ledger's
+// mint sink sets it on each worker's connection): multi-shard statements in sequential mode,
+// over one connection per node that Citus keeps from one transaction to the next, instead of a
+// new connection per shard placement a statement touches.
+const citusMintSession = `set citus.multi_shard_modify_mode to 'sequential'`
+
+// floorPool opens a pool on u for the floor's connections; on Citus (citus) each session gets
+// the setting arkhe's mint workers get (citusMintSession), so the floor's rate and CPU time
+// measure the rows and not Citus's connection mode.
+func floorPool(ctx context.Context, u string, citus bool) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(u)
+	if err != nil {
+		return nil, err
+	}
+	if citus {
+		pc.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, citusMintSession)
+			return err
+		}
+	}
+	return pgxpool.NewWithConfig(ctx, pc)
+}
+
 // floorARKColumns are the columns the floor COPYs, in readBackMinted's order: the ARK and its
 // receipt, on one row.
 func floorARKColumns() []string {
@@ -1096,15 +1121,37 @@ func floorARKColumns() []string {
 		"change_seq", "created_at", "created_by", "request_id", "payload_digest"}
 }
 
-// copyFloorRows sends the rows in batches of batch, each batch one transaction, on workers
-// connections (batches dealt round robin), connection w to node w mod len(pools) as arkhe's
-// workers are. A batch is one COPY ark of the rows with their receipts, or with citus one COPY
-// ark of the rows without them and one COPY receipt of the receipts, as arkhe writes them there.
+// floorBatch is one of the floor's batches: rows [lo, hi) sent by connection w.
+type floorBatch struct{ lo, hi, w int }
+
+// floorBatches deals n rows into the batches arkhe's pipeline makes of a manifest of n good
+// rows with full batch size batch on workers workers: in manifest order, round robin over the
+// workers, worker w's k-th batch (0-based) pipeline.RampBatchSize(batch, k) rows (an eighth, a
+// quarter, a half of batch, then batch), the last batch of the run what is left. Fewer than one
+// worker counts as one.
+func floorBatches(n, batch, workers int) []floorBatch {
+	workers = max(workers, 1)
+	var out []floorBatch
+	for lo, j := 0, 0; lo < n; j++ {
+		hi := min(lo+pipeline.RampBatchSize(batch, j/workers), n)
+		out = append(out, floorBatch{lo: lo, hi: hi, w: j % workers})
+		lo = hi
+	}
+	return out
+}
+
+// copyFloorRows sends the rows in the batches arkhe's pipeline makes of them (floorBatches:
+// the same sizes in the same order per connection), each batch one transaction, on workers
+// connections, connection w to node w mod len(pools) as arkhe's workers are. A batch is one
+// COPY ark of the rows with their receipts, or with citus one COPY ark of the rows without them
+// and one COPY receipt of the receipts, as arkhe writes them there. The pools' sessions must
+// have the settings arkhe's mint workers have (floorPool).
 func copyFloorRows(ctx context.Context, pools []*pgxpool.Pool, citus bool, arks [][]any, batch, workers int, res *Pair) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	errs := make([]error, workers)
 	arkCols := floorARKColumns()
+	batches := floorBatches(len(arks), batch, workers)
 	if citus {
 		arkCols = arkCols[:len(arkCols)-2]
 	}
@@ -1118,11 +1165,11 @@ func copyFloorRows(ctx context.Context, pools []*pgxpool.Pool, citus bool, arks 
 				return
 			}
 			defer conn.Release()
-			for lo, k := 0, 0; lo < len(arks); lo, k = lo+batch, k+1 {
-				if k%workers != w {
+			for _, fb := range batches {
+				if fb.w != w {
 					continue
 				}
-				rows := arks[lo:min(lo+batch, len(arks))]
+				lo, rows := fb.lo, arks[fb.lo:fb.hi]
 				var t0, t1 time.Time
 				err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 					t0 = time.Now()
@@ -1211,6 +1258,13 @@ func (r MintResult) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "(a) floor, pgx CopyFrom of the final rows:  %9.0f rows/s  (%d rows in %.2f s; arkhe's schema, %d connection(s))\n",
 		r.Floor.Rate(), r.Floor.Rows, r.Floor.Elapsed.Seconds(), c.FloorWorkers)
+	fb := floorBatches(int(r.Floor.Rows), c.BatchSize, c.FloorWorkers)
+	fmt.Fprintf(w, "    (a) sends arkhe's batches: %d transactions, each connection's first three of %d, %d, %d rows, then %d, as arkhe's pipeline deals them",
+		len(fb), pipeline.RampBatchSize(c.BatchSize, 0), pipeline.RampBatchSize(c.BatchSize, 1), pipeline.RampBatchSize(c.BatchSize, 2), c.BatchSize)
+	if r.Kind == "citus" {
+		fmt.Fprint(w, "; its sessions have arkhe's mint workers' setting citus.multi_shard_modify_mode = sequential")
+	}
+	fmt.Fprintln(w)
 	plain := r.Plain.Rows > 0
 	if plain {
 		fmt.Fprintf(w, "(c) plain floor, CSV COPY, one connection:  %9.0f rows/s  (%d rows in %.2f s; a table with the ARK primary key and the receipt index only)\n",

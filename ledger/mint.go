@@ -494,11 +494,13 @@ var singleReceipts = receiptQueries{
 }
 
 // citusReceipts read the receipt table (its key (client_pk, request_id); the request IDs
-// prune the shards).
+// prune the shards). The sample is a count, not EXISTS: Citus plans an EXISTS over a
+// distributed table as a subplan whose rows go to an intermediate result first, and a count is
+// one query per shard the request IDs hash to, each an index probe per request ID.
 var citusReceipts = receiptQueries{
 	any: `select exists (select 1 from receipt where client_pk = $1)`,
-	sample: `select exists (select 1 from receipt
-		where client_pk = $1 and request_id = any($2::text[] collate "C"))`,
+	sample: `select count(*) > 0 from receipt
+		where client_pk = $1 and request_id = any($2::text[] collate "C")`,
 	load: `select request_id, ark, payload_digest from receipt
 		where client_pk = $1 and request_id = any($2::text[] collate "C")`,
 }

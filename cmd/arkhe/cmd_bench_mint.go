@@ -21,7 +21,8 @@ func benchMintCommand(e *env) *cli.Command {
 		Description: "Starts a throw-away PostgreSQL cluster with the embedded default's settings (or uses --database-url), " +
 			"preloads --preload ARKs, then measures (b) arkhe mint end to end from a generated CSV manifest of --rows rows, run as " +
 			"its own process as a user runs it (--in-process runs it inside the bench), against two floors on the same server: " +
-			"(a) the same final ARK rows with their receipts, pre-built in memory, sent with pgx CopyFrom in the same batch size, " +
+			"(a) the same final ARK rows with their receipts, pre-built in memory, sent with pgx CopyFrom in the batches arkhe's pipeline makes " +
+			"(the same sizes in the same order per connection: each connection's first three an eighth, a quarter and a half of --batch), " +
 			"on as many connections as arkhe has workers (--floor-workers), into a clone of the same ledger; (c) the plain floor: " +
 			"the same rows as CSV with COPY ... FROM STDIN on one connection, as psql's \\copy sends them, into a table with only " +
 			"the ARK primary key and the receipt's unique index (holding the preloaded ARKs too). Prints the settings, the " +
@@ -30,7 +31,8 @@ func benchMintCommand(e *env) *cli.Command {
 			"ratios. With --preload the cluster and its preloaded template are kept in --bench-dir (default <data dir>/bench) for " +
 			"the next run. " +
 			"With --citus the same is measured on a throw-away Citus cluster (a coordinator and two workers on this machine, the same " +
-			"settings on every node; arkhe's workers and the floor's connections write through every node in turn) and on a single node, " +
+			"settings on every node; arkhe's workers and the floor's connections write through every node in turn; the floor's sessions get the setting arkhe's mint workers get, " +
+			"citus.multi_shard_modify_mode = sequential, so the ratio measures arkhe's work and not a connection mode) and on a single node, " +
 			"their runs alternating, and the two are printed side by side: rows/s, server CPU per million ARKs (every node's), octets per ARK. " +
 			"The plain floor runs on the single node only: its table's unique receipt index cannot exist on a table distributed by the ARK.",
 		Flags: []cli.Flag{
