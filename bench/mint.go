@@ -96,7 +96,7 @@ type MintConfig struct {
 	// between the two (single node, then Citus, Repeat times). arkhe's workers write through
 	// every node in turn (ledger.MintConfig.EntryNodes: worker w through node w mod 3), and the
 	// floor's connection w through the same node, its session with the setting arkhe's mint
-	// workers have (citusMintSession). The plain floor (c) runs on the single node
+	// workers have (ledger.CitusMintSessionSQL). The plain floor (c) runs on the single node
 	// only: its table's unique receipt index (client, request ID) cannot exist on a table
 	// distributed by the ARK string. DatabaseURL must be empty.
 	Citus bool
@@ -1091,14 +1091,8 @@ func measureLedger(ctx context.Context, pool *pgxpool.Pool) (LedgerSize, error) 
 	return z, nil
 }
 
-// citusMintSession is the session setting arkhe's mint workers run with on Citus (the ledger's
-// mint sink sets it on each worker's connection): multi-shard statements in sequential mode,
-// over one connection per node that Citus keeps from one transaction to the next, instead of a
-// new connection per shard placement a statement touches.
-const citusMintSession = `set citus.multi_shard_modify_mode to 'sequential'`
-
 // floorPool opens a pool on u for the floor's connections; on Citus (citus) each session gets
-// the setting arkhe's mint workers get (citusMintSession), so the floor's rate and CPU time
+// the setting arkhe's mint workers get (ledger.CitusMintSessionSQL), so the floor's rate and CPU time
 // measure the rows and not Citus's connection mode.
 func floorPool(ctx context.Context, u string, citus bool) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(u)
@@ -1107,7 +1101,7 @@ func floorPool(ctx context.Context, u string, citus bool) (*pgxpool.Pool, error)
 	}
 	if citus {
 		pc.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-			_, err := c.Exec(ctx, citusMintSession)
+			_, err := c.Exec(ctx, `select `+ledger.CitusMintSessionSQL)
 			return err
 		}
 	}

@@ -380,7 +380,7 @@ func (w *mintWorker) connect(ctx context.Context) error {
 		lock, stmt := strconv.FormatInt(max(d/2, 1), 10), strconv.FormatInt(max(d*3/4, 1), 10)
 		q := `select set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false)`
 		if w.s.citus {
-			q += `, set_config('citus.multi_shard_modify_mode', 'sequential', false)`
+			q += `, ` + CitusMintSessionSQL
 		}
 		if _, err := w.conn.Exec(ctx, q, lock, stmt); err != nil {
 			return fmt.Errorf("set the session's timeouts: %w", err)
@@ -389,6 +389,14 @@ func (w *mintWorker) connect(ctx context.Context) error {
 	}
 	return nil
 }
+
+// CitusMintSessionSQL is the select-list item that puts a mint worker's session on Citus in
+// sequential multi-shard mode (citus.multi_shard_modify_mode): a transaction's statements go
+// over one connection per node, which Citus keeps from one batch to the next, instead of a new
+// worker backend per shard placement a statement touches. Anything that is to be measured
+// against a mint on Citus (the bench's floor) runs its sessions with it too:
+// `select ` + CitusMintSessionSQL.
+const CitusMintSessionSQL = `set_config('citus.multi_shard_modify_mode', 'sequential', false)`
 
 // SQLSTATEs of faults a batch is retried after (besides class 08, connection exception).
 const (
