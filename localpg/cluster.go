@@ -427,43 +427,57 @@ var versionPattern = regexp.MustCompile(`\(PostgreSQL\) (\d+)`)
 
 // findBinDir picks the directory of the PostgreSQL binaries: explicit, else the Debian
 // layout (highest version first), else pg_config --bindir, else PATH. want > 0 requires
-// that major version (an existing data directory); otherwise the first >= 14 wins.
+// that major version (an existing data directory); otherwise the first >= 14 wins. Each
+// source is consulted only when the ones before it have no fitting binaries (pg_config is a
+// script that runs several processes).
 func findBinDir(ctx context.Context, explicit string, want int) (string, int, error) {
-	var candidates []string
+	var sources []func() []string
 	if explicit != "" {
-		candidates = []string{explicit}
+		sources = []func() []string{func() []string { return []string{explicit} }}
 	} else {
-		dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-		sort.Slice(dirs, func(i, j int) bool {
-			vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
-			vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
-			return vi > vj
-		})
-		candidates = append(candidates, dirs...)
-		if pgConfig, err := exec.LookPath("pg_config"); err == nil {
-			if out, err := exec.CommandContext(ctx, pgConfig, "--bindir").Output(); err == nil {
-				candidates = append(candidates, strings.TrimSpace(string(out)))
-			}
-		}
-		if pgCtl, err := exec.LookPath("pg_ctl"); err == nil {
-			candidates = append(candidates, filepath.Dir(pgCtl))
+		sources = []func() []string{
+			func() []string {
+				dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+				sort.Slice(dirs, func(i, j int) bool {
+					vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+					vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+					return vi > vj
+				})
+				return dirs
+			},
+			func() []string {
+				if pgConfig, err := exec.LookPath("pg_config"); err == nil {
+					if out, err := exec.CommandContext(ctx, pgConfig, "--bindir").Output(); err == nil {
+						return []string{strings.TrimSpace(string(out))}
+					}
+				}
+				return nil
+			},
+			func() []string {
+				if pgCtl, err := exec.LookPath("pg_ctl"); err == nil {
+					return []string{filepath.Dir(pgCtl)}
+				}
+				return nil
+			},
 		}
 	}
 	var tried []string
 	seen := map[string]bool{}
-	for _, dir := range candidates {
-		if seen[dir] {
-			continue
-		}
-		seen[dir] = true
-		major, err := binMajor(ctx, dir)
-		if err != nil {
-			tried = append(tried, err.Error())
-			continue
-		}
-		tried = append(tried, fmt.Sprintf("%s is PostgreSQL %d", dir, major))
-		if (want > 0 && major == want) || (want == 0 && major >= minServerMajor) {
-			return dir, major, nil
+	for _, source := range sources {
+		for _, dir := range source() {
+			if seen[dir] {
+				continue
+			}
+			seen[dir] = true
+			major, err := binMajor(ctx, dir)
+			if err != nil {
+				tried = append(tried, err.Error())
+				continue
+			}
+			tried = append(tried, fmt.Sprintf("%s is PostgreSQL %d", dir, major))
+			if (want > 0 && major == want) || (want == 0 && major >= minServerMajor) {
+				return dir, major, nil
+			}
 		}
 	}
 	need := fmt.Sprintf("PostgreSQL >= %d", minServerMajor)
@@ -474,6 +488,13 @@ func findBinDir(ctx context.Context, explicit string, want int) (string, int, er
 		return "", 0, fmt.Errorf("no %s binaries found (looked in /usr/lib/postgresql/*/bin, pg_config --bindir, PATH)", need)
 	}
 	return "", 0, fmt.Errorf("no %s binaries found: %s", need, strings.Join(tried, "; "))
+}
+
+// ServerBinaries returns the directory and major version of the PostgreSQL binaries
+// StartCluster uses for a new data directory when ClusterConfig.BinDir is empty (see
+// ClusterConfig.BinDir for the search order). It errors when none of version 14 or later is found.
+func ServerBinaries(ctx context.Context) (dir string, major int, err error) {
+	return findBinDir(ctx, "", 0)
 }
 
 // binMajor runs "<dir>/postgres --version" (allowed as root) and checks initdb and pg_ctl.
