@@ -94,7 +94,7 @@ func mintAction(c *cli.Context, e *env) error {
 		return cannot(fmt.Errorf("mint: --out %s: want .csv, .jsonl or .parquet", out))
 	}
 	workers := c.Int("workers")
-	defer boundMemory()()
+	defer boundMemory(pipeline.MemoryLimitFor(workers, c.Int("batch")))()
 	l, err := openAsClient(c, e, int32(workers+2), c.String("client"))
 	if err != nil {
 		return cannot(err)
