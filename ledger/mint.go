@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/hashtab"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -458,7 +459,7 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 			t.NoNewMints = &ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the shoulder cannot mint", Err: err}
 		}
 	}
-	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed(), owner: map[uint64]holder{}},
+	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed()},
 		runNames: runNames{bits: make([]atomic.Uint64, runNameBits/64)}, citus: Layout(layout) == LayoutCitus, q: &singleReceipts}
 	if s.citus {
 		s.q = &citusReceipts
@@ -1383,28 +1384,28 @@ func (w *mintWorker) draw(b *pipeline.Batch, i int32) error {
 // Names are released once their batch is committed (then the ledger lookup sees them) or given
 // up.
 //
-// Names are kept as 64-bit hashes (maphash): two different names with one hash only make a row
-// draw again, which is harmless and, at 2^-64 per pair, does not happen.
+// Names are kept as 64-bit hashes (maphash; the table's key is the hash with its low bit set):
+// two different names with one key only make a row draw again, which is harmless and, at 2^-63
+// per pair, does not happen. Every name drawn is added and later released: hashtab's table
+// takes that at a fraction of a Go map's cost.
 type inflight struct {
 	seed  maphash.Seed
 	mu    sync.Mutex
-	owner map[uint64]holder
+	owner hashtab.Table // key → holding worker << 32 | batch row
 }
-
-// holder is the worker and batch row holding a name.
-type holder struct{ worker, row int32 }
 
 // claim records key as drawn for row of worker's batch and returns its hash; ok is false when
 // another row holds it.
 func (f *inflight) claim(key string, worker int, row int32) (h uint64, ok bool) {
 	h = maphash.String(f.seed, key)
-	me := holder{int32(worker), row}
+	me := uint64(uint32(worker))<<32 | uint64(uint32(row))
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if o, held := f.owner[h]; held {
-		return h, o == me
+	o, held := f.owner.Ref(h | 1)
+	if held {
+		return h, *o == me
 	}
-	f.owner[h] = me
+	*o = me
 	return h, true
 }
 
@@ -1436,7 +1437,7 @@ func (f *inflight) release(hs []uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, h := range hs {
-		delete(f.owner, h)
+		f.owner.Delete(h | 1)
 	}
 }
 
