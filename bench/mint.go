@@ -631,7 +631,7 @@ func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDirs []
 		entry = append(entry, n.Pool)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" { // as arkhe mint runs
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(pipeline.MemoryLimit))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(pipeline.MemoryLimitFor(cfg.Workers, cfg.BatchSize)))
 	}
 	runtime.GC()
 	debug.FreeOSMemory()

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/hashtab"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -34,10 +35,16 @@ import (
 // once among themselves): the run keeps the hashes of its committed names in a fixed-size bit set
 // (runNames) and looks only the names it may hold up in the ledger. When the ledger held enough
 // ARKs before the run that a collision with them is likely in a batch (the expected number,
-// batch × ARKs / 29^blade length, is at least NameCheckThreshold), or once one was seen, every
-// drawn name is looked up before COPY (`ark = any($1)`, sorted), hits are counted and redrawn, and
-// only the redrawn names are looked up again. In a sparse ledger that lookup would cost more than
-// it saves, so the batch goes to COPY directly; if COPY then fails with a unique
+// batch × ARKs / 29^blade length, is at least NameCheckThreshold), or once one was seen, the
+// names are checked against the ledger in one of two ways. On one node, while a chunk of
+// ChunkRows rows is expected to hold few collisions (ChunkCollisionLimit), the batch goes to COPY
+// in chunks, each under a savepoint: a chunk refused for a unique violation is rolled back alone,
+// its names are looked up, those that exist are counted and redrawn, and the chunk goes again
+// (a name lookup costs about a quarter of the row's COPY in a ledger of millions, and every
+// COPYed row has its key checked by the primary key anyway). Denser, and on Citus, every drawn
+// name is looked up before COPY (`ark = any($1)`, sorted), hits are counted and redrawn, and
+// only the redrawn names are looked up again. In a sparse ledger neither would pay for itself,
+// so the batch goes to COPY directly; if COPY then fails with a unique
 // violation or a deadlock (a rare collision, a concurrent run, a receipt that exists), the batch
 // is rolled back, the conflicting names and receipts are found by querying the ledger (never
 // by reading the error, whose text and constraint name differ between engines; one 23505 on the ark COPY may be ark_pkey or
@@ -85,6 +92,20 @@ const DefaultMaxDraws = 10
 // batch's COPY time, so the break-even is near 0.06.
 const NameCheckThreshold = 0.05
 
+// ChunkRows is how many rows of a batch one COPY sends under CheckChunks, each chunk under its
+// own savepoint: a chunk the ledger refuses for an existing name costs that chunk again and a
+// lookup of its names, not the batch.
+const ChunkRows = 1000
+
+// ChunkCollisionLimit is the expected number of collisions per chunk of ChunkRows with the
+// ARKs in the ledger before the run up to which CheckAuto, when it looks names up at all, COPYs
+// in savepointed chunks instead of looking every drawn name up before COPY (single layout).
+// A lookup costs about a quarter of a row's COPY in a ledger of 10 million ARKs (PostgreSQL 15:
+// 8.6 µs of server time against about 35 µs); a refused chunk costs on average half a chunk
+// sent again and the chunk's lookup, so chunks cost less than looking every name up while
+// under about 0.3 collisions per chunk expected.
+const ChunkCollisionLimit = 0.25
+
 // receiptSample is how many request IDs of a batch are looked up to decide whether the batch
 // replays (ReceiptCheck CheckAuto).
 const receiptSample = 32
@@ -107,25 +128,31 @@ const (
 type Check uint8
 
 // Check policies. CheckAuto decides per batch (see the file comment); CheckAlways looks every
-// batch up; CheckNever goes to COPY directly and looks up only after a refused COPY.
+// batch up; CheckNever goes to COPY directly and looks up only after a refused COPY;
+// CheckChunks (names only) COPYs each batch in chunks of ChunkRows under a savepoint each and
+// looks up only the names of a chunk the ledger refused.
 const (
 	CheckAuto Check = iota
 	CheckAlways
 	CheckNever
+	CheckChunks
 )
 
-// String returns "auto", "always" or "never".
+// String returns "auto", "always", "never" or "chunks".
 func (c Check) String() string {
 	switch c {
 	case CheckAlways:
 		return "always"
 	case CheckNever:
 		return "never"
+	case CheckChunks:
+		return "chunks"
 	}
 	return "auto"
 }
 
-// ParseCheck parses "auto", "always" or "never".
+// ParseCheck parses "auto", "always", "never" or "chunks" (the last for names only:
+// PrepareMint refuses it as a receipt check).
 func ParseCheck(s string) (Check, error) {
 	switch s {
 	case "", "auto":
@@ -134,8 +161,10 @@ func ParseCheck(s string) (Check, error) {
 		return CheckAlways, nil
 	case "never":
 		return CheckNever, nil
+	case "chunks":
+		return CheckChunks, nil
 	}
-	return CheckAuto, fmt.Errorf("check policy %q: want auto, always or never", s)
+	return CheckAuto, fmt.Errorf("check policy %q: want auto, always, never or chunks", s)
 }
 
 // MintConfig configures a mint run.
@@ -342,7 +371,7 @@ type MintStats struct {
 	Retries        int64         // batch attempts rolled back and retried, for any reason
 	Conflicts      int64         // of which after a unique violation or deadlock (found by querying)
 	Refusals       int64         // of which after the server refused a row's data
-	LookedUpNames  int64         // names looked up before COPY
+	LookedUpNames  int64         // names looked up in the ledger: before COPY, or after a refused chunk
 	CheckedBatches int64         // batches whose receipts were all read before COPY
 	Deadlocks      int64         // of the conflicts, deadlocks the server broke (SQLSTATE 40P01)
 	Faults         int64         // batch attempts that failed on a fault and were retried (retry.go)
@@ -411,6 +440,9 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 	if cfg.MaxDraws > 255 {
 		cfg.MaxDraws = 255
 	}
+	if cfg.ReceiptCheck == CheckChunks {
+		return nil, fmt.Errorf("prepare mint: receipt check %q: chunks is a policy for drawn names only: want auto, always or never", cfg.ReceiptCheck)
+	}
 	if cfg.Blades == nil {
 		cfg.Blades = func(int) ark.BladeSource { return ark.NewRandomBlades() }
 	}
@@ -427,7 +459,7 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 			t.NoNewMints = &ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the shoulder cannot mint", Err: err}
 		}
 	}
-	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed(), owner: map[uint64]holder{}},
+	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed()},
 		runNames: runNames{bits: make([]atomic.Uint64, runNameBits/64)}, citus: Layout(layout) == LayoutCitus, q: &singleReceipts}
 	if s.citus {
 		s.q = &citusReceipts
@@ -744,6 +776,7 @@ type mintWorker struct {
 	shoulderID int64
 	naan       string
 	dense      bool  // this worker saw a ledger collision
+	chunked    bool  // this attempt COPYs in savepointed chunks (CheckChunks)
 	replays    bool  // this worker saw a receipt conflict after an optimistic COPY
 	resumed    bool  // the batch is sent again after a fault: read all its receipts first
 	session    bool  // the connection's session settings are made: timeouts, on Citus sequential mode (retry.go)
@@ -767,6 +800,8 @@ type mintWorker struct {
 	strs      []string
 	claimed   []uint64 // hashes of the names this batch claimed in s.inflight
 	conflicts []int32  // rows rejected for a receipt with a different payload
+	follow    []int32  // later occurrences of a request ID that follow their first row
+	chunk     []int32  // rows of the chunk being copied (CheckChunks)
 	copyBuf   []byte   // binary COPY chunk, reused
 }
 
@@ -848,7 +883,7 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 		}
 		w.s.since(phaseReceipts, t0)
 	}
-	checkNames := w.wantNameCheck(len(rows))
+	checkNames, chunked := w.nameCheck(len(rows))
 	loaded, conflicted := false, false
 	stalled, known := 0, 0 // attempts since receipts last turned up; receipts known
 	for {
@@ -882,6 +917,7 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 		}
 		w.orderByRequestID(rows)
 		b.Draws, b.Collisions = w.drawCounts(rows)
+		w.chunked = chunked && !checkNames
 		err = w.commit(ctx, b)
 		if err == nil {
 			for _, i := range w.mint { // before the names leave inflight (deferred release)
@@ -1021,21 +1057,27 @@ func columnField(col string) string {
 	return ""
 }
 
-// wantNameCheck decides whether to look drawn names up before COPY for a batch of n rows.
-func (w *mintWorker) wantNameCheck(n int) bool {
+// nameCheck decides how a batch of n rows meets the ARKs that were in the ledger before the
+// run: lookup, every drawn name is looked up before COPY; chunked, the batch is sent in
+// savepointed chunks and only a refused chunk's names are looked up; neither, the batch goes to
+// COPY directly. (Names minted earlier in this run are caught by s.runNames in every case.)
+func (w *mintWorker) nameCheck(n int) (lookup, chunked bool) {
 	switch w.s.cfg.NameCheck {
 	case CheckAlways:
-		return true
+		return true, false
 	case CheckNever:
-		return false
+		return false, false
+	case CheckChunks:
+		return false, true
 	}
-	if w.dense || w.s.dense.Load() {
-		return true
+	density := float64(w.s.arkRows0) / w.s.space // chance that one draw names an existing ARK
+	if !w.dense && !w.s.dense.Load() && float64(n)*density < NameCheckThreshold {
+		return false, false
 	}
-	// names minted earlier in this run are caught by s.runNames; only the ARKs that were there
-	// before the run need a lookup of every name
-	expected := float64(n) * float64(w.s.arkRows0) / w.s.space
-	return expected >= NameCheckThreshold
+	if !w.s.citus && ChunkRows*density <= ChunkCollisionLimit {
+		return false, true
+	}
+	return true, false
 }
 
 // sampleReceipts reports whether any of a sample of the batch's request IDs has a receipt.
@@ -1130,6 +1172,7 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 	rows := b.Rows
 	w.mint = w.mint[:0]
 	w.conflicts = w.conflicts[:0]
+	w.follow = w.follow[:0]
 	for i := range rows {
 		r := &rows[i]
 		r.Outcome, r.ARK, r.Reject = pipeline.OutcomePending, "", nil
@@ -1149,6 +1192,8 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 		}
 		if int(w.firstOf[i]) == i {
 			w.mint = append(w.mint, int32(i))
+		} else {
+			w.follow = append(w.follow, int32(i))
 		}
 	}
 	if err := w.nameConflicts(ctx, rows); err != nil {
@@ -1216,10 +1261,17 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 			}
 		}
 	}
-	// drop rows that ran out of draws
+	w.settleMinted(rows)
+	return ledgerHits, nil
+}
+
+// settleMinted gives the rows to mint (w.mint) their outcome and ARK, and the later occurrences
+// of their request IDs (w.follow) theirs: it drops the rows that ran out of draws (their share of
+// the quota goes back). Called when settling, and again after a chunk's names were redrawn.
+func (w *mintWorker) settleMinted(rows []pipeline.Row) {
 	kept := w.mint[:0]
 	for _, i := range w.mint {
-		if rows[i].Outcome == pipeline.OutcomePending {
+		if rows[i].Outcome != pipeline.OutcomeRejected {
 			kept = append(kept, i)
 		}
 	}
@@ -1233,11 +1285,8 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 		rows[i].Outcome, rows[i].ARK = pipeline.OutcomeMinted, w.name[i]
 	}
 	// later occurrences follow their first
-	for i := range rows {
+	for _, i := range w.follow {
 		r := &rows[i]
-		if r.Outcome != pipeline.OutcomePending {
-			continue
-		}
 		f := &rows[w.firstOf[i]]
 		switch {
 		case f.Outcome == pipeline.OutcomeRejected:
@@ -1248,7 +1297,6 @@ func (w *mintWorker) settle(ctx context.Context, b *pipeline.Batch, checkNames b
 			rejectRow(r, "request_id", &ReceiptConflictError{RequestID: r.Record.RequestID, ARK: f.ARK, First: f.Record.Source})
 		}
 	}
-	return ledgerHits, nil
 }
 
 // nameConflicts fills in ReceiptConflictError.Fields for the rows w.conflicts: the manifest
@@ -1336,28 +1384,28 @@ func (w *mintWorker) draw(b *pipeline.Batch, i int32) error {
 // Names are released once their batch is committed (then the ledger lookup sees them) or given
 // up.
 //
-// Names are kept as 64-bit hashes (maphash): two different names with one hash only make a row
-// draw again, which is harmless and, at 2^-64 per pair, does not happen.
+// Names are kept as 64-bit hashes (maphash; the table's key is the hash with its low bit set):
+// two different names with one key only make a row draw again, which is harmless and, at 2^-63
+// per pair, does not happen. Every name drawn is added and later released: hashtab's table
+// takes that at a fraction of a Go map's cost.
 type inflight struct {
 	seed  maphash.Seed
 	mu    sync.Mutex
-	owner map[uint64]holder
+	owner hashtab.Table // key → holding worker << 32 | batch row
 }
-
-// holder is the worker and batch row holding a name.
-type holder struct{ worker, row int32 }
 
 // claim records key as drawn for row of worker's batch and returns its hash; ok is false when
 // another row holds it.
 func (f *inflight) claim(key string, worker int, row int32) (h uint64, ok bool) {
 	h = maphash.String(f.seed, key)
-	me := holder{int32(worker), row}
+	me := uint64(uint32(worker))<<32 | uint64(uint32(row))
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if o, held := f.owner[h]; held {
-		return h, o == me
+	o, held := f.owner.Ref(h | 1)
+	if held {
+		return h, *o == me
 	}
-	f.owner[h] = me
+	*o = me
 	return h, true
 }
 
@@ -1389,7 +1437,7 @@ func (f *inflight) release(hs []uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, h := range hs {
-		delete(f.owner, h)
+		f.owner.Delete(h | 1)
 	}
 }
 
@@ -1472,7 +1520,12 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) 
 		}
 	}()
 	at := time.Now().UTC().Truncate(time.Microsecond)
-	if len(w.mint) > 0 {
+	switch {
+	case len(w.mint) > 0 && w.chunked:
+		if err := w.copyChunks(ctx, tx, b, at); err != nil {
+			return err
+		}
+	case len(w.mint) > 0:
 		if err := w.copyRows(ctx, tx, b, w.mint, at); err != nil {
 			return err
 		}
@@ -1510,6 +1563,77 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) 
 	return tx.Commit(ctx)
 }
 
+// chunkSavepoint is the savepoint each chunk of a CheckChunks COPY goes under.
+const chunkSavepoint = "arkhe_mint_chunk"
+
+// copyChunks COPYs the rows w.mint in chunks of ChunkRows inside tx, each under a savepoint
+// (CheckChunks). A chunk refused for a unique violation (on Citus, for any worker's error) is
+// rolled back to its savepoint and its names are looked up in the ledger: those that exist are
+// counted as collisions and redrawn (a row out of draws is rejected) and the chunk goes again.
+// If none exists the conflict is a receipt, or the error is not about names: it is returned and
+// the batch is rolled back and retried as after any refused COPY. After redraws the rows'
+// outcomes and the batch's draw counters are settled again.
+func (w *mintWorker) copyChunks(ctx context.Context, tx pgx.Tx, b *pipeline.Batch, at time.Time) error {
+	rows := b.Rows
+	redrawn := false
+	for start := 0; start < len(w.mint); start += ChunkRows {
+		w.chunk = append(w.chunk[:0], w.mint[start:min(start+ChunkRows, len(w.mint))]...)
+		sp := "savepoint " + chunkSavepoint // a chunk sent again stays under its savepoint
+		if start > 0 {
+			sp = "release savepoint " + chunkSavepoint + "; " + sp
+		}
+		if _, err := tx.Exec(ctx, sp); err != nil {
+			return fmt.Errorf("mint chunk: %w", err)
+		}
+		for len(w.chunk) > 0 {
+			err := w.copyRows(ctx, tx, b, w.chunk, at)
+			if err == nil {
+				break
+			}
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || !(pgErr.Code == CodeUniqueViolation || w.s.citus && pgErr.Code == codeInternal) {
+				return err
+			}
+			if _, rerr := tx.Exec(ctx, "rollback to savepoint "+chunkSavepoint); rerr != nil {
+				return fmt.Errorf("mint chunk: %w (after %w)", rerr, err)
+			}
+			w.keys = w.keys[:0]
+			for _, i := range w.chunk {
+				w.keys = append(w.keys, w.name[i][4:])
+			}
+			t0 := time.Now()
+			lerr := w.existing(ctx, w.keys)
+			w.s.since(phaseNames, t0)
+			if lerr != nil {
+				return lerr
+			}
+			w.s.looked.Add(int64(len(w.keys)))
+			if len(w.hits) == 0 {
+				return err // a receipt, or not about names
+			}
+			kept := w.chunk[:0]
+			for _, i := range w.chunk {
+				if _, hit := w.hits[w.name[i][4:]]; hit {
+					w.collided[i]++
+					if err := w.draw(b, i); err != nil {
+						return err
+					}
+				}
+				if rows[i].Outcome != pipeline.OutcomeRejected {
+					kept = append(kept, i)
+				}
+			}
+			w.chunk = kept
+			redrawn = true
+		}
+	}
+	if redrawn {
+		w.settleMinted(rows)
+		b.Draws, b.Collisions = w.drawCounts(rows)
+	}
+	return nil
+}
+
 // copyLine returns the row number in a COPY error's context ("COPY ark, line 3, column url:
 // ..."), or 0. (This reads only the position PostgreSQL reports; what conflicts is
 // never read from an error, whose text differs between engines.)
@@ -1545,8 +1669,8 @@ func copyLine(where string) int {
 func (w *mintWorker) locate(ctx context.Context, b *pipeline.Batch, pgErr *pgconn.PgError) (int32, *pgconn.PgError, error) {
 	remote := w.s.citus && pgErr.Code == codeInternal
 	if !w.s.cfg.Hooks.Bisect && !remote {
-		if n := copyLine(pgErr.Where); n >= 1 && n <= len(w.mint) {
-			return w.mint[n-1], pgErr, nil
+		if n := copyLine(pgErr.Where); n >= 1 && n <= len(w.copyIdx) { // the rows of the last COPY (a chunk's)
+			return w.copyIdx[n-1], pgErr, nil
 		}
 	}
 	refused := func(err error) bool {

@@ -990,15 +990,139 @@ func TestMintDenseShoulder(t *testing.T) {
 	}
 }
 
+// TestMintChunksRedrawInPlace: with CheckChunks one batch of 2,502 rows goes in chunks of
+// ledger.ChunkRows under savepoints. A chunk that draws an existing name is rolled back to its
+// savepoint alone, the name is counted and redrawn, and the chunk goes again; a row whose redraw
+// names an existing ARK again until it runs out of draws is rejected with a *CollisionError,
+// and the later occurrence of its request ID with it; the later occurrence of a redrawn row
+// replays the new ARK. The batch commits once, the counters as settled.
+func TestMintChunksRedrawInPlace(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		l := mintLedgerIn(t, db)
+		ctx := context.Background()
+		ids := keys(t, l.Pool)
+		existing := []string{"bcdfghjk", "zxwvtsrq"}
+		for _, blade := range existing {
+			name := ark.MintName("99999", "/x9", []byte(blade))
+			mintExec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
+				values ($1, '99999', $2, $3, $4, now())`, "99999/"+name, ids["s/x9"], name, ids["cc1"])
+		}
+		// rows 0..2501: row 1200 repeats row 1199, row 2401 repeats row 2400; the 2,500 first
+		// occurrences draw in order, 1199 (chunk 2) an existing blade and 2399 (chunk 3, manifest
+		// row 2400) the other; their redraws come last: a fresh one for 1199, the existing one
+		// again for 2400, which then has had its two draws
+		const n = 2502
+		rows := make([]pipeline.Row, 0, n)
+		script := make([]string, 0, n)
+		for k := 0; len(rows) < n; k++ {
+			rec := pipeline.Record{RequestID: fmt.Sprintf("obj-%06d", k), URL: fmt.Sprintf("https://example.org/%d", k),
+				Has: pipeline.HasRequestID | pipeline.HasURL, Source: pipeline.Location{File: "m.csv", Line: len(rows) + 2, Record: len(rows) + 1}}
+			r := pipeline.Row{Record: rec}
+			r.Digest = pipeline.PayloadDigest(&r.Record)
+			rows = append(rows, r)
+			switch k {
+			case 1199:
+				script = append(script, existing[0])
+			case 2399:
+				script = append(script, existing[1])
+			default:
+				script = append(script, chunkBlade(k))
+			}
+			if k == 1199 || k == 2399 {
+				dup := r
+				dup.Record.Source = pipeline.Location{File: "m.csv", Line: len(rows) + 2, Record: len(rows) + 1}
+				rows = append(rows, dup)
+			}
+		}
+		script = append(script, "ghjkmnpq", existing[1])
+		sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", NameCheck: ledger.CheckChunks, MaxDraws: 2,
+			Blades: func(int) ark.BladeSource { return ark.NewScriptedBlades(script...) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := sink.OpenWorker(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &pipeline.Batch{Rows: rows}
+		if err := w.Write(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		fresh := "ark:99999/" + ark.MintName("99999", "/x9", []byte("ghjkmnpq"))
+		if r := b.Rows[1199]; r.Outcome != pipeline.OutcomeMinted || r.ARK != fresh {
+			t.Errorf("row 1199: %v %s, want minted %s (redrawn)", r.Outcome, r.ARK, fresh)
+		}
+		if r := b.Rows[1200]; r.Outcome != pipeline.OutcomeReplayed || r.ARK != fresh {
+			t.Errorf("row 1200 (repeats 1199): %v %s, want replayed %s", r.Outcome, r.ARK, fresh)
+		}
+		var ce *ledger.CollisionError
+		if r := b.Rows[2400]; r.Outcome != pipeline.OutcomeRejected || r.Reject == nil || !errors.As(r.Reject.Err, &ce) || ce.Draws != 2 {
+			t.Errorf("row 2400: %v %v, want rejected with a CollisionError after 2 draws", r.Outcome, r.Reject)
+		}
+		var fe *ledger.FirstRejectedError
+		if r := b.Rows[2401]; r.Outcome != pipeline.OutcomeRejected || r.Reject == nil || !errors.As(r.Reject.Err, &fe) {
+			t.Errorf("row 2401 (repeats 2400): %v %v, want rejected with its first", r.Outcome, r.Reject)
+		}
+		minted := 0
+		for _, r := range b.Rows {
+			if r.Outcome == pipeline.OutcomeMinted {
+				minted++
+			}
+		}
+		if minted != 2499 || b.Draws != 2502 || b.Collisions != 3 {
+			t.Errorf("batch: %d minted, %d draws, %d collisions; want 2499, 2502 and 3", minted, b.Draws, b.Collisions)
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from ark`); n != 2+2499 {
+			t.Errorf("%d ARKs, want the 2 existing and 2,499 new", n)
+		}
+		var got string
+		if err := l.Pool.QueryRow(ctx, `select ark from mint_receipt where request_id = 'obj-001199'`).Scan(&got); err != nil || "ark:"+got != fresh {
+			t.Errorf("receipt of obj-001199: %q %v, want %s", got, err, fresh)
+		}
+		var draws, collisions int64
+		if err := l.Pool.QueryRow(ctx, tallyQuery, "/x9").Scan(&draws, &collisions); err != nil {
+			t.Fatal(err)
+		}
+		if draws != 2502 || collisions != 3 {
+			t.Errorf("shoulder counters draws %d collisions %d, want 2502 and 3", draws, collisions)
+		}
+		// one lookup of chunk 2's 1,000 names, two of chunk 3's 500
+		if st := sink.Stats(); st.LookedUpNames != 2000 || st.Retries != 0 {
+			t.Errorf("%d names looked up, %d batches retried; want 2000 and 0", st.LookedUpNames, st.Retries)
+		}
+	})
+}
+
+// chunkBlade returns a distinct 8-character blade for k < 29^4 (never one of the test's own).
+func chunkBlade(k int) string {
+	const alphabet = "0123456789bcdfghjkmnpqrstvwxz"
+	b := []byte("2222")
+	for i := 3; i >= 0; i-- {
+		b[i] = alphabet[k%29]
+		k /= 29
+	}
+	return string(b) + "3456"
+}
+
 // TestMintOneUniqueViolationNameAndReceipt: receipts are ark columns, so one optimistic COPY
 // of ark (no receipt or name lookups first) can hit both ark_pkey (a drawn name that exists)
 // and ark_receipt (a request ID that already has its receipt) and fails with a single 23505.
 // The sink finds both by querying the ledger, replays the receipt and
-// redraws the name.
+// redraws the name. With CheckChunks the chunk's name is found and redrawn under the chunk's
+// savepoint first; the chunk is refused again for the receipt, whose lookup finds no name, and
+// the batch is retried whole.
 func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 	t.Parallel()
-	for _, copyFrom := range []bool{false, true} {
-		t.Run(fmt.Sprintf("pgx=%v", copyFrom), func(t *testing.T) {
+	for _, mode := range []struct {
+		check    ledger.Check
+		copyFrom bool
+	}{{ledger.CheckNever, false}, {ledger.CheckNever, true}, {ledger.CheckChunks, false}} {
+		copyFrom := mode.copyFrom
+		t.Run(fmt.Sprintf("%s/pgx=%v", mode.check, copyFrom), func(t *testing.T) {
 			pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 				l := mintLedgerIn(t, db)
 				ctx := context.Background()
@@ -1020,7 +1144,7 @@ func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 				blades := func(int) ark.BladeSource {
 					return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg", "6789bcdf", "ghjkmnpq")
 				}
-				sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: ledger.CheckNever,
+				sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: mode.check,
 					ReceiptCheck: ledger.CheckNever, PgxCopyFrom: copyFrom}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
 				if err != nil {
 					t.Fatal(err)

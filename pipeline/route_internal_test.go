@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"hash/maphash"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -32,12 +34,48 @@ func TestInFlightRoute(t *testing.T) {
 		}
 	}
 	// Seq 0 to 6 are written out and forgotten: only d (Seq 12) remains
-	if _, ok := f.holder[maphashOf(f, "d")]; len(f.holder) != 1 || !ok {
-		t.Fatalf("%d request IDs held, want 1 (d): the set does not forget what was written out", len(f.holder))
+	if _, ok := f.held.Get(maphash.String(f.seed, "d") | 1); f.held.Len() != 1 || !ok {
+		t.Fatalf("%d request IDs held, want 1 (d): the set does not forget what was written out", f.held.Len())
 	}
 }
 
-func maphashOf(f *inFlight, rid string) uint64 { return maphash.String(f.seed, rid) | 1 }
+// TestInFlightTable: routes agree with a Go map's under random routes through a small window
+// with many repeats, and the set holds exactly the request IDs in flight.
+func TestInFlightTable(t *testing.T) {
+	t.Parallel()
+	const window = 12
+	f := newInFlight(window)
+	ref := map[uint64]uint64{} // hash → Seq << 16 | worker, as the table should hold
+	ring := make([]uint64, window)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var written int64
+	for seq := int64(0); seq < 200_000; seq++ {
+		if rng.IntN(3) == 0 {
+			written = min(seq, written+int64(rng.IntN(4)))
+		}
+		written = max(written, seq-window+1) // the reader holds a window token for seq
+		for p := f.pruned; p < written; p++ {
+			if h := ring[p%window]; h != 0 && int64(ref[h]>>16) == p {
+				delete(ref, h)
+			}
+		}
+		rid := strconv.Itoa(rng.IntN(40))
+		cur := rng.IntN(3)
+		h := maphash.String(f.seed, rid) | 1
+		want := cur
+		if e, ok := ref[h]; ok {
+			want = int(e & (maxWorkers - 1))
+		}
+		if got := f.route(rid, seq, written, cur); got != want {
+			t.Fatalf("Seq %d: %q went to worker %d, want %d", seq, rid, got, want)
+		}
+		ref[h] = uint64(seq)<<16 | uint64(want)
+		ring[seq%window] = h
+		if f.held.Len() != len(ref) {
+			t.Fatalf("Seq %d: %d entries, want %d", seq, f.held.Len(), len(ref))
+		}
+	}
+}
 
 // TestFlowRecyclesBatches: a written-out batch comes back cleared for the next batch that fits
 // in it; one too small is dropped for a new one; a full free list drops what comes back.

@@ -43,7 +43,7 @@ func benchMintCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "floor-workers", Usage: "connections the floor COPYs on", DefaultText: "--workers, the same parallelism"},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "measure this many times into fresh clones and report the medians"},
 			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster, preloaded template and manifest here", DefaultText: "a temporary directory; <data dir>/bench with --preload"},
-			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "mint sink name lookups before COPY: auto, always, never"},
+			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "how the mint sink checks drawn names against the ledger: auto, always (look up before COPY), never (look up after a refused COPY), chunks (COPY in chunks under savepoints, look up a refused chunk)"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "mint sink receipt lookups before COPY: auto, always, never"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the manifest and preload"},
 			&cli.StringFlag{Name: "copy", Value: "binary", Usage: "how arkhe sends rows: binary (its own COPY encoder) or pgx (pgx.CopyFrom with a CopyFromSource)"},

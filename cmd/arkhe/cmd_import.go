@@ -14,6 +14,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 func importCommand(e *env) *cli.Command {
@@ -88,7 +89,7 @@ func importAction(c *cli.Context, e *env) error {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	defer boundMemory()() // and a memory limit keeps that target from growing with the input
+	defer boundMemory(pipeline.MemoryLimit)() // and a memory limit keeps that target from growing with the input
 	l, err := openAsClient(c, e, 4, cfg.ClientID)
 	if err != nil {
 		return cannot(err)

@@ -43,7 +43,7 @@ func mintCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "max-url", Value: pipeline.DefaultMaxURL, Usage: "longest target URL in octets"},
 			&cli.IntFlag{Name: "max-erc", Value: pipeline.DefaultMaxERC, Usage: "longest ERC value (who, what, when) in octets"},
 			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable)", DefaultText: "http and https"},
-			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "look drawn names up before COPY: auto, always, never"},
+			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "how drawn names are checked against the ledger: auto, always (look up before COPY), never (look up after a refused COPY), chunks (COPY in chunks under savepoints, look up a refused chunk)"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "look request IDs up before COPY: auto, always, never"},
 			&cli.DurationFlag{Name: "retry-for", Value: ledger.DefaultRetryFor, Usage: "after a fault (lost connection, server restart, no answer within --batch-timeout) retry a batch with back-off for this long, resuming from its receipts; 0s stops at the first fault"},
 			&cli.DurationFlag{Name: "batch-timeout", Value: ledger.DefaultBatchTimeout, Usage: "deadline of one attempt at a batch, which detects a frozen server; the session's lock_timeout is half of it, its statement_timeout three quarters"},
@@ -94,7 +94,7 @@ func mintAction(c *cli.Context, e *env) error {
 		return cannot(fmt.Errorf("mint: --out %s: want .csv, .jsonl or .parquet", out))
 	}
 	workers := c.Int("workers")
-	defer boundMemory()()
+	defer boundMemory(pipeline.MemoryLimitFor(workers, c.Int("batch")))()
 	l, err := openAsClient(c, e, int32(workers+2), c.String("client"))
 	if err != nil {
 		return cannot(err)
