@@ -519,6 +519,14 @@ func binMajor(ctx context.Context, dir string) (int, error) {
 	return major, nil
 }
 
+// InitdbArgs returns the arguments every cluster is created with (initdb, besides its data
+// directory and, for a throw-away cluster, --no-sync): superuser, authentication, encoding and
+// locale. A copy of a cluster stands for a new one only if both were made with these
+// (fixtures/pgtest keys its seed clusters by them).
+func InitdbArgs() []string {
+	return []string{"-U", clusterSuperuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-instructions"}
+}
+
 // initdb creates the cluster in "<DataDir>.initdb" and renames it into place, so a crash
 // never leaves a half-made DataDir; DataDir must be absent or empty.
 func (c *Cluster) initdb(ctx context.Context, persistent bool) error {
@@ -547,7 +555,7 @@ func (c *Cluster) initdb(ctx context.Context, persistent bool) error {
 		return fail(err)
 	}
 	fmt.Fprintf(c.log, "creating PostgreSQL %d cluster in %s\n", c.major, c.dataDir)
-	args := []string{"-D", tmp, "-U", clusterSuperuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-instructions"}
+	args := append([]string{"-D", tmp}, InitdbArgs()...)
 	if !persistent {
 		args = append(args, "--no-sync")
 	}
