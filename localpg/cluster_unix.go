@@ -104,11 +104,16 @@ func (s serverUser) canSearch(fi fs.FileInfo) bool {
 	}
 }
 
-// lockExclusive takes an exclusive flock(2) on f, polling until ctx is done. flock locks
-// belong to the open file description, so two opens in one process exclude each other too.
-func lockExclusive(ctx context.Context, f *os.File) error {
+// LockFile takes a flock(2) on f, exclusive or shared, polling until ctx is done; f holds no
+// lock when it is called. flock locks belong to the open file description, so two opens in one
+// process exclude each other too. UnlockFile (or closing f) releases it.
+func LockFile(ctx context.Context, f *os.File, exclusive bool) error {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
 			return nil
 		}
@@ -117,8 +122,19 @@ func lockExclusive(ctx context.Context, f *os.File) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("lock %s: waiting for another arkhe process: %w", f.Name(), ctx.Err())
-		case <-time.After(50 * time.Millisecond):
+			return fmt.Errorf("lock %s: waiting for another process: %w", f.Name(), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
+
+// UnlockFile releases the flock(2) LockFile took on f.
+func UnlockFile(f *os.File) error {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		return fmt.Errorf("unlock %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// lockExclusive takes an exclusive lock on f (LockFile).
+func lockExclusive(ctx context.Context, f *os.File) error { return LockFile(ctx, f, true) }
