@@ -253,7 +253,7 @@ func (r MintResult) printSideBySide(w io.Writer) {
 	fmt.Fprintf(w, "  (octets after the first run's (b), %d ARKs; Citus: every shard placement on %d nodes, reference tables on each)\n",
 		r.Size.ARKs, r.Size.Nodes)
 	cpu := perM(r.MintCPU, r.Mint.Rows) - perM(s.MintCPU, s.Mint.Rows)
-	fmt.Fprintf(w, "Citus's overhead per ARK minted: %+.1f µs of server CPU (%.1fx the single node's), %+.0f octets on disk (whole ledger)\n",
+	fmt.Fprintf(w, "Citus's overhead per ARK minted: %+.1f µs of server CPU (Citus spends %.1fx the single node's), %+.0f octets on disk (whole ledger)\n",
 		cpu, perM(r.MintCPU, r.Mint.Rows)/max(perM(s.MintCPU, s.Mint.Rows), 1e-9), r.Size.PerARK(r.Size.Total)-s.Size.PerARK(s.Size.Total))
 }
 

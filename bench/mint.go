@@ -1313,7 +1313,7 @@ func (r MintResult) Print(w io.Writer) {
 			st.ReceiptLookups.Seconds(), st.CheckedBatches, st.NameLookups.Seconds(), st.LookedUpNames, st.Settle.Seconds(),
 			st.CopyARKs.Seconds(), st.Commit.Seconds())
 	}
-	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark %.2f s, commit %.2f s\n",
+	fmt.Fprintf(w, "time in (a), summed over connections: COPY ark (on Citus with the receipt rows' COPY) %.2f s, commit %.2f s\n",
 		r.FloorCopyARKs.Seconds(), r.FloorCommit.Seconds())
 	if z := r.Size; z.ARKs > 0 {
 		fmt.Fprintf(w, "on disk after (b) (%d ARKs, %d node(s)): ark %.0f B, receipts %.0f B, whole ledger %.0f B per ARK\n",
