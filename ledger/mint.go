@@ -40,7 +40,7 @@ import (
 // ChunkRows rows is expected to hold few collisions (ChunkCollisionLimit), the batch goes to COPY
 // in chunks, each under a savepoint: a chunk refused for a unique violation is rolled back alone,
 // its names are looked up, those that exist are counted and redrawn, and the chunk goes again
-// (a name lookup costs about a quarter of the row's COPY in a ledger of millions, and every
+// (a name lookup costs about a third of the row's COPY in a ledger of millions, and every
 // COPYed row has its key checked by the primary key anyway). Denser, and on Citus, every drawn
 // name is looked up before COPY (`ark = any($1)`, sorted), hits are counted and redrawn, and
 // only the redrawn names are looked up again. In a sparse ledger neither would pay for itself,
@@ -100,10 +100,11 @@ const ChunkRows = 1000
 // ChunkCollisionLimit is the expected number of collisions per chunk of ChunkRows with the
 // ARKs in the ledger before the run up to which CheckAuto, when it looks names up at all, COPYs
 // in savepointed chunks instead of looking every drawn name up before COPY (single layout).
-// A lookup costs about a quarter of a row's COPY in a ledger of 10 million ARKs (PostgreSQL 15:
-// 8.6 µs of server time against about 35 µs); a refused chunk costs on average half a chunk
-// sent again and the chunk's lookup, so chunks cost less than looking every name up while
-// under about 0.3 collisions per chunk expected.
+// A lookup costs about a third of a row's COPY in a ledger of 10 million ARKs (PostgreSQL 15,
+// `arkhe bench mint --preload 10000000`: 8.6 µs of server time per name against 27–31 µs per
+// row for the COPY); a refused chunk costs on average half a chunk sent again and the chunk's
+// lookup, so chunks cost less than looking every name up while under about 0.4 collisions per
+// chunk are expected.
 const ChunkCollisionLimit = 0.25
 
 // receiptSample is how many request IDs of a batch are looked up to decide whether the batch
@@ -776,7 +777,6 @@ type mintWorker struct {
 	shoulderID int64
 	naan       string
 	dense      bool  // this worker saw a ledger collision
-	chunked    bool  // this attempt COPYs in savepointed chunks (CheckChunks)
 	replays    bool  // this worker saw a receipt conflict after an optimistic COPY
 	resumed    bool  // the batch is sent again after a fault: read all its receipts first
 	session    bool  // the connection's session settings are made: timeouts, on Citus sequential mode (retry.go)
@@ -917,8 +917,7 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 		}
 		w.orderByRequestID(rows)
 		b.Draws, b.Collisions = w.drawCounts(rows)
-		w.chunked = chunked && !checkNames
-		err = w.commit(ctx, b)
+		err = w.commit(ctx, b, chunked && !checkNames)
 		if err == nil {
 			for _, i := range w.mint { // before the names leave inflight (deferred release)
 				w.s.runNames.add(w.hash[i])
@@ -1010,14 +1009,22 @@ func (w *mintWorker) diagnose(ctx context.Context, rows []pipeline.Row) (bool, e
 			return true, nil
 		}
 	}
+	err := w.lookUpNames(ctx, w.mint)
+	return len(w.hits) > 0, err
+}
+
+// lookUpNames looks the drawn names of rows idx up in the ledger and leaves those that exist in
+// w.hits (existing), counting the time and the names in the sink's statistics.
+func (w *mintWorker) lookUpNames(ctx context.Context, idx []int32) error {
 	w.keys = w.keys[:0]
-	for _, i := range w.mint {
+	for _, i := range idx {
 		w.keys = append(w.keys, w.name[i][4:])
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	err := w.existing(ctx, w.keys)
 	w.s.since(phaseNames, t0)
-	return len(w.hits) > 0, err
+	w.s.looked.Add(int64(len(w.keys)))
+	return err
 }
 
 // reachChanged reports whether the run's client may no longer mint in its shoulder (the
@@ -1503,10 +1510,10 @@ func (w *mintWorker) copyRows(ctx context.Context, tx pgx.Tx, b *pipeline.Batch,
 	return err
 }
 
-// commit writes the attempt: COPY ark (receipts included), the quota counter (mint_quota) and
-// the shoulder's draw and collision counters (shoulder_tally, never the shoulder row), in one
-// transaction. The counters are upserted last so their row locks are held only while committing.
-func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) {
+// commit writes the attempt: COPY ark (receipts included; with chunked in savepointed chunks,
+// copyChunks), the quota counter (mint_quota) and the shoulder's draw and collision counters
+// (shoulder_tally, never the shoulder row), in one transaction. The counters are upserted last so their row locks are held only while committing.
+func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch, chunked bool) (err error) {
 	if len(w.mint) == 0 && b.Draws == 0 {
 		return nil
 	}
@@ -1521,7 +1528,7 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch) (err error) 
 	}()
 	at := time.Now().UTC().Truncate(time.Microsecond)
 	switch {
-	case len(w.mint) > 0 && w.chunked:
+	case len(w.mint) > 0 && chunked:
 		if err := w.copyChunks(ctx, tx, b, at); err != nil {
 			return err
 		}
@@ -1597,17 +1604,9 @@ func (w *mintWorker) copyChunks(ctx context.Context, tx pgx.Tx, b *pipeline.Batc
 			if _, rerr := tx.Exec(ctx, "rollback to savepoint "+chunkSavepoint); rerr != nil {
 				return fmt.Errorf("mint chunk: %w (after %w)", rerr, err)
 			}
-			w.keys = w.keys[:0]
-			for _, i := range w.chunk {
-				w.keys = append(w.keys, w.name[i][4:])
-			}
-			t0 := time.Now()
-			lerr := w.existing(ctx, w.keys)
-			w.s.since(phaseNames, t0)
-			if lerr != nil {
+			if lerr := w.lookUpNames(ctx, w.chunk); lerr != nil {
 				return lerr
 			}
-			w.s.looked.Add(int64(len(w.keys)))
 			if len(w.hits) == 0 {
 				return err // a receipt, or not about names
 			}
