@@ -29,3 +29,36 @@ func TestExpectedCollisions(t *testing.T) {
 		t.Errorf("100 million: %.2f", e)
 	}
 }
+
+// TestNameCheckChoosesByDensity: CheckAuto goes to COPY directly while a batch expects fewer
+// than NameCheckThreshold collisions with the ARKs there before the run, in savepointed chunks
+// on one node while a chunk expects at most ChunkCollisionLimit, else (denser, or on Citus) it
+// looks every name up; a collision seen makes a sparse ledger count as dense; the other
+// policies are what they say.
+func TestNameCheckChoosesByDensity(t *testing.T) {
+	t.Parallel()
+	space := float64(29 * 29 * 29 * 29 * 29 * 29 * 29 * 29) // 8-character blades, about 5.0e11
+	for _, c := range []struct {
+		name          string
+		check         Check
+		arks          int64
+		citus, dense  bool
+		lookup, chunk bool
+	}{
+		{"empty", CheckAuto, 0, false, false, false, false},
+		{"100 thousand", CheckAuto, 100_000, false, false, false, false},                 // 0.02 per 100k batch
+		{"100 thousand, a collision seen", CheckAuto, 100_000, false, true, false, true}, // chunks
+		{"1 million", CheckAuto, 1_000_000, false, false, false, true},                   // 0.2 per batch
+		{"10 million", CheckAuto, 10_000_000, false, false, false, true},                 // 2 per batch, 0.02 per chunk
+		{"10 million on Citus", CheckAuto, 10_000_000, true, false, true, false},
+		{"200 billion", CheckAuto, 200_000_000_000, false, false, true, false}, // 400 per chunk
+		{"always", CheckAlways, 0, false, false, true, false},
+		{"never", CheckNever, 10_000_000, false, false, false, false},
+		{"chunks", CheckChunks, 0, true, false, false, true},
+	} {
+		w := &mintWorker{s: &MintSink{cfg: MintConfig{NameCheck: c.check}, arkRows0: c.arks, space: space, citus: c.citus}, dense: c.dense}
+		if lookup, chunk := w.nameCheck(100_000); lookup != c.lookup || chunk != c.chunk {
+			t.Errorf("%s: lookup %v, chunks %v; want %v, %v", c.name, lookup, chunk, c.lookup, c.chunk)
+		}
+	}
+}

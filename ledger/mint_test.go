@@ -277,11 +277,17 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 func existingBlade(t *testing.T, l *ledger.Ledger) string {
 	t.Helper()
 	const blade = "bcdfghjk"
+	mintByHand(t, l, blade)
+	return blade
+}
+
+// mintByHand inserts the ARK of blade in /x9 with plain SQL, as client c1.
+func mintByHand(t *testing.T, l *ledger.Ledger, blade string) {
+	t.Helper()
 	name := ark.MintName("99999", "/x9", []byte(blade))
 	ids := keys(t, l.Pool)
 	mintExec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
 		values ($1, '99999', $2, $3, $4, now())`, "99999/"+name, ids["s/x9"], name, ids["cc1"])
-	return blade
 }
 
 func TestMintForcedCollisionIsRedrawn(t *testing.T) {
@@ -1001,13 +1007,8 @@ func TestMintChunksRedrawInPlace(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 		l := mintLedgerIn(t, db)
 		ctx := context.Background()
-		ids := keys(t, l.Pool)
-		existing := []string{"bcdfghjk", "zxwvtsrq"}
-		for _, blade := range existing {
-			name := ark.MintName("99999", "/x9", []byte(blade))
-			mintExec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
-				values ($1, '99999', $2, $3, $4, now())`, "99999/"+name, ids["s/x9"], name, ids["cc1"])
-		}
+		existing := []string{existingBlade(t, l), "zxwvtsrq"}
+		mintByHand(t, l, existing[1])
 		// rows 0..2501: row 1200 repeats row 1199, row 2401 repeats row 2400; the 2,500 first
 		// occurrences draw in order, 1199 (chunk 2) an existing blade and 2399 (chunk 3, manifest
 		// row 2400) the other; their redraws come last: a fresh one for 1199, the existing one
