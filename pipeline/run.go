@@ -298,8 +298,8 @@ const MemoryLimit = 200 << 20
 // rows, and in proportion to the window above it, so that the limit stays about a quarter
 // above the live heap the window holds. A limit at or under the live heap does not bound memory
 // any further: it makes the collector run without pause (with 3 workers under 200 MiB, 87
-// collections in a 1-million-row mint instead of 7, and the process's processor time twice as
-// high).
+// collections in a 1-million-row mint instead of 9, and the process's processor time twice as
+// high: 10.2 s against 4.5 s).
 func MemoryLimitFor(workers, batchSize int) int64 {
 	if workers <= 0 {
 		workers = DefaultWorkers
@@ -705,7 +705,8 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 // the rows in the window, by Seq, to forget an entry once the collector has written its last
 // occurrence out. Two request IDs of the same hash count as one (they go to one worker, which
 // costs nothing but balance). It holds at most one entry per row in the window. Every row is
-// added and later deleted: hashtab's table takes that at a sixth of a Go map's cost.
+// added and later deleted, which hashtab's table takes at 0.1 µs per row where a Go map took
+// 1.4 µs (BenchmarkInFlightRoute).
 type inFlight struct {
 	seed   maphash.Seed
 	held   *hashtab.Table // hash → last occurrence's Seq << 16 | worker
