@@ -69,6 +69,15 @@ const (
 // keyAlphabet is lowercase base32 (RFC 4648 letters, lowercased).
 const keyAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 
+// hashParams returns the parameters l hashes keys with: DefaultKeyParams unless the package's
+// tests set others.
+func (l *Ledger) hashParams() KeyParams {
+	if l.keyParams == (KeyParams{}) {
+		return DefaultKeyParams()
+	}
+	return l.keyParams
+}
+
 func keyEncoding() *base32.Encoding {
 	return base32.NewEncoding(keyAlphabet).WithPadding(base32.NoPadding)
 }
@@ -149,7 +158,7 @@ func (l *Ledger) CreateKey(ctx context.Context, clientID string) (NewKey, error)
 		}
 		secret := enc.EncodeToString(raw[:32])
 		prefix := enc.EncodeToString(raw[32:])[:KeyPrefixLength]
-		phc, err := HashKeySecret(secret, DefaultKeyParams())
+		phc, err := HashKeySecret(secret, l.hashParams())
 		if err != nil {
 			return NewKey{}, err
 		}
@@ -331,8 +340,8 @@ func (l *Ledger) Authenticate(ctx context.Context, clientID, key string) error {
 	}
 	hash := deriveKey(secret, p, salt)
 	var verdict string
-	if p != DefaultKeyParams() || len(salt) != DefaultKeyParams().SaltBytes {
-		phc, err := HashKeySecret(secret, DefaultKeyParams())
+	if want := l.hashParams(); p != want || len(salt) != want.SaltBytes {
+		phc, err := HashKeySecret(secret, want)
 		if err != nil {
 			return err
 		}

@@ -16,11 +16,13 @@ import (
 )
 
 // keyLedger registers NAAN 99999, manager m1, shoulder /x9, a machine client "svc" and a person
-// client "alice".
+// client "alice". The ledger hashes keys with CheapKeyParams; a test of the parameters
+// themselves uses a Ledger on the same pool as callers make it, with DefaultKeyParams.
 func keyLedger(t *testing.T) (*ledger.Ledger, context.Context) {
 	t.Helper()
 	ctx := context.Background()
 	l := &ledger.Ledger{Pool: pgtest.New(t)}
+	ledger.SetKeyParams(l, ledger.CheapKeyParams())
 	must(t, firstErr(l.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
 	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1"})))
 	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
@@ -33,7 +35,8 @@ func keyLedger(t *testing.T) (*ledger.Ledger, context.Context) {
 // parameters whose hash is Argon2id of the secret, recomputed here independently.
 func TestKeyCreateStoresArgon2id(t *testing.T) {
 	t.Parallel()
-	l, ctx := keyLedger(t)
+	cheap, ctx := keyLedger(t)
+	l := &ledger.Ledger{Pool: cheap.Pool} // as every caller has it: a real key, DefaultKeyParams
 	k, err := l.CreateKey(ctx, "svc")
 	must(t, err)
 	if !regexp.MustCompile(`^arkhe_[a-z2-7]{12}_[a-z2-7]{52}$`).MatchString(k.Key) || !strings.HasPrefix(k.Key, "arkhe_"+k.Prefix+"_") {
@@ -63,12 +66,12 @@ func TestKeyCreateStoresArgon2id(t *testing.T) {
 	if len(keys) != 1 || keys[0].Prefix != k.Prefix || !keys[0].Active || keys[0].LastUsedAt == nil || keys[0].Params != "m=65536,t=2,p=2" {
 		t.Fatalf("ListKeys = %+v", keys)
 	}
-	// a person holds no key: the database refuses it
+	// a person holds no key: the database refuses it (these refusals are not about the parameters)
 	var re *ledger.RegistrationError
-	if _, err := l.CreateKey(ctx, "alice"); !errors.As(err, &re) || ledger.SQLState(err) != ledger.CodeCredentialFit {
+	if _, err := cheap.CreateKey(ctx, "alice"); !errors.As(err, &re) || ledger.SQLState(err) != ledger.CodeCredentialFit {
 		t.Errorf("key for a person client: %v, want a RegistrationError AK005", err)
 	}
-	if _, err := l.CreateKey(ctx, "nobody"); !errors.As(err, &re) {
+	if _, err := cheap.CreateKey(ctx, "nobody"); !errors.As(err, &re) {
 		t.Errorf("key for an unknown client: %v", err)
 	}
 	if n := count(t, l.Pool, `select count(*) from credential`); n != 1 {
@@ -166,7 +169,9 @@ func TestKeyRevokeAndRehash(t *testing.T) {
 		t.Errorf("revoke of an unknown prefix: %v", err)
 	}
 
-	// a key from the days of weaker parameters
+	// a key from the days of weaker parameters, rehashed to DefaultKeyParams by a Ledger as
+	// every caller has it
+	l = &ledger.Ledger{Pool: l.Pool}
 	secret := strings.Repeat("b", ledger.KeySecretLength)
 	old, err := ledger.HashKeySecret(secret, ledger.KeyParams{Time: 1, MemoryKiB: 8 * 1024, Threads: 1, KeyLength: 32, SaltBytes: 16})
 	must(t, err)

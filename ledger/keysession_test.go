@@ -58,6 +58,7 @@ func TestRequireKeysInTheDatabase(t *testing.T) {
 		ctx := context.Background()
 		r := newRoleLedgerIn(t, db)
 		su := r.l
+		ledger.SetKeyParams(su, ledger.CheapKeyParams()) // not a test of the parameters
 		must(t, firstErr(su.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
 		must(t, firstErr(su.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1"})))
 		must(t, firstErr(su.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
@@ -68,6 +69,7 @@ func TestRequireKeysInTheDatabase(t *testing.T) {
 		var shoulder, client int64
 		must(t, su.Pool.QueryRow(ctx, `select s.id, c.id from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'svc'`).Scan(&shoulder, &client))
 		writer := r.login(t, "w", r.roles.Writer)
+		ledger.SetKeyParams(writer, ledger.CheapKeyParams()) // the key's own: proved without a rehash
 		w := writer.Pool
 		acceptedAs(t, "writer before keys are required", w, plainARKSQL, "svc", "x9aaa")
 		must(t, firstErr(su.RequireKeys(ctx)))

@@ -29,6 +29,10 @@ type Ledger struct {
 	proof atomic.Pointer[keyProof]
 	// proved holds the connections (*pgconn.PgConn) that proved proof, mapped to it.
 	proved sync.Map
+	// keyParams are the Argon2id parameters CreateKey hashes new keys with and Authenticate
+	// rehashes other keys to; the zero value means DefaultKeyParams (only the package's own
+	// tests set others).
+	keyParams KeyParams
 }
 
 // Open connects to the ledger at url (a libpq URL or key/value string; "" reads the libpq
