@@ -187,9 +187,10 @@ func TestClusterConcurrentStart(t *testing.T) {
 
 // TestClusterStartFailureShowsLog: a refused setting makes pg_ctl start fail with the
 // server's complaint in the error; a corrected start then succeeds on the same directory.
+// The cluster is a copy of the seed (not a test of initdb).
 func TestClusterStartFailureShowsLog(t *testing.T) {
 	t.Parallel()
-	dataDir := filepath.Join(t.TempDir(), "pg")
+	dataDir := seededDataDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bad := ClusterConfig{DataDir: dataDir, Settings: map[string]string{"shared_buffers": "plenty"}}

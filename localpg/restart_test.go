@@ -3,7 +3,6 @@ package localpg
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -12,9 +11,10 @@ import (
 
 // TestRestart: a fast and an immediate restart each end the sessions open before it (a fast one
 // with SQLSTATE 57P01) and come back on the same socket with the same settings and with every
-// acknowledged commit (synchronous_commit on); a bad stop mode is refused.
+// acknowledged commit (synchronous_commit on); a bad stop mode is refused. The cluster is a
+// copy of the seed (not a test of initdb).
 func TestRestart(t *testing.T) {
-	c := startTestCluster(t, ClusterConfig{DataDir: filepath.Join(t.TempDir(), "pg"),
+	c := startTestCluster(t, ClusterConfig{DataDir: seededDataDir(t),
 		Settings: map[string]string{"synchronous_commit": "on", "work_mem": "7MB"}})
 	ctx := context.Background()
 	url := c.URL("postgres")
