@@ -7,21 +7,50 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// TestMain removes the seed cluster (seedDataDir) when the tests are done.
+// TestMain removes the seed cluster and its copies (seedRoot) when the tests are done, and
+// those of test binaries that are gone.
 func TestMain(m *testing.M) {
+	pruneSeedRoots()
 	code := m.Run()
-	os.RemoveAll(seedRoot())
+	os.RemoveAll(seedRoot(os.Getpid()))
 	os.Exit(code)
 }
 
-// seedRoot holds this test binary's seed cluster: /tmp/arkhe-localpg-seed-<pid>.
-func seedRoot() string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("arkhe-localpg-seed-%d", os.Getpid()))
+// seedRoot holds test binary pid's seed cluster and the copies of it,
+// arkhe-localpg-u<euid>-<pid>, under /dev/shm (a tmpfs: a copy is memory, not disk writes)
+// when there is one, else under the system's temporary directory.
+func seedRoot(pid int) string {
+	root := os.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		root = "/dev/shm"
+	}
+	return filepath.Join(root, seedRootPrefix()+strconv.Itoa(pid))
+}
+
+func seedRootPrefix() string { return fmt.Sprintf("arkhe-localpg-u%d-", os.Geteuid()) }
+
+// pruneSeedRoots removes this user's seed roots of test binaries no longer running (killed
+// before their TestMain could); errors are ignored: a root left is only space.
+func pruneSeedRoots() {
+	dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(seedRoot(0)), seedRootPrefix()+"*"))
+	for _, dir := range dirs {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), seedRootPrefix()))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if p, err := os.FindProcess(pid); err == nil && p.Signal(syscall.Signal(0)) == nil {
+			continue // still running
+		}
+		os.RemoveAll(dir)
+	}
 }
 
 // seedDataDir makes, once per test binary, a throw-away cluster with initdb as StartCluster
@@ -30,8 +59,8 @@ func seedRoot() string {
 var seedDataDir = sync.OnceValues(func() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dir := filepath.Join(seedRoot(), "pg")
-	if err := os.MkdirAll(seedRoot(), 0o755); err != nil {
+	dir := filepath.Join(seedRoot(os.Getpid()), "seed")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", err
 	}
 	user, err := currentServerUser()
@@ -48,15 +77,25 @@ var seedDataDir = sync.OnceValues(func() (string, error) {
 	return dir, nil
 })
 
-// seededDataDir returns a new data directory under t.TempDir holding a copy of the seed
-// cluster: made, never started, as StartCluster's initdb leaves one.
+// seededDataDir returns a new data directory beside the seed cluster holding a copy of it
+// (made, never started, as StartCluster's initdb leaves one), removed when t ends.
 func seededDataDir(t *testing.T) string {
 	t.Helper()
 	seed, err := seedDataDir()
 	if err != nil {
 		t.Fatalf("seed cluster: %v", err)
 	}
-	dir := filepath.Join(t.TempDir(), "pg")
+	parent, err := os.MkdirTemp(filepath.Dir(seed), "test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// removed after the cluster's stop (registered later, so run earlier)
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	// searchable: the server account reaches the cluster
+	if err := os.Chmod(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "pg")
 	user, err := currentServerUser()
 	if err != nil {
 		t.Fatal(err)
