@@ -30,7 +30,7 @@ func startTestCluster(t *testing.T, cfg ClusterConfig) *Cluster {
 }
 
 // cleanupCluster stops c and removes its socket directory when t ends (registered after the
-// data directory's t.TempDir, so it runs before that is removed).
+// data directory's temporary directory, so it runs before that is removed).
 func cleanupCluster(t *testing.T, c *Cluster) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -74,7 +74,7 @@ func execSQL(t *testing.T, url, sql string) {
 // it, data survives Stop and a new start, and Stop is idempotent.
 func TestClusterLifecycle(t *testing.T) {
 	t.Parallel()
-	dataDir := filepath.Join(t.TempDir(), "pg")
+	dataDir := filepath.Join(shmTempDir(t), "pg")
 	cfg := ClusterConfig{DataDir: dataDir, Settings: map[string]string{"work_mem": "7MB"}}
 	c := startTestCluster(t, cfg)
 
@@ -156,7 +156,7 @@ func TestClusterLifecycle(t *testing.T) {
 // succeed on one server; exactly one of them started it.
 func TestClusterConcurrentStart(t *testing.T) {
 	t.Parallel()
-	dataDir := filepath.Join(t.TempDir(), "pg")
+	dataDir := filepath.Join(shmTempDir(t), "pg")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var (
@@ -313,7 +313,7 @@ func TestClusterResolveDatabaseEmbedded(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dataDir := t.TempDir()
+	dataDir := shmTempDir(t)
 	noEnv := func(string) string { return "" }
 	u, err := resolveDatabase(ctx, "", dataDir, nil, noEnv)
 	t.Cleanup(func() {
