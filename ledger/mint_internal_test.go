@@ -73,7 +73,8 @@ func TestNameCheckChoosesByDensity(t *testing.T) {
 func TestRunNamesKeepsEveryName(t *testing.T) {
 	t.Parallel()
 	const workers, each, used = 4, 4096, runNameBlocks / 2 // only the first half of the blocks
-	hash := func(w, i int) uint64 { // block i mod used; a bit of its own in it; high bits set too
+	// hash: block i mod used, a bit of its own in it, high bits set too
+	hash := func(w, i int) uint64 {
 		bit := (uint64(w*each+i) * 0x9e3779b97f4a7c15) >> 49 // 15 bits
 		return uint64(i%used)*runNameBlockBits + bit | uint64(i)<<40
 	}
