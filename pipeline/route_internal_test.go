@@ -39,40 +39,49 @@ func TestInFlightRoute(t *testing.T) {
 	}
 }
 
-// TestInFlightTable: routes agree with a Go map's under random routes through a small window
-// with many repeats, and the set holds exactly the request IDs in flight.
+// TestInFlightTable: routes agree with a Go map's under random routes through a window with
+// many repeats, and the set holds exactly the request IDs in flight: in a small window, and with
+// the ring starting at one slot and doubling up to a window of 12 and of 3,000 rows (a grown ring
+// that lost or misplaced a hash would keep a request ID past its last occurrence, or forget it).
 func TestInFlightTable(t *testing.T) {
 	t.Parallel()
-	const window = 12
-	f := newInFlight(window)
-	ref := map[uint64]uint64{} // hash → Seq << 16 | worker, as the table should hold
-	ring := make([]uint64, window)
-	rng := rand.New(rand.NewPCG(1, 2))
-	var written int64
-	for seq := int64(0); seq < 200_000; seq++ {
-		if rng.IntN(3) == 0 {
-			written = min(seq, written+int64(rng.IntN(4)))
+	for _, c := range []struct{ window, start, ids int }{{12, 0, 40}, {12, 1, 40}, {3000, 1, 2000}} {
+		f := newInFlight(c.window)
+		if c.start > 0 {
+			f.ring = make([]uint64, c.start)
 		}
-		written = max(written, seq-window+1) // the reader holds a window token for seq
-		for p := f.pruned; p < written; p++ {
-			if h := ring[p%window]; h != 0 && int64(ref[h]>>16) == p {
-				delete(ref, h)
+		ref := map[uint64]uint64{} // hash → Seq << 16 | worker, as the table should hold
+		ring := make([]uint64, c.window)
+		rng := rand.New(rand.NewPCG(1, 2))
+		var written int64
+		for seq := int64(0); seq < 200_000; seq++ {
+			if rng.IntN(3) == 0 {
+				written = min(seq, written+int64(rng.IntN(4)))
+			}
+			written = max(written, seq-int64(c.window)+1) // the reader holds a window token for seq
+			for p := f.pruned; p < written; p++ {
+				if h := ring[p%int64(c.window)]; h != 0 && int64(ref[h]>>16) == p {
+					delete(ref, h)
+				}
+			}
+			rid := strconv.Itoa(rng.IntN(c.ids))
+			cur := rng.IntN(3)
+			h := maphash.String(f.seed, rid) | 1
+			want := cur
+			if e, ok := ref[h]; ok {
+				want = int(e & (maxWorkers - 1))
+			}
+			if got := f.route(rid, seq, written, cur); got != want {
+				t.Fatalf("window %d: Seq %d: %q went to worker %d, want %d", c.window, seq, rid, got, want)
+			}
+			ref[h] = uint64(seq)<<16 | uint64(want)
+			ring[seq%int64(c.window)] = h
+			if f.held.Len() != len(ref) {
+				t.Fatalf("window %d: Seq %d: %d entries, want %d", c.window, seq, f.held.Len(), len(ref))
 			}
 		}
-		rid := strconv.Itoa(rng.IntN(40))
-		cur := rng.IntN(3)
-		h := maphash.String(f.seed, rid) | 1
-		want := cur
-		if e, ok := ref[h]; ok {
-			want = int(e & (maxWorkers - 1))
-		}
-		if got := f.route(rid, seq, written, cur); got != want {
-			t.Fatalf("Seq %d: %q went to worker %d, want %d", seq, rid, got, want)
-		}
-		ref[h] = uint64(seq)<<16 | uint64(want)
-		ring[seq%window] = h
-		if f.held.Len() != len(ref) {
-			t.Fatalf("Seq %d: %d entries, want %d", seq, f.held.Len(), len(ref))
+		if len(f.ring) != c.window {
+			t.Fatalf("window %d: the ring has %d slots at the end, want %d", c.window, len(f.ring), c.window)
 		}
 	}
 }
