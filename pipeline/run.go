@@ -771,17 +771,35 @@ func (f *inFlight) grow(seq int64) {
 	f.ring = ring
 }
 
-// collect is the collector: it puts settled rows back in manifest order in a ring buffer of
-// Window slots and writes them out, releasing one window token per row.
+// collect is the collector: it puts settled rows back in manifest order in a ring buffer and
+// writes them out, releasing one window token per row. The ring starts at 1,024 slots (two
+// pointers each) and doubles, up to Window slots, when a row arrives further ahead.
 func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan result, sum *Summary, read *atomic.Int64, prog *progressState) error {
-	ring := make([]*Row, cfg.Window)
-	of := make([]*Batch, cfg.Window) // the batch of the row in ring, nil for a row rejected by the reader
-	left := map[*Batch]int{}         // rows of a batch not yet written out
-	var next int64                   // Seq of the next row to write
+	ring := make([]*Row, min(cfg.Window, ringStart))
+	of := make([]*Batch, len(ring)) // the batch of the row in ring, nil for a row rejected by the reader
+	left := map[*Batch]int{}        // rows of a batch not yet written out
+	var next int64                  // Seq of the next row to write
+	// grow doubles the ring (up to the window) until it holds row seq, moving the rows it holds.
+	grow := func(seq int64) {
+		n := int64(len(ring))
+		for seq >= next+n && n < int64(cfg.Window) {
+			n = min(2*n, int64(cfg.Window))
+		}
+		r2, of2 := make([]*Row, n), make([]*Batch, n)
+		for i, r := range ring {
+			if r != nil {
+				r2[r.Seq%n], of2[r.Seq%n] = r, of[i]
+			}
+		}
+		ring, of = r2, of2
+	}
 	place := func(r *Row) error {
+		if r.Seq >= next+int64(len(ring)) && len(ring) < cfg.Window {
+			grow(r.Seq)
+		}
 		i := r.Seq % int64(len(ring))
 		if ring[i] != nil || r.Seq < next || r.Seq >= next+int64(len(ring)) {
-			return fmt.Errorf("run: row %d outside the reorder window [%d, %d) (internal error)", r.Seq, next, next+int64(len(ring)))
+			return fmt.Errorf("run: row %d outside the reorder window [%d, %d) (internal error)", r.Seq, next, next+int64(cfg.Window))
 		}
 		ring[i] = r
 		return nil
