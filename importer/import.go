@@ -866,7 +866,7 @@ func (p *filePass) scan(ctx context.Context, r legacy.Reader, out chan<- []scann
 	}
 }
 
-// batchStart is the room for rows (312 octets each) a file's first batch starts with, when the
+// batchStart is the room for rows (about 300 octets each) a file's first batch starts with, when the
 // batch size is larger; it grows by appending.
 const batchStart = 256
 
