@@ -73,3 +73,44 @@ func TestNewHoldsWithoutGrowing(t *testing.T) {
 		t.Fatalf("%d slots after 1000 entries, had %d; Len %d", len(tab.slots), slots, tab.Len())
 	}
 }
+
+// TestZeroTableGrowsKeepingEverything: the zero Table, grown by doubling to 300,000 entries
+// (a default mint's window), keeps every entry and its value, is never more than three
+// quarters full, and gives back exactly the entries not deleted.
+func TestZeroTableGrowsKeepingEverything(t *testing.T) {
+	t.Parallel()
+	const n = 300_000
+	h := func(i int) uint64 { return uint64(i+1)*0x9e3779b97f4a7c15 | 1 }
+	var tab Table
+	for i := range n {
+		v, found := tab.Ref(h(i))
+		if found {
+			t.Fatalf("entry %d found before it was added", i)
+		}
+		*v = uint64(i)
+		if tab.Len()*4 > len(tab.slots)*3 || len(tab.slots)&(len(tab.slots)-1) != 0 {
+			t.Fatalf("%d entries in %d slots: more than three quarters full, or not a power of two", tab.Len(), len(tab.slots))
+		}
+	}
+	if want := 1 << 19; len(tab.slots) != want { // what New(n) allocates
+		t.Fatalf("%d slots for %d entries, want %d", len(tab.slots), n, want)
+	}
+	for i := range n {
+		if v, ok := tab.Get(h(i)); !ok || v != uint64(i) {
+			t.Fatalf("entry %d: Get = %d %v after growing, want %d", i, v, ok, i)
+		}
+	}
+	for i := 0; i < n; i += 2 {
+		if !tab.Delete(h(i)) {
+			t.Fatalf("entry %d: not deleted", i)
+		}
+	}
+	for i := range n {
+		if v, ok := tab.Get(h(i)); ok != (i%2 == 1) || ok && v != uint64(i) {
+			t.Fatalf("entry %d: Get = %d %v after deleting the even ones", i, v, ok)
+		}
+	}
+	if tab.Len() != n/2 {
+		t.Fatalf("Len %d, want %d", tab.Len(), n/2)
+	}
+}

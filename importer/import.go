@@ -866,22 +866,35 @@ func (p *filePass) scan(ctx context.Context, r legacy.Reader, out chan<- []scann
 	}
 }
 
+// batchStart is the room for rows (about 300 octets each) a file's first batch starts with, when the
+// batch size is larger; it grows by appending.
+const batchStart = 256
+
 // normalize is the normalizing goroutine: it owns p.index, counts into c, and turns scanned
-// results into batches for the writer.
+// results into batches for the writer. The first batch starts with room for batchStart rows and
+// grows as rows come; the batch after a full one is allocated at the full batch size, so a small
+// file allocates little and a large one does not grow its batches by copying.
 func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts, out chan<- *batch) error {
 	size := p.cfg.BatchSize
-	b := &batch{rows: make([]arkItem, 0, size)}
+	b := &batch{rows: make([]arkItem, 0, min(size, batchStart))}
 	var read int64
-	send := func() error {
+	send := func(last bool) error {
 		if len(b.rows) == 0 && len(b.naans) == 0 && len(b.shoulders) == 0 && len(b.skipped) == 0 {
 			return nil
+		}
+		room := min(size, batchStart)
+		if len(b.rows) >= size {
+			room = size
 		}
 		select {
 		case out <- b:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		b = &batch{rows: make([]arkItem, 0, size)}
+		b = nil
+		if !last {
+			b = &batch{rows: make([]arkItem, 0, room)}
+		}
 		return nil
 	}
 	var reported int64
@@ -891,7 +904,7 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 				return err
 			}
 			if len(b.rows) >= size || len(b.skipped) >= size {
-				if err := send(); err != nil {
+				if err := send(false); err != nil {
 					return err
 				}
 			}
@@ -902,7 +915,7 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 			p.cfg.Progress(p.file.progress(p.path, p.pass, read))
 		}
 	}
-	if err := send(); err != nil {
+	if err := send(true); err != nil {
 		return err
 	}
 	if p.cfg.Progress != nil {

@@ -461,7 +461,7 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 		}
 	}
 	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed()},
-		runNames: runNames{bits: make([]atomic.Uint64, runNameBits/64)}, citus: Layout(layout) == LayoutCitus, q: &singleReceipts}
+		runNames: newRunNames(), citus: Layout(layout) == LayoutCitus, q: &singleReceipts}
 	if s.citus {
 		s.q = &citusReceipts
 	} else if len(cfg.EntryNodes) > 0 {
@@ -1416,27 +1416,59 @@ func (f *inflight) claim(key string, worker int, row int32) (h uint64, ok bool) 
 	return h, true
 }
 
-// runNames remembers, in a fixed 16 MiB bit set, the hashes of the names this run committed, so
-// that a name drawn again later in the run is looked up in the ledger (and redrawn) instead of
-// failing a COPY: in a sparse ledger most collisions are with the run's own earlier mints (1 million
-// draws of 8-character blades collide about once among themselves). A set bit may be another name
-// (one hash in about 130 per million names committed), which costs only a lookup; memory does not
-// grow with the manifest. Safe for concurrent use.
+// runNames remembers, in a bit set of 2^27 bits (16 MiB at most), the hashes of the names this
+// run committed, so that a name drawn again later in the run is looked up in the ledger (and
+// redrawn) instead of failing a COPY: in a sparse ledger most collisions are with the run's own
+// earlier mints (1 million draws of 8-character blades collide about once among themselves). A
+// set bit may be another name (one hash in about 130 per million names committed), which costs
+// only a lookup; memory does not grow with the manifest. The set is split into 4,096 blocks of
+// 4 KiB, each allocated when a name first sets a bit in it: a run costs a 32 KiB directory plus,
+// for N names, about 4,096·(1 − e^(−N/4,096)) blocks (4 KiB per name for the first few hundred,
+// 10 MiB at 4,096 names, nearly the whole 16 MiB from 20,000 names on). Safe for concurrent use.
 type runNames struct {
-	bits []atomic.Uint64
+	blocks *[runNameBlocks]atomic.Pointer[runNameBlock]
 }
 
-// runNameBits is the size of runNames' bit set (2^27 bits, 16 MiB).
-const runNameBits = 1 << 27
+const (
+	// runNameBits is the size of runNames' bit set (2^27 bits, 16 MiB when every block is allocated).
+	runNameBits = 1 << 27
+	// runNameBlockBits is the size of one block (2^15 bits, 4 KiB).
+	runNameBlockBits = 1 << 15
+	// runNameBlocks is the number of blocks (4,096).
+	runNameBlocks = runNameBits / runNameBlockBits
+)
 
+type runNameBlock [runNameBlockBits / 64]atomic.Uint64
+
+func newRunNames() runNames {
+	return runNames{blocks: new([runNameBlocks]atomic.Pointer[runNameBlock])}
+}
+
+// add sets h's bit, allocating its block if no name set a bit there yet (of two workers racing
+// to allocate one, the first to publish it wins and the other sets its bit in that one).
 func (r *runNames) add(h uint64) {
 	i := h & (runNameBits - 1)
-	r.bits[i>>6].Or(1 << (i & 63))
+	p := &r.blocks[i/runNameBlockBits]
+	b := p.Load()
+	if b == nil {
+		b = new(runNameBlock)
+		if !p.CompareAndSwap(nil, b) {
+			b = p.Load()
+		}
+	}
+	j := i % runNameBlockBits
+	b[j>>6].Or(1 << (j & 63))
 }
 
+// maybe reports whether h's bit is set (false when its block was never allocated).
 func (r *runNames) maybe(h uint64) bool {
 	i := h & (runNameBits - 1)
-	return r.bits[i>>6].Load()&(1<<(i&63)) != 0
+	b := r.blocks[i/runNameBlockBits].Load()
+	if b == nil {
+		return false
+	}
+	j := i % runNameBlockBits
+	return b[j>>6].Load()&(1<<(j&63)) != 0
 }
 
 // release forgets the names hashed hs.

@@ -1,6 +1,9 @@
 package ledger
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 func TestCopyLine(t *testing.T) {
 	t.Parallel()
@@ -59,6 +62,56 @@ func TestNameCheckChoosesByDensity(t *testing.T) {
 		w := &mintWorker{s: &MintSink{cfg: MintConfig{NameCheck: c.check}, arkRows0: c.arks, space: space, citus: c.citus}, dense: c.dense}
 		if lookup, chunk := w.nameCheck(100_000); lookup != c.lookup || chunk != c.chunk {
 			t.Errorf("%s: lookup %v, chunks %v; want %v, %v", c.name, lookup, chunk, c.lookup, c.chunk)
+		}
+	}
+}
+
+// TestRunNamesKeepsEveryName: names added concurrently by several workers, all racing to
+// allocate the same blocks in the same order, are all kept; a hash whose block no name touched
+// is not; bits are those of a plain 2^27-bit set (a hash with the same 27 low bits is kept too);
+// and the blocks allocated are those the added hashes fall in, no more.
+func TestRunNamesKeepsEveryName(t *testing.T) {
+	t.Parallel()
+	const workers, each, used = 4, 4096, runNameBlocks / 2 // only the first half of the blocks
+	// hash: block i mod used, a bit of its own in it, high bits set too
+	hash := func(w, i int) uint64 {
+		bit := (uint64(w*each+i) * 0x9e3779b97f4a7c15) >> 49 // 15 bits
+		return uint64(i%used)*runNameBlockBits + bit | uint64(i)<<40
+	}
+	for round := range 8 {
+		r := newRunNames()
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				<-start
+				for i := range each {
+					r.add(hash(w, i))
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		for w := range workers {
+			for i := range each {
+				h := hash(w, i)
+				if !r.maybe(h) {
+					t.Fatalf("round %d: hash %#x (worker %d, name %d) was added but maybe says no", round, h, w, i)
+				}
+				if !r.maybe(h&(runNameBits-1) | 1<<63) {
+					t.Fatalf("round %d: hash %#x: the same 27 low bits with another high bit are not kept", round, h)
+				}
+			}
+		}
+		for i := range r.blocks {
+			if allocated := r.blocks[i].Load() != nil; allocated != (i < used) {
+				t.Fatalf("round %d: block %d allocated %v, want %v", round, i, allocated, i < used)
+			}
+		}
+		for _, h := range []uint64{used * runNameBlockBits, runNameBits - 1, (used+7)*runNameBlockBits + 12345 | 7<<50} {
+			if r.maybe(h) {
+				t.Fatalf("round %d: hash %#x in an untouched block: maybe says yes", round, h)
+			}
 		}
 	}
 }
