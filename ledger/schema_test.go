@@ -652,6 +652,15 @@ func TestARKInRegisteredShoulder(t *testing.T) {
 				}
 			}
 		}
+		if !db.Citus() {
+			// one statement, two groups of rows: one minted by no client (out of every reach), one
+			// in no registered shoulder; every group's shoulder is checked before any reach, so
+			// the shoulder is what is reported (on Citus each shard's checks run on their own)
+			refusedOn(t, nodes, ledger.CodeForeignKeyViolation, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
+				values ('99999/x9anon', '99999', $1, 'x9anon', null, now()), ('99999/x9none', '99999', $2, 'x9none', $3, now())`, x9, x9+1000, client)
+			refusedOn(t, nodes, ledger.CodeReachRefused, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
+				values ('99999/x9anon', '99999', $1, 'x9anon', null, now())`, x9)
+		}
 		if n := count(t, p, `select count(*) from ark`); n != before {
 			t.Fatalf("ark rows after the refused statements = %d, want %d", n, before)
 		}
