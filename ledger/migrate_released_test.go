@@ -18,6 +18,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		"0008_audit_signals.sql":              "8e3d0dbe5439bb48",
 		"0009_key_sessions_citus_audit.sql":   "abb05a50c56de409",
 		"0010_ark_shoulder_per_statement.sql": "fefb8eb4b108f9f3",
+		"0011_ark_checks_one_pass.sql":        "299c46d9f38d750a",
 	}
 	ms, err := Migrations()
 	if err != nil {
