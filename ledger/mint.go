@@ -512,18 +512,23 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 
 // receiptQueries are the sink's reads of receipts in one layout: any (does client $1 hold a
 // receipt), sample (does any of request IDs $2 of client $1 have one) and load (request_id,
-// ark, payload_digest of request IDs $2 of client $1). Request IDs go as a COLLATE "C" array,
+// ark, payload_digest of request IDs $2 of client $1). Request IDs are compared in COLLATE "C",
 // the key's collation, so the index serves them whatever the database's default collation.
 type receiptQueries struct{ any, sample, load string }
 
 // singleReceipts read receipts from the ark rows, through the ark_receipt partial index
-// (created_by, request_id) where request_id is not null.
+// (created_by, request_id) where request_id is not null: one index probe per request ID (the
+// LIMIT keeps the planner from turning the probes into a join), whatever the table's
+// statistics say. Written as request_id = any($2), the planner of a ledger without statistics
+// yet (a fresh or small one, a re-run right after the first run) scanned every receipt of the
+// client and compared each with the whole array: 145 ms for 5,000 request IDs against 5,000
+// receipts, where the probes take 9 ms.
 var singleReceipts = receiptQueries{
 	any: `select exists (select 1 from ark where created_by = $1 and request_id is not null)`,
-	sample: `select exists (select 1 from ark
-		where created_by = $1 and request_id = any($2::text[] collate "C") and request_id is not null)`,
-	load: `select request_id, ark, payload_digest from ark
-		where created_by = $1 and request_id = any($2::text[] collate "C") and request_id is not null`,
+	sample: `select exists (select 1 from unnest($2::text[]) as r(id), lateral (select 1 from ark
+		where created_by = $1 and request_id = r.id collate "C" and request_id is not null limit 1) a)`,
+	load: `select r.id, a.ark, a.payload_digest from unnest($2::text[]) as r(id), lateral (select ark, payload_digest from ark
+		where created_by = $1 and request_id = r.id collate "C" and request_id is not null limit 1) a`,
 }
 
 // citusReceipts read the receipt table (its key (client_pk, request_id); the request IDs
