@@ -40,3 +40,6 @@ func LockFile(ctx context.Context, f *os.File, exclusive bool) error { return ni
 
 // UnlockFile does nothing where flock(2) is not available.
 func UnlockFile(f *os.File) error { return nil }
+
+// keepOwner does nothing where file owners are not Unix user IDs.
+func keepOwner(path string, fi fs.FileInfo) error { return nil }

@@ -138,3 +138,16 @@ func UnlockFile(f *os.File) error {
 
 // lockExclusive takes an exclusive lock on f (LockFile).
 func lockExclusive(ctx context.Context, f *os.File) error { return LockFile(ctx, f, true) }
+
+// keepOwner gives path the owner of fi (the file it was copied from) when running as root;
+// otherwise it does nothing.
+func keepOwner(path string, fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || os.Geteuid() != 0 {
+		return nil
+	}
+	if err := os.Lchown(path, int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("chown %s: %w", path, err)
+	}
+	return nil
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -96,83 +95,13 @@ func seededDataDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(parent, "pg")
-	user, err := currentServerUser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := copyTree(seed, dir, user); err != nil {
+	if err := CopyDataDir(seed, dir); err != nil {
 		t.Fatalf("copy the seed cluster %s: %v", seed, err)
 	}
 	if major, err := dataDirMajor(dir); err != nil || major == 0 {
 		t.Fatalf("copy of the seed cluster in %s: PG_VERSION major %d, %v", dir, major, err)
 	}
 	return dir
-}
-
-// copyTree copies the directory tree src to dst (which must not exist): directories, regular
-// files and symbolic links with their permission bits, each given to the server account as
-// initdb's files are (root only).
-func copyTree(src, dst string, owner serverUser) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			if err := os.Mkdir(target, fi.Mode().Perm()); err != nil {
-				return err
-			}
-			if err := os.Chmod(target, fi.Mode().Perm()); err != nil { // past the umask
-				return err
-			}
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			if err := os.Symlink(link, target); err != nil {
-				return err
-			}
-		case d.Type().IsRegular():
-			if err := copyFile(path, target, fi.Mode().Perm()); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("%s: not a directory, regular file or symbolic link", path)
-		}
-		return owner.chown(target)
-	})
-}
-
-// copyFile copies the regular file src to the new file dst with permission bits perm.
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Chmod(perm); err != nil { // past the umask
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // shmTempDir returns a new directory, readable by the server account, under this test binary's
