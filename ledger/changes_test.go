@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -412,10 +411,9 @@ func (r *roleLedger) loginNodes(t *testing.T, db pgtest.DB, name string, memberO
 		return nodes
 	}
 	nodes[0].name = "coordinator"
-	u, err := url.Parse(db.WorkerURLs[0])
+	u, err := pgtest.AsRole(db.WorkerURLs[0], r.prefix+name)
 	must(t, err)
-	u.User = url.User(r.prefix + name)
-	w, err := pgxpool.New(context.Background(), u.String())
+	w, err := pgxpool.New(context.Background(), u)
 	must(t, err)
 	t.Cleanup(w.Close)
 	return append(nodes, node{"worker1", w})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -64,12 +63,11 @@ func (r *roleLedger) login(t *testing.T, name string, memberOf ...string) *ledge
 		t.Fatal(err)
 	}
 	r.logins = append(r.logins, role)
-	u, err := url.Parse(r.url)
+	u, err := pgtest.AsRole(r.url, role)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.User = url.User(role)
-	l, err := ledger.Open(context.Background(), u.String(), 4)
+	l, err := ledger.Open(context.Background(), u, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,12 +99,11 @@ func TestCommandsUnderLeastRoles(t *testing.T) {
 			t.Fatal(err)
 		}
 		logins = append(logins, name)
-		u, err := url.Parse(su)
+		u, err := pgtest.AsRole(su, role)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u.User = url.User(role)
-		return u.String()
+		return u
 	}
 	op, w, w2, au, own := as("op", "operator"), as("w", "writer"), as("w2", "writer"), as("au", "auditor"), as("own", "owner")
 	dir := t.TempDir()
