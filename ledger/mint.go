@@ -1549,7 +1549,8 @@ func (w *mintWorker) copyRows(ctx context.Context, tx pgx.Tx, b *pipeline.Batch,
 
 // commit writes the attempt: COPY ark (receipts included; with chunked in savepointed chunks,
 // copyChunks), the quota counter (mint_quota) and the shoulder's draw and collision counters
-// (shoulder_tally, never the shoulder row), in one transaction. The counters are upserted last so their row locks are held only while committing.
+// (shoulder_tally, never the shoulder row), in one transaction. The counters are upserted last
+// so their row locks are held only while committing.
 func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch, chunked bool) (err error) {
 	if len(w.mint) == 0 && b.Draws == 0 {
 		return nil

@@ -397,7 +397,7 @@ func (c *Cluster) lock(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockExclusive(ctx, f); err != nil {
+	if err := LockFile(ctx, f, true); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -33,8 +33,6 @@ func fileOwner(fi fs.FileInfo) (uint32, bool) { return 0, false }
 
 func (s serverUser) canSearch(fi fs.FileInfo) bool { return true }
 
-func lockExclusive(ctx context.Context, f *os.File) error { return nil }
-
 // LockFile does nothing where flock(2) is not available.
 func LockFile(ctx context.Context, f *os.File, exclusive bool) error { return nil }
 

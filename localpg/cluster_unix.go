@@ -136,9 +136,6 @@ func UnlockFile(f *os.File) error {
 	return nil
 }
 
-// lockExclusive takes an exclusive lock on f (LockFile).
-func lockExclusive(ctx context.Context, f *os.File) error { return LockFile(ctx, f, true) }
-
 // keepOwner gives path the owner of fi (the file it was copied from) when running as root;
 // otherwise it does nothing.
 func keepOwner(path string, fi fs.FileInfo) error {

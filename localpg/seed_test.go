@@ -84,17 +84,7 @@ func seededDataDir(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("seed cluster: %v", err)
 	}
-	parent, err := os.MkdirTemp(filepath.Dir(seed), "test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// removed after the cluster's stop (registered later, so run earlier)
-	t.Cleanup(func() { os.RemoveAll(parent) })
-	// searchable: the server account reaches the cluster
-	if err := os.Chmod(parent, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(parent, "pg")
+	dir := filepath.Join(shmTempDir(t), "pg") // removed after the cluster's stop, registered later
 	if err := CopyDataDir(seed, dir); err != nil {
 		t.Fatalf("copy the seed cluster %s: %v", seed, err)
 	}

@@ -725,6 +725,15 @@ const maxWorkers = 1 << 16
 // window is larger.
 const ringStart = 1024
 
+// ringLen returns the length a ring of n slots grows to so that it holds need slots: doubled
+// until it does, at most window.
+func ringLen(n, need, window int64) int64 {
+	for need > n && n < window {
+		n = min(2*n, window)
+	}
+	return n
+}
+
 func newInFlight(window int) *inFlight {
 	return &inFlight{seed: maphash.MakeSeed(), ring: make([]uint64, min(window, ringStart)), window: window}
 }
@@ -760,10 +769,7 @@ func (f *inFlight) route(rid string, seq, written int64, cur int) int {
 // grow doubles the ring (up to the window) until it holds the rows from f.pruned to seq, and
 // moves the hashes of the rows held to their new places.
 func (f *inFlight) grow(seq int64) {
-	n := int64(len(f.ring))
-	for seq-f.pruned >= n && n < int64(f.window) {
-		n = min(2*n, int64(f.window))
-	}
+	n := ringLen(int64(len(f.ring)), seq-f.pruned+1, int64(f.window))
 	ring := make([]uint64, n)
 	for s := f.pruned; s < f.pruned+int64(len(f.ring)); s++ {
 		ring[s%n] = f.ring[s%int64(len(f.ring))]
@@ -781,10 +787,7 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 	var next int64                  // Seq of the next row to write
 	// grow doubles the ring (up to the window) until it holds row seq, moving the rows it holds.
 	grow := func(seq int64) {
-		n := int64(len(ring))
-		for seq >= next+n && n < int64(cfg.Window) {
-			n = min(2*n, int64(cfg.Window))
-		}
+		n := ringLen(int64(len(ring)), seq-next+1, int64(cfg.Window))
 		r2, of2 := make([]*Row, n), make([]*Batch, n)
 		for i, r := range ring {
 			if r != nil {
