@@ -36,6 +36,10 @@ func (s serverUser) canSearch(fi fs.FileInfo) bool { return true }
 // LockFile does nothing where flock(2) is not available.
 func LockFile(ctx context.Context, f *os.File, exclusive bool) error { return nil }
 
+// TryLockFile reports false where flock(2) is not available: no lock is ever known to be held
+// by this process alone.
+func TryLockFile(f *os.File, exclusive bool) (bool, error) { return false, nil }
+
 // UnlockFile does nothing where flock(2) is not available.
 func UnlockFile(f *os.File) error { return nil }
 

@@ -128,6 +128,26 @@ func LockFile(ctx context.Context, f *os.File, exclusive bool) error {
 	}
 }
 
+// TryLockFile takes a flock(2) on f like LockFile but never waits: it reports false when
+// another open file description holds a conflicting lock.
+func TryLockFile(f *os.File, exclusive bool) (bool, error) {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return false, nil
+		case !errors.Is(err, syscall.EINTR):
+			return false, fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+	}
+}
+
 // UnlockFile releases the flock(2) LockFile took on f.
 func UnlockFile(f *os.File) error {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
