@@ -115,12 +115,19 @@ type Config struct {
 	// has findings (they are still reported), provided no other check has error findings: for
 	// an operator who has investigated the differences (the audit event records it).
 	AcceptDigest bool
+	// Connections is how many connections the audit uses, 1 to 3 and never more than the pool
+	// holds; 0 means one for a ledger whose ark table is under smallLedgerPages (2 MiB, about
+	// 7,000 ARKs) on the single layout, else three.
+	Connections int
 }
 
 // Validate reports a Config that Run would refuse.
 func (c Config) Validate() error {
 	if c.Workers < 0 {
 		return fmt.Errorf("verify: workers %d: want 0 (one per CPU) or more", c.Workers)
+	}
+	if c.Connections < 0 || c.Connections > lanes {
+		return fmt.Errorf("verify: connections %d: want 0 (by the ledger's size) to %d", c.Connections, lanes)
 	}
 	return nil
 }
@@ -156,6 +163,8 @@ type Result struct {
 	// findings, or only ledger.digest ones with Config.AcceptDigest), so the next one compares
 	// with it.
 	SummaryStored bool
+	// Connections is how many connections the audit used (see Config.Connections).
+	Connections int
 }
 
 // Findings returns the total number of findings.
@@ -275,6 +284,11 @@ func (r *recorder) results() []CheckResult {
 // receipts and clients, and change.chain with the catalog checks.
 const lanes = 3
 
+// smallLedgerPages is the size of the ark table, in 8 KiB pages (2 MiB, about 7,000 ARKs), below
+// which an audit runs on one connection by default: it takes tens of milliseconds there, and
+// opening two more connections (a server process each) costs about as much as it saves.
+const smallLedgerPages = 256
+
 // audit is the state of one Run.
 type audit struct {
 	cfg      Config
@@ -338,7 +352,7 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (*Result, error) {
 	detail := map[string]any{
 		"full": res.Full, "arks": res.ARKs, "checked": res.Checked, "findings": res.Findings(),
 		"errors": res.Errors(), "summary_stored": res.SummaryStored, "duration_ms": res.Duration.Milliseconds(),
-		"accept_digest": cfg.AcceptDigest,
+		"accept_digest": cfg.AcceptDigest, "connections": res.Connections,
 	}
 	counts := map[string]int64{}
 	for _, c := range res.Checks {
@@ -356,11 +370,7 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (*Result, error) {
 
 // run does the audit proper.
 func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
-	n := int(min(l.Pool.Config().MaxConns, lanes))
-	if n < 1 {
-		n = 1
-	}
-	conns := make([]*pgxpoolConn, 0, n)
+	conns := make([]*pgxpoolConn, 0, lanes)
 	defer func() {
 		for _, c := range conns {
 			c.release(ctx)
@@ -373,6 +383,10 @@ func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 	}
 	conns = append(conns, lead)
 	if err := a.prepare(ctx, &lead.lane); err != nil {
+		return nil, err
+	}
+	n, err := a.connections(ctx, &lead.lane, l.Pool.Config().MaxConns)
+	if err != nil {
 		return nil, err
 	}
 	for len(conns) < n {
@@ -449,12 +463,13 @@ func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 	for _, c := range conns {
 		c.release(ctx)
 	}
+	used := len(conns)
 	conns = nil
 	if err := a.rec.failed(); err != nil {
 		return nil, err
 	}
 	res := &Result{Started: a.snap.at, Full: !a.since, ARKs: a.digest.total.n, Checked: a.checked,
-		Checks: a.rec.results()}
+		Checks: a.rec.results(), Connections: used}
 	if a.since {
 		res.ARKs = a.base.count + a.fresh
 	}
@@ -486,6 +501,25 @@ type lane struct {
 type pgxpoolConn struct {
 	lane
 	release func(context.Context)
+}
+
+// connections returns how many connections the audit uses (Config.Connections), reading the
+// ark table's size through ln when the configuration leaves it to the size.
+func (a *audit) connections(ctx context.Context, ln *lane, poolSize int32) (int, error) {
+	n := a.cfg.Connections
+	if n == 0 {
+		n = lanes
+		if !a.citus { // on Citus the coordinator's ark holds no rows: the size is the shards'
+			var pages int64
+			if err := ln.tx.QueryRow(ctx, `select pg_relation_size('ark') / current_setting('block_size')::bigint`).Scan(&pages); err != nil {
+				return 0, fmt.Errorf("verify: size of ark: %w", err)
+			}
+			if pages < smallLedgerPages {
+				n = 1
+			}
+		}
+	}
+	return max(1, min(n, int(poolSize))), nil
 }
 
 // acquire takes a connection from l and starts a repeatable-read, read-only transaction on it,

@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -723,5 +724,57 @@ func TestSchemaTriggersOnAShard(t *testing.T) {
 	only(t, res, rows, verify.CheckSchema, 1, "trigger ark_update on ark")
 	if len(rows) == 1 && !strings.Contains(rows[0].Detail, fmt.Sprintf("shard %d of ark on node ", shard)) {
 		t.Errorf("detail %q does not name shard %d", rows[0].Detail, shard)
+	}
+}
+
+// TestConnectionsAgree: an audit finds the same on one, two or three connections (each lane's
+// checks on its own connection, or lanes sharing one, in one snapshot), and a small ledger is
+// audited on one connection unless told otherwise.
+func TestConnectionsAgree(t *testing.T) {
+	t.Parallel()
+	tl := newLedger(t)
+	res, _ := tl.audit(verify.Config{})
+	if res.Connections != 1 {
+		t.Errorf("a ledger of %d ARKs was audited on %d connections, want 1", res.ARKs, res.Connections)
+	}
+	// a finding for each lane: the ARK pass (digest), receipts (request.unique, receipt.missing)
+	var key string
+	tl.pool.QueryRow(tl.ctx, `select ark from ark where not exists (select 1 from ark_change c where c.ark = ark.ark) order by seq limit 1 offset 5`).Scan(&key)
+	tl.exec(true, `update ark set url = 'https://evil.example.org/' where ark = $1`, key)
+	tl.exec(false, `drop index ark_receipt`)
+	dup, bare := tl.name("99999", "x9"), tl.name("99999", "x9")
+	tl.exec(true, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at, request_id, payload_digest)
+		select '99999/' || $1::text, '99999', s.id, $1, 'https://example.org/d', c.id, now(), 'fill-3-0', '\x00112233445566778899aabbccddeeff'
+		from shoulder s, client c where s.naan = '99999' and s.shoulder = '/x9' and c.client_id = $2`, dup, fixtures.FillClient)
+	tl.exec(false, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at)
+		select ('99999/' || $1::text)::varchar, '99999', s.id, $1::varchar, 'https://example.org/m', c.id, now()
+		from shoulder s, client c where s.naan = '99999' and s.shoulder = '/x9' and c.client_id = $2`, bare, fixtures.FillClient)
+	type outcome struct {
+		counts   map[string]int64
+		examples map[string][]string
+	}
+	var first outcome
+	for n := 1; n <= 3; n++ {
+		res, _ := tl.audit(verify.Config{Connections: n})
+		if res.Connections != n {
+			t.Errorf("Connections %d: the audit used %d", n, res.Connections)
+		}
+		got := outcome{counts: map[string]int64{}, examples: map[string][]string{}}
+		for _, c := range res.Checks {
+			got.counts[c.Name], got.examples[c.Name] = c.Count, c.Examples
+		}
+		for _, check := range []string{verify.CheckDigest, verify.CheckRequestUnique, verify.CheckReceiptMissing} {
+			if got.counts[check] == 0 {
+				t.Errorf("Connections %d: no %s finding", n, check)
+			}
+		}
+		if n == 1 {
+			first = got
+		} else if !reflect.DeepEqual(got, first) {
+			t.Errorf("Connections %d found %v %v; one connection found %v %v", n, got.counts, got.examples, first.counts, first.examples)
+		}
+	}
+	if err := (verify.Config{Connections: 4}).Validate(); err == nil {
+		t.Error("Connections 4 was accepted")
 	}
 }
