@@ -671,21 +671,32 @@ func (s *MintSink) pool(worker int) *pgxpool.Pool {
 }
 
 // OpenWorker implements pipeline.Sink: it holds one pooled connection for the run and draws
-// blades from cfg.Blades(worker).
+// blades from cfg.Blades(worker). The first worker of each pool connects here, so a server that
+// cannot be reached stops the run before a row is read; the others connect with their first
+// batch, so a run too small to reach them (a batch or two) opens no server process for them.
 func (s *MintSink) OpenWorker(ctx context.Context, worker int) (pipeline.SinkWorker, error) {
-	conn, err := s.pool(worker).Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("mint worker %d: connect: %w", worker, err)
+	var conn *pgxpool.Conn
+	if worker <= len(s.cfg.EntryNodes) {
+		var err error
+		if conn, err = s.pool(worker).Acquire(ctx); err != nil {
+			return nil, fmt.Errorf("mint worker %d: connect: %w", worker, err)
+		}
+	}
+	release := func() {
+		if conn != nil {
+			conn.Release()
+		}
 	}
 	src := s.cfg.Blades(worker)
 	if src == nil {
-		conn.Release()
+		release()
 		return nil, fmt.Errorf("mint worker %d: no blade source", worker)
 	}
 	var d *nameDrawer
 	if s.t.NoNewMints == nil {
+		var err error
 		if d, err = newNameDrawer(s.t, src); err != nil {
-			conn.Release()
+			release()
 			return nil, err
 		}
 	}

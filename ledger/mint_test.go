@@ -1302,3 +1302,33 @@ func TestMintThroughEveryNode(t *testing.T) {
 		checkLedger(t, l.Pool, 120)
 	})
 }
+
+// TestMintSmallRunConnections: a run whose rows fit in its first batch connects once, whatever
+// the number of workers (the others connect with their first batch and get none); a larger run
+// uses every worker, each on a connection of its own.
+func TestMintSmallRunConnections(t *testing.T) {
+	t.Parallel()
+	l := mintLedger(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		rows, batch int
+		want        int64
+	}{{4, 0, 1}, {400, 40, 4}} {
+		pool, err := pgxpool.New(t.Context(), l.Pool.Config().ConnString())
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := &ledger.Ledger{Pool: pool}
+		in := manifest(t, dir, fmt.Sprintf("m%d.csv", c.rows), fixtures.ManifestConfig{Rows: c.rows, Seed: uint64(50 + c.rows), Prefix: fmt.Sprintf("conn%d-", c.rows)})
+		rep, err := own.Mint(t.Context(), ledger.MintJob{Mint: ledger.MintConfig{ClientID: "c1"}, Inputs: []string{in},
+			Workers: 4, BatchSize: c.batch})
+		opened := pool.Stat().NewConnsCount()
+		pool.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Summary.Minted != int64(c.rows) || opened != c.want {
+			t.Errorf("%d rows on 4 workers: minted %d, opened %d connections; want %d and %d", c.rows, rep.Summary.Minted, opened, c.rows, c.want)
+		}
+	}
+}
