@@ -572,7 +572,7 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 		values ($1, $2, $3, 'import', $4) returning id`, SourcePath(path), string(res.Format), cfg.DryRun, clientPK).Scan(&runID); err != nil {
 		return res, fmt.Errorf("import %s: record the run: %w", path, err)
 	}
-	if _, err := tx.Exec(ctx, `savepoint import_pass`); err != nil {
+	if _, err := tx.Exec(ctx, `savepoint `+passSavepoint); err != nil {
 		return res, fmt.Errorf("import %s: %w", path, err)
 	}
 	mark, err := rej.mark()
@@ -618,6 +618,10 @@ func importFile(ctx context.Context, l *ledger.Ledger, cfg *Config, client *clie
 	return res, nil
 }
 
+// passSavepoint is the savepoint a file's transaction takes before its first pass: a pass that
+// must run again, or whose failure must be diagnosed, is rolled back to it.
+const passSavepoint = "import_pass"
+
 // importIdentifiers reads a file of identifiers (and registry records) in one or two passes
 // (see Run) into tx; citus says the ledger's layout is LayoutCitus.
 func importIdentifiers(ctx context.Context, cfg *Config, client *clientInfo, rej *rejectFile, path string, tx pgx.Tx,
@@ -640,7 +644,7 @@ func importIdentifiers(ctx context.Context, cfg *Config, client *clientInfo, rej
 		if pass >= 2 {
 			return fmt.Errorf("import %s: conflicts across batches persist after a second pass (a defect)", path)
 		}
-		if _, err := tx.Exec(ctx, `rollback to savepoint import_pass`); err != nil {
+		if _, err := tx.Exec(ctx, `rollback to savepoint `+passSavepoint); err != nil {
 			return fmt.Errorf("import %s: %w", path, err)
 		}
 		if err := rej.rewind(mark); err != nil {

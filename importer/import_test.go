@@ -621,6 +621,143 @@ func TestImportNAANWideShoulder(t *testing.T) {
 	}
 }
 
+// TestImportBatchShoulders: a batch's new shoulders are created together, each once, before the
+// rows under them: rows land under shoulders the ledger held before the import, under those an
+// earlier batch of the file created, and (single node) under one another session created while
+// the batch was being read; the counts and the audit records are those of one shoulder at a time.
+// A shoulder the server refuses fails the import, which names it; nothing of the file is kept.
+func TestImportBatchShoulders(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		l, pool, ctx := &ledger.Ledger{Pool: db.Pool}, db.Pool, t.Context()
+		if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "examples"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.AddShoulder(ctx, ledger.Shoulder{NAAN: "12345", Shoulder: "/b1", Status: "reserved", CheckZone: "none"}, 0); err != nil {
+			t.Fatal(err)
+		}
+		const cons = "bcdfghjkmnpqrstvwxz"
+		var text strings.Builder
+		want := map[string]string{} // NAAN/name -> NAAN + the shoulder it lands under
+		add := func(naan, name, shoulder string) {
+			fmt.Fprintf(&text, ":: ark:/%s/%s\n_status: public\n_target: https://e.org/%s\n\n", naan, name, name)
+			want[naan+"/"+name] = naan + shoulder
+		}
+		// batch 1 (1,500 records): 600 new shoulders of 12345 with two names each, 10 of the new
+		// NAAN 23456 with five, 250 names under the registered /b1
+		newShoulder := func(i int) string {
+			return "x" + string(cons[i/361]) + string(cons[i/19%19]) + string(cons[i%19]) + "4"
+		}
+		for i := range 600 {
+			add("12345", newShoulder(i)+"a", "/"+newShoulder(i))
+			add("12345", newShoulder(i)+"b", "/"+newShoulder(i))
+		}
+		for i := range 50 {
+			add("23456", "z"+string(cons[i/5])+fmt.Sprintf("5n%d", i), "/z"+string(cons[i/5])+"5")
+		}
+		for i := range 250 {
+			add("12345", fmt.Sprintf("b1n%d", i), "/b1")
+		}
+		// batch 2 (600): 200 names under /c2, 300 under shoulders batch 1 created, 100 under /b1
+		for i := range 200 {
+			add("12345", fmt.Sprintf("c2n%d", i), "/c2")
+		}
+		for i := range 300 {
+			add("12345", newShoulder(i)+"c", "/"+newShoulder(i))
+		}
+		for i := range 100 {
+			add("12345", fmt.Sprintf("b1m%d", i), "/b1")
+		}
+		dir := t.TempDir()
+		in := impWriteText(t, dir, "many.anvl", text.String())
+		cfg := importer.Config{Inputs: []string{in}, BatchSize: 1500, RejectsPath: filepath.Join(dir, "r.csv")}
+		created, byLedger := int64(611), int64(1) // shoulders created by the import, by the test
+		if !db.Citus() {
+			// Progress reports after 2,048 records, while batch 2 is still being filled: another
+			// session creates /c2 then (on Citus its write would wait for the import's reference
+			// table writes), so the import finds it taken and reads its ID instead
+			created, byLedger = 610, 2
+			done := false
+			cfg.Progress = func(p importer.Progress) {
+				if done {
+					return
+				}
+				done = true
+				if _, err := l.AddShoulder(ctx, ledger.Shoulder{NAAN: "12345", Shoulder: "/c2", Status: "reserved", CheckZone: "none"}, 0); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		rep := impRun(t, l, cfg)
+		if c := rep.Total; c.Imported != 2100 || c.Rejected != 0 || c.ShouldersCreated != created || c.NAANsCreated != 1 {
+			t.Errorf("counts %+v; want 2100 imported, %d shoulders and 1 NAAN created", c, created)
+		}
+		rows, err := pool.Query(ctx, `select a.ark, s.naan || s.shoulder from ark a join shoulder s on s.id = a.shoulder_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, wrong := 0, 0
+		for rows.Next() {
+			var key, under string
+			if err := rows.Scan(&key, &under); err != nil {
+				t.Fatal(err)
+			}
+			if n++; want[key] != under {
+				if wrong++; wrong <= 5 {
+					t.Errorf("%s landed under %s, want %s", key, under, want[key])
+				}
+			}
+		}
+		if rows.Close(); rows.Err() != nil {
+			t.Fatal(rows.Err())
+		}
+		if n != 2100 || wrong != 0 {
+			t.Errorf("%d ARKs, %d under the wrong shoulder; want 2100 and 0", n, wrong)
+		}
+		run := impScalar[int64](t, pool, `select max(id) from import_run`)
+		if got := impScalar[int64](t, pool, `select count(*) from shoulder where import_run_id = $1 and status = 'reserved'
+			and note like 'legacy shoulder created by arkhe import for imported ARKs%' and minter is null and redirect is null`, run); got != created {
+			t.Errorf("%d legacy shoulders of the run, want %d", got, created)
+		}
+		if got := impScalar[int64](t, pool, `select count(*) from shoulder`); got != created+byLedger {
+			t.Errorf("%d shoulders, want %d", got, created+byLedger)
+		}
+		// one shoulder.add record per shoulder, holding its row
+		if got := impScalar[int64](t, pool, `select count(*) from audit_event where action = 'shoulder.add'`); got != created+byLedger {
+			t.Errorf("%d shoulder.add records, want %d", got, created+byLedger)
+		}
+		if got := impScalar[int64](t, pool, `select count(*) from shoulder s join audit_event a on a.action = 'shoulder.add'
+			and a.target = 'ark:' || s.naan || s.shoulder and a.detail->'before' = 'null'::jsonb
+			and a.detail->'after' = arkhe_audit_row('shoulder', to_jsonb(s))`); got != created+byLedger {
+			t.Errorf("%d shoulders with their shoulder.add record, want %d", got, created+byLedger)
+		}
+		if got := impScalar[string](t, pool, `select string_agg(target, ' ' order by target) from audit_event where action = 'naan.add'`); got != "12345 23456" {
+			t.Errorf("naan.add records for %s", got)
+		}
+
+		// a shoulder the server refuses (a constraint the importer knows nothing of), 6th of 19 new ones
+		if _, err := pool.Exec(ctx, `alter table shoulder add constraint test_refuse check (shoulder <> '/xqq9')`); err != nil {
+			t.Fatal(err)
+		}
+		text.Reset()
+		for i := range 19 {
+			name := "xq" + string(cons[(i+6)%19]) + "9a"
+			fmt.Fprintf(&text, ":: ark:/12345/%s\n_status: public\n_target: https://e.org/%d\n\n", name, i)
+		}
+		in = impWriteText(t, dir, "refused.anvl", text.String())
+		_, err = importer.Run(ctx, l, importer.Config{Inputs: []string{in}, RejectsPath: filepath.Join(dir, "r2.csv")})
+		if err == nil || ledger.SQLState(err) != "23514" || !strings.Contains(err.Error(), "create shoulder /xqq9 of NAAN 12345:") {
+			t.Fatalf("import error %v (SQLSTATE %q), want the refusal of shoulder /xqq9", err, ledger.SQLState(err))
+		}
+		if got := impScalar[int64](t, pool, `select count(*) from shoulder`); got != created+byLedger {
+			t.Errorf("%d shoulders after a failed import, want %d", got, created+byLedger)
+		}
+		if got := impScalar[int64](t, pool, `select count(*) from import_run`); got != 1 {
+			t.Errorf("%d import runs after a failed import, want 1", got)
+		}
+	})
+}
+
 // TestImportServerRefusalInFlight: a batch's COPY runs while the next batch is encoded; when the
 // server refuses it, the import fails naming the batch, and nothing of the file (no ARK, no run
 // record) is committed. A re-run after the cause is gone imports everything.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"reflect"
@@ -47,8 +46,9 @@ type batchWriter struct {
 	filter *keyFilter // the keys this pass inserted into fresh NAANs
 }
 
-// flush writes one batch: the names it leaves out (import_skipped), registry records, then the
-// shoulders its rows need, then the rows.
+// flush writes one batch: the names it leaves out (import_skipped), NAAN records, the shoulders
+// its shoulder records and rows need (createShoulders), the comparison of the other shoulder
+// records with the ledger, then the rows.
 // Its COPY may still be in flight when it returns; drain waits for it.
 func (w *batchWriter) flush(ctx context.Context, b *batch) error {
 	if len(b.skipped) > 0 {
@@ -65,14 +65,13 @@ func (w *batchWriter) flush(ctx context.Context, b *batch) error {
 			return err
 		}
 	}
-	for i := range b.shoulders {
-		if err := w.shoulderRecord(ctx, &b.shoulders[i]); err != nil {
-			return err
-		}
+	creates, err := w.createShoulders(ctx, b)
+	if err != nil {
+		return err
 	}
-	for i := range b.rows {
-		if e := b.rows[i].entry; e.ID == 0 {
-			if err := w.createShoulder(ctx, e, nil); err != nil {
+	for i := range b.shoulders {
+		if !creates[i] {
+			if err := w.shoulderRecord(ctx, &b.shoulders[i]); err != nil {
 				return err
 			}
 		}
@@ -580,6 +579,10 @@ func (e *copyEncoder) row(r *arkItem, by *int64, run int64) {
 // finish appends the trailer.
 func (e *copyEncoder) finish() { e.buf = ledger.AppendCopyTrailer(e.buf) }
 
+// createNAANSQL creates NAAN $1 for import run $2 (its name unknown until a registry import
+// fills it) unless the ledger holds it.
+const createNAANSQL = `insert into naan (naan, import_run_id) values ($1, $2) on conflict (naan) do nothing`
+
 // ensureNAAN creates naan (name unknown until a registry import fills it) if it is missing.
 func (w *batchWriter) ensureNAAN(ctx context.Context, naan string) error {
 	if w.p.naans[naan] {
@@ -589,7 +592,7 @@ func (w *batchWriter) ensureNAAN(ctx context.Context, naan string) error {
 	if err != nil {
 		return err
 	}
-	tag, err := tx.Exec(ctx, `insert into naan (naan, import_run_id) values ($1, $2) on conflict (naan) do nothing`, naan, w.p.runID)
+	tag, err := tx.Exec(ctx, createNAANSQL, naan, w.p.runID)
 	if err != nil {
 		return fmt.Errorf("import %s: create NAAN %s: %w", w.p.path, naan, err)
 	}
@@ -598,37 +601,190 @@ func (w *batchWriter) ensureNAAN(ctx context.Context, naan string) error {
 	return nil
 }
 
-// createShoulder creates e as a legacy (reserved) shoulder, from rec when it comes from a
-// shoulder record.
-func (w *batchWriter) createShoulder(ctx context.Context, e *legacy.ShoulderEntry, rec *legacy.ShoulderRecord) error {
-	if err := w.ensureNAAN(ctx, e.NAAN); err != nil {
-		return err
+// legacyShoulderNote is the note of a shoulder an import creates for the ARKs it brings.
+const legacyShoulderNote = "legacy shoulder created by arkhe import for imported ARKs (a legacy shoulder outside the consonants-then-digit form never mints)"
+
+// newShoulder is a shoulder a batch needs that the ledger lacked when the pass read its shoulders:
+// its entry (ID 0 until created) and the record that describes it (nil: it is created for
+// imported ARKs).
+type newShoulder struct {
+	e   *legacy.ShoulderEntry
+	rec *legacy.ShoulderRecord
+}
+
+// values returns the minter, redirect and note the shoulder is created with ("" is stored as NULL).
+func (s newShoulder) values() (minter, redirect, note string) {
+	if s.rec != nil {
+		return shoulderRecordValues(s.rec)
 	}
-	var minter, redirect, note string
-	if rec != nil {
-		minter, redirect, note = shoulderRecordValues(rec)
-	} else {
-		note = "legacy shoulder created by arkhe import for imported ARKs (a legacy shoulder outside the consonants-then-digit form never mints)"
+	return "", "", legacyShoulderNote
+}
+
+// createShouldersSQL inserts legacy (reserved) shoulders, one per element of its arrays (NAAN,
+// shoulder with its slash, check zone, minter, redirect, note; "" as NULL) for import run $7, and
+// returns those it created: a shoulder another transaction created first is left alone.
+const createShouldersSQL = `insert into shoulder (naan, shoulder, status, check_zone, minter, redirect, note, import_run_id)
+	select s.naan, s.shoulder, 'reserved', s.zone, nullif(s.minter, ''), nullif(s.redirect, ''), nullif(s.note, ''), $7::bigint
+	from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) s(naan, shoulder, zone, minter, redirect, note)
+	on conflict (naan, shoulder) do nothing
+	returning id, naan, shoulder`
+
+// createShoulders creates the shoulders batch b needs that the ledger lacks (entries with ID 0)
+// and sets their IDs: first those of its shoulder records, each with the values of the first
+// record of the batch that names it (later ones are compared with it, as with any shoulder in
+// the ledger), then those of its rows, as legacy shoulders. Every shoulder is created reserved,
+// after its NAAN (ensureNAAN) and before the COPY of the rows under it. One statement inserts
+// them all and, only when another transaction created some of them first, one more reads those
+// IDs. It returns, per shoulder record of b, whether that record created its shoulder.
+func (w *batchWriter) createShoulders(ctx context.Context, b *batch) ([]bool, error) {
+	creates := make([]bool, len(b.shoulders))
+	var todo []newShoulder
+	var claimed map[*legacy.ShoulderEntry]bool
+	claim := func(e *legacy.ShoulderEntry, rec *legacy.ShoulderRecord) bool {
+		if e.ID != 0 || claimed[e] {
+			return false
+		}
+		if claimed == nil {
+			claimed = map[*legacy.ShoulderEntry]bool{}
+		}
+		claimed[e] = true
+		todo = append(todo, newShoulder{e: e, rec: rec})
+		return true
+	}
+	for i := range b.shoulders {
+		creates[i] = claim(b.shoulders[i].entry, b.shoulders[i].rec)
+	}
+	for i := range b.rows {
+		claim(b.rows[i].entry, nil)
+	}
+	if len(todo) == 0 {
+		return creates, nil
+	}
+	for _, s := range todo {
+		if err := w.ensureNAAN(ctx, s.e.NAAN); err != nil {
+			return nil, err
+		}
+	}
+	n := len(todo)
+	naans, stored, zones := make([]string, n), make([]string, n), make([]string, n)
+	minters, redirects, notes := make([]string, n), make([]string, n), make([]string, n)
+	at := make(map[string]*legacy.ShoulderEntry, n) // NAAN + stored shoulder (a NAAN holds no slash)
+	for i, s := range todo {
+		naans[i], stored[i], zones[i] = s.e.NAAN, s.e.Stored(), string(s.e.Zone)
+		minters[i], redirects[i], notes[i] = s.values()
+		at[naans[i]+stored[i]] = s.e
+	}
+	tx, err := w.tx()
+	if err != nil {
+		return nil, err
+	}
+	created := 0
+	res, err := tx.Query(ctx, createShouldersSQL, naans, stored, zones, minters, redirects, notes, w.p.runID)
+	if err == nil {
+		for res.Next() {
+			var id int64
+			var naan, shoulder string
+			if err = res.Scan(&id, &naan, &shoulder); err != nil {
+				break
+			}
+			e := at[naan+shoulder]
+			if e == nil || e.ID != 0 {
+				err = fmt.Errorf("created shoulder %s of NAAN %s, which was not asked for", shoulder, naan)
+				break
+			}
+			e.ID = id
+			created++
+		}
+		res.Close()
+		if err == nil {
+			err = res.Err()
+		}
+	}
+	if err != nil {
+		return nil, w.shoulderFailure(ctx, todo, err)
+	}
+	w.counts.ShouldersCreated += int64(created)
+	if created < len(todo) {
+		if err := w.readShoulderIDs(ctx, todo, at); err != nil {
+			return nil, err
+		}
+	}
+	return creates, nil
+}
+
+// readShoulderIDs sets the IDs of the shoulders of todo that are still 0: shoulders another
+// transaction created after this pass read the ledger's shoulders. at maps NAAN + stored
+// shoulder to their entries.
+func (w *batchWriter) readShoulderIDs(ctx context.Context, todo []newShoulder, at map[string]*legacy.ShoulderEntry) error {
+	var naans, stored []string
+	for _, s := range todo {
+		if s.e.ID == 0 {
+			naans, stored = append(naans, s.e.NAAN), append(stored, s.e.Stored())
+		}
 	}
 	tx, err := w.tx()
 	if err != nil {
 		return err
 	}
-	var id int64
-	err = tx.QueryRow(ctx, `insert into shoulder (naan, shoulder, status, check_zone, minter, redirect, note, import_run_id)
-		values ($1, $2, 'reserved', $3, nullif($4, ''), nullif($5, ''), nullif($6, ''), $7)
-		on conflict (naan, shoulder) do nothing returning id`,
-		e.NAAN, e.Stored(), string(e.Zone), minter, redirect, note, w.p.runID).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = tx.QueryRow(ctx, `select id from shoulder where naan = $1 and shoulder = $2`, e.NAAN, e.Stored()).Scan(&id)
-	} else if err == nil {
-		w.counts.ShouldersCreated++
-	}
+	res, err := tx.Query(ctx, `select s.id, s.naan, s.shoulder from unnest($1::text[], $2::text[]) k(naan, shoulder)
+		join shoulder s on s.naan = k.naan and s.shoulder = k.shoulder`, naans, stored)
 	if err != nil {
-		return fmt.Errorf("import %s: create shoulder %s of NAAN %s: %w", w.p.path, e.Stored(), e.NAAN, err)
+		return fmt.Errorf("import %s: read shoulder %s of NAAN %s: %w", w.p.path, stored[0], naans[0], err)
 	}
-	e.ID = id
+	for res.Next() {
+		var id int64
+		var naan, shoulder string
+		if err := res.Scan(&id, &naan, &shoulder); err != nil {
+			res.Close()
+			return fmt.Errorf("import %s: read shoulder %s of NAAN %s: %w", w.p.path, shoulder, naan, err)
+		}
+		if e := at[naan+shoulder]; e != nil {
+			e.ID = id
+		}
+	}
+	res.Close()
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("import %s: read shoulder %s of NAAN %s: %w", w.p.path, stored[0], naans[0], err)
+	}
+	for _, s := range todo {
+		if s.e.ID == 0 {
+			return fmt.Errorf("import %s: create shoulder %s of NAAN %s: neither created nor found in the ledger", w.p.path, s.e.Stored(), s.e.NAAN)
+		}
+	}
 	return nil
+}
+
+// shoulderFailure returns the error of a createShoulders statement that failed (err), naming the
+// shoulder that failed. The failure aborted the file's transaction, and with it the import of the
+// file; to find the shoulder, the pass is rolled back to its savepoint and the shoulders of todo
+// are created again one at a time, each after its NAAN, until one fails. When none does (the
+// failure was not one shoulder's), the error names the batch's first shoulder and their number.
+func (w *batchWriter) shoulderFailure(ctx context.Context, todo []newShoulder, err error) error {
+	first := todo[0].e
+	batchErr := fmt.Errorf("import %s: create shoulder %s of NAAN %s and %d more of the batch: %w",
+		w.p.path, first.Stored(), first.NAAN, len(todo)-1, err)
+	if len(todo) == 1 {
+		batchErr = fmt.Errorf("import %s: create shoulder %s of NAAN %s: %w", w.p.path, first.Stored(), first.NAAN, err)
+	}
+	if len(todo) == 1 || ctx.Err() != nil {
+		return batchErr
+	}
+	tx := w.p.tx // createShoulders drained the COPY in flight
+	if _, rerr := tx.Exec(ctx, `rollback to savepoint `+passSavepoint); rerr != nil {
+		return batchErr
+	}
+	for _, s := range todo {
+		e := s.e
+		if _, err := tx.Exec(ctx, createNAANSQL, e.NAAN, w.p.runID); err != nil {
+			return fmt.Errorf("import %s: create NAAN %s: %w", w.p.path, e.NAAN, err)
+		}
+		minter, redirect, note := s.values()
+		if _, err := tx.Exec(ctx, createShouldersSQL, []string{e.NAAN}, []string{e.Stored()}, []string{string(e.Zone)},
+			[]string{minter}, []string{redirect}, []string{note}, w.p.runID); err != nil {
+			return fmt.Errorf("import %s: create shoulder %s of NAAN %s: %w", w.p.path, e.Stored(), e.NAAN, err)
+		}
+	}
+	return batchErr
 }
 
 // shoulderRecordValues maps a shoulder record onto minter, redirect and note.
@@ -647,13 +803,10 @@ func shoulderRecordValues(s *legacy.ShoulderRecord) (minter, redirect, note stri
 	return s.Minter, redirect, note
 }
 
-// shoulderRecord creates the record's shoulder, or compares it with the ledger's: empty columns
-// are filled, differing ones reported.
+// shoulderRecord compares a record with its shoulder in the ledger (one the record did not
+// create, see createShoulders): empty columns are filled, differing ones reported.
 func (w *batchWriter) shoulderRecord(ctx context.Context, it *shoulderItem) error {
 	e := it.entry
-	if e.ID == 0 {
-		return w.createShoulder(ctx, e, it.rec)
-	}
 	minter, redirect, note := shoulderRecordValues(it.rec)
 	tx, err := w.tx()
 	if err != nil {
