@@ -70,11 +70,13 @@ func execSQL(t *testing.T, url, sql string) {
 	}
 }
 
-// TestClusterLifecycle: a new cluster is made and started, a second StartCluster reuses
-// it, data survives Stop and a new start, and Stop is idempotent.
+// TestClusterLifecycle: a cluster just made (a copy of the seed) is started, a second
+// StartCluster reuses it, data survives Stop and a new start, and Stop is idempotent.
 func TestClusterLifecycle(t *testing.T) {
 	t.Parallel()
-	dataDir := filepath.Join(shmTempDir(t), "pg")
+	// a copy of the seed, as initdb left it: making a new cluster is TestClusterConcurrentStart's
+	// and TestClusterResolveDatabaseEmbedded's
+	dataDir := seededDataDir(t)
 	cfg := ClusterConfig{DataDir: dataDir, Settings: map[string]string{"work_mem": "7MB"}}
 	c := startTestCluster(t, cfg)
 
