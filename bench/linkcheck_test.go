@@ -13,6 +13,9 @@ import (
 // TestRunLinkCheckSmall runs the link-check benchmark at a small size against the test server:
 // every target of each ledger is checked, recorded and good, and a second run finds nothing due.
 func TestRunLinkCheckSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the link-check benchmark end to end, at two sizes: the full suite (make test) runs it, -short does not")
+	}
 	res, err := RunLinkCheck(context.Background(), LinkCheckConfig{Sizes: []int{300, 600}, Hosts: 30, Latency: time.Millisecond,
 		Interval: 5 * time.Millisecond, Workers: 8, ServerURL: pgtest.URL(t), Log: io.Discard})
 	if err != nil {
