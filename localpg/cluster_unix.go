@@ -108,17 +108,9 @@ func (s serverUser) canSearch(fi fs.FileInfo) bool {
 // lock when it is called. flock locks belong to the open file description, so two opens in one
 // process exclude each other too. UnlockFile (or closing f) releases it.
 func LockFile(ctx context.Context, f *os.File, exclusive bool) error {
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
 	for {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			return fmt.Errorf("lock %s: %w", f.Name(), err)
+		if ok, err := TryLockFile(f, exclusive); ok || err != nil {
+			return err
 		}
 		select {
 		case <-ctx.Done():
