@@ -100,8 +100,9 @@ func (a *audit) prepare(ctx context.Context, ln *lane) error {
 	err := ln.tx.QueryRow(ctx, `select pg_export_snapshot(), pg_current_snapshot()::text, now(),
 		case when has_function_privilege('pg_control_system()', 'execute')
 		     then (select system_identifier::text from pg_control_system()) else '' end
-		|| '/' || (select oid::text from pg_database where datname = current_database())`).
-		Scan(&s.exported, &s.text, &s.at, &s.origin)
+		|| '/' || (select oid::text from pg_database where datname = current_database()),
+		pg_relation_size('ark') / current_setting('block_size')::bigint`).
+		Scan(&s.exported, &s.text, &s.at, &s.origin, &a.arkPages)
 	if err != nil {
 		return fmt.Errorf("verify: take snapshot: %w", err)
 	}

@@ -298,6 +298,7 @@ type audit struct {
 	usable   bool         // base's snapshot can be applied to this ledger (xmin comparisons)
 	citus    bool         // the ledger's layout is LayoutCitus: no snapshot, seq or xid spans the nodes
 	since    bool         // ARK-level checks limited to what changed since base
+	arkPages int64        // the ark table's size in pages when the audit began (on Citus the coordinator's: 0)
 	shoulder map[int64]*shoulderInfo
 	naans    map[string]bool
 	clients  map[int64]clientInfo
@@ -385,10 +386,7 @@ func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 	if err := a.prepare(ctx, &lead.lane); err != nil {
 		return nil, err
 	}
-	n, err := a.connections(ctx, &lead.lane, l.Pool.Config().MaxConns)
-	if err != nil {
-		return nil, err
-	}
+	n := a.connections(l.Pool.Config().MaxConns)
 	for len(conns) < n {
 		c, err := acquire(ctx, l, a.snap.exported)
 		if err != nil {
@@ -503,23 +501,18 @@ type pgxpoolConn struct {
 	release func(context.Context)
 }
 
-// connections returns how many connections the audit uses (Config.Connections), reading the
-// ark table's size through ln when the configuration leaves it to the size.
-func (a *audit) connections(ctx context.Context, ln *lane, poolSize int32) (int, error) {
+// connections returns how many connections the audit uses (Config.Connections), at most
+// poolSize; prepare has read the ark table's size.
+func (a *audit) connections(poolSize int32) int {
 	n := a.cfg.Connections
 	if n == 0 {
 		n = lanes
-		if !a.citus { // on Citus the coordinator's ark holds no rows: the size is the shards'
-			var pages int64
-			if err := ln.tx.QueryRow(ctx, `select pg_relation_size('ark') / current_setting('block_size')::bigint`).Scan(&pages); err != nil {
-				return 0, fmt.Errorf("verify: size of ark: %w", err)
-			}
-			if pages < smallLedgerPages {
-				n = 1
-			}
+		// on Citus the coordinator's ark holds no rows: the size would be the shards'
+		if !a.citus && a.arkPages < smallLedgerPages {
+			n = 1
 		}
 	}
-	return max(1, min(n, int(poolSize))), nil
+	return max(1, min(n, int(poolSize)))
 }
 
 // acquire takes a connection from l and starts a repeatable-read, read-only transaction on it,
