@@ -769,7 +769,10 @@ func (w *batchWriter) shoulderFailure(ctx context.Context, todo []newShoulder, e
 	if len(todo) == 1 || ctx.Err() != nil {
 		return batchErr
 	}
-	tx := w.p.tx // createShoulders drained the COPY in flight
+	tx, terr := w.tx()
+	if terr != nil {
+		return batchErr
+	}
 	if _, rerr := tx.Exec(ctx, `rollback to savepoint `+passSavepoint); rerr != nil {
 		return batchErr
 	}
