@@ -100,8 +100,8 @@ test: deps vet
 
 # The single-node suite (go test -short): it leaves out the Citus cluster, the million-row runs, the fault runs and
 # the benchmarks' end-to-end runs, which make test runs. The test binaries are kept in $(TESTBIN) and linked
-# again only when their code changed (go test links all 18 on every run: about 39 s of CPU time, a fifth of the
-# suite); internal/testrun runs them as go test would.
+# again only when their code changed (go test links every one on every run: about 39 s of CPU time, a fifth of
+# the suite); internal/testrun runs them as go test would.
 test-short: pg-server duckdb
 	$(GO) test -c -o $(TESTBIN)/ ./...
 	ARKHE_TOOLS=$(TOOLS) $(GO) run ./internal/testrun $(TESTBIN) -test.short -test.timeout=10m -test.paniconexit0
