@@ -519,12 +519,20 @@ func binMajor(ctx context.Context, dir string) (int, error) {
 	return major, nil
 }
 
-// InitdbArgs returns the arguments every cluster is created with (initdb, besides its data
+// initdbArgs returns the arguments every cluster is created with (initdb, besides its data
 // directory and, for a throw-away cluster, --no-sync): superuser, authentication, encoding and
-// locale. A copy of a cluster stands for a new one only if both were made with these
-// (fixtures/pgtest keys its seed clusters by them).
-func InitdbArgs() []string {
+// locale.
+func initdbArgs() []string {
 	return []string{"-U", clusterSuperuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-instructions"}
+}
+
+// InitdbArgsHash returns 8 hexadecimal digits hashing the arguments every cluster is created
+// with (superuser, authentication, encoding, locale): a copy of a cluster stands for a new one
+// only if both were made with the same, so seed clusters kept across runs (fixtures/pgtest's,
+// localpg's own tests') carry it in their names.
+func InitdbArgsHash() string {
+	sum := sha256.Sum256([]byte(strings.Join(initdbArgs(), "\x00")))
+	return hex.EncodeToString(sum[:4])
 }
 
 // initdb creates the cluster in "<DataDir>.initdb" and renames it into place, so a crash
@@ -555,7 +563,7 @@ func (c *Cluster) initdb(ctx context.Context, persistent bool) error {
 		return fail(err)
 	}
 	fmt.Fprintf(c.log, "creating PostgreSQL %d cluster in %s\n", c.major, c.dataDir)
-	args := append([]string{"-D", tmp}, InitdbArgs()...)
+	args := append([]string{"-D", tmp}, initdbArgs()...)
 	if !persistent {
 		args = append(args, "--no-sync")
 	}

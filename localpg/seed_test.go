@@ -2,7 +2,6 @@ package localpg
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -24,15 +23,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// seedRoot holds test binary pid's seed cluster and the copies of it,
-// arkhe-localpg-u<euid>-<pid>, under /dev/shm (a tmpfs: a copy is memory, not disk writes)
-// when there is one, else under the system's temporary directory.
-func seedRoot(pid int) string {
-	root := os.TempDir()
+// testRoot is where the tests' clusters live: /dev/shm (a tmpfs: a copy is memory, not disk
+// writes) when there is one, else the system's temporary directory.
+func testRoot() string {
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		root = "/dev/shm"
+		return "/dev/shm"
 	}
-	return filepath.Join(root, seedRootPrefix()+strconv.Itoa(pid))
+	return os.TempDir()
+}
+
+// seedRoot holds the copies of the seed cluster test binary pid made, and its other clusters:
+// arkhe-localpg-u<euid>-<pid> under testRoot.
+func seedRoot(pid int) string {
+	return filepath.Join(testRoot(), seedRootPrefix()+strconv.Itoa(pid))
 }
 
 func seedRootPrefix() string { return fmt.Sprintf("arkhe-localpg-u%d-", os.Geteuid()) }
@@ -40,7 +43,7 @@ func seedRootPrefix() string { return fmt.Sprintf("arkhe-localpg-u%d-", os.Geteu
 // pruneSeedRoots removes this user's seed roots of test binaries no longer running (killed
 // before their TestMain could); errors are ignored: a root left is only space.
 func pruneSeedRoots() {
-	dirs, _ := filepath.Glob(filepath.Join(filepath.Dir(seedRoot(0)), seedRootPrefix()+"*"))
+	dirs, _ := filepath.Glob(filepath.Join(testRoot(), seedRootPrefix()+"*"))
 	for _, dir := range dirs {
 		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), seedRootPrefix()))
 		if err != nil || pid == os.Getpid() {
@@ -70,8 +73,7 @@ var seedDataDir = sync.OnceValues(func() (string, error) {
 	if c.binDir, c.major, err = findBinDir(ctx, "", 0); err != nil {
 		return "", err
 	}
-	args := sha256.Sum256([]byte(strings.Join(InitdbArgs(), "\x00")))
-	dir := filepath.Join(filepath.Dir(seedRoot(0)), fmt.Sprintf("arkhe-localpg-seed-u%d-pg%d-%x", os.Geteuid(), c.major, args[:4]))
+	dir := filepath.Join(testRoot(), fmt.Sprintf("arkhe-localpg-seed-u%d-pg%d-%s", os.Geteuid(), c.major, InitdbArgsHash()))
 	c.dataDir, c.socketDir = dir, DefaultSocketDir(dir)
 	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
@@ -94,7 +96,7 @@ var seedDataDir = sync.OnceValues(func() (string, error) {
 	}
 	// seeds of other versions or arguments unused for a day go (errors ignored: a seed left is
 	// only memory); one in use is touched at every use
-	others, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), fmt.Sprintf("arkhe-localpg-seed-u%d-*", os.Geteuid())))
+	others, _ := filepath.Glob(filepath.Join(testRoot(), fmt.Sprintf("arkhe-localpg-seed-u%d-*", os.Geteuid())))
 	for _, other := range others {
 		if fi, err := os.Stat(other); err == nil && fi.IsDir() && other != dir && time.Since(fi.ModTime()) > 24*time.Hour {
 			_ = os.RemoveAll(other)
