@@ -1332,3 +1332,59 @@ func TestMintSmallRunConnections(t *testing.T) {
 		}
 	}
 }
+
+// On the single layout a batch's COPY runs with work_mem at 1 MB, so that the transition table
+// the ark table's statement triggers read spills to a temporary file instead of growing in
+// memory (cheaper per row). A test trigger records the setting its statement saw; the
+// database's own work_mem is raised first, so only the batch's transaction can lower it.
+func TestMintBatchTransitionTableSpills(t *testing.T) {
+	t.Parallel()
+	l := mintLedger(t)
+	mintExec(t, l.Pool, `do $$ begin execute format('alter database %I set work_mem = %L', current_database(), '64MB'); end $$`)
+	mintExec(t, l.Pool, `create table work_mem_seen (work_mem text)`)
+	mintExec(t, l.Pool, `create function work_mem_seen() returns trigger language plpgsql as $$
+		begin
+			insert into work_mem_seen values (current_setting('work_mem'));
+			return null;
+		end $$`)
+	mintExec(t, l.Pool, `create trigger zz_work_mem_seen after insert on ark for each statement execute function work_mem_seen()`)
+	in := manifest(t, t.TempDir(), "spill.csv", fixtures.ManifestConfig{Rows: 10000, Seed: 71, Prefix: "spill-"})
+	pool, err := pgxpool.New(t.Context(), l.Pool.Config().ConnString()) // new sessions: the database's work_mem
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	own := &ledger.Ledger{Pool: pool}
+	rep, err := own.Mint(t.Context(), ledger.MintJob{Mint: ledger.MintConfig{ClientID: "c1"}, Inputs: []string{in},
+		Workers: 1, BatchSize: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var session string
+	if err := pool.QueryRow(t.Context(), `show work_mem`).Scan(&session); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	rows, err := l.Pool.Query(t.Context(), `select work_mem from work_mem_seen`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Summary.Minted != 10000 || session != "64MB" || len(seen) == 0 {
+		t.Fatalf("minted %d, session work_mem %s, %d statements seen; want 10000, 64MB and at least one", rep.Summary.Minted, session, len(seen))
+	}
+	for _, s := range seen {
+		if s != "1MB" {
+			t.Errorf("a batch's COPY ran with work_mem %s, want 1MB (statements saw %v)", s, seen)
+		}
+	}
+}
