@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/ark"
@@ -1364,19 +1365,12 @@ func TestMintBatchTransitionTableSpills(t *testing.T) {
 	if err := pool.QueryRow(t.Context(), `show work_mem`).Scan(&session); err != nil {
 		t.Fatal(err)
 	}
-	var seen []string
 	rows, err := l.Pool.Query(t.Context(), `select work_mem from work_mem_seen`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		seen = append(seen, s)
-	}
-	if err := rows.Err(); err != nil {
+	seen, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Summary.Minted != 10000 || session != "64MB" || len(seen) == 0 {
