@@ -305,7 +305,11 @@ func (e *ReceiptConflictError) Error() string {
 		return fmt.Sprintf("request ID %q occurs earlier (%s) with a different payload; the first occurrence got %s", e.RequestID, e.First, e.ARK)
 	}
 	if len(e.Fields) > 0 {
-		return fmt.Sprintf("request ID %q was minted before as %s with a different payload (%s differ from the ARK's); a request ID is never reused", e.RequestID, e.ARK, strings.Join(e.Fields, ", "))
+		verb := "differ"
+		if len(e.Fields) == 1 {
+			verb = "differs"
+		}
+		return fmt.Sprintf("request ID %q was minted before as %s with a different payload (%s %s from the ARK's); a request ID is never reused", e.RequestID, e.ARK, strings.Join(e.Fields, ", "), verb)
 	}
 	return fmt.Sprintf("request ID %q was minted before as %s with a different payload (its payload digest differs from the receipt's; the ARK was changed since); a request ID is never reused", e.RequestID, e.ARK)
 }
@@ -1928,11 +1932,13 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 	rc := pipeline.RunConfig{Inputs: job.Inputs, Mapping: job.Mapping, Limits: job.Limits, Workers: job.Workers,
 		BatchSize: job.BatchSize, Sink: sink, Progress: job.Progress}
 	if err := rc.Validate(); err != nil {
+		l.readShoulderCounters(ctx, &rep)
 		return rep, err
 	}
 	var mm pipeline.MintMapWriter
 	if job.MintMapPath != "" {
 		if mm, err = pipeline.CreateMintMap(job.MintMapPath); err != nil {
+			l.readShoulderCounters(ctx, &rep)
 			return rep, err
 		}
 		rc.MintMap = mm
@@ -1964,9 +1970,7 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 		}
 	}
 	actx := context.WithoutCancel(ctx)
-	if d, c, cerr := l.shoulderCounters(actx, rep.Target.ShoulderID); cerr == nil {
-		rep.ShoulderDraws, rep.ShoulderCollisions = d, c
-	}
+	l.readShoulderCounters(actx, &rep)
 	s := rep.Summary
 	detail := map[string]any{
 		"inputs": job.Inputs, "read": s.Read, "minted": s.Minted, "replayed": s.Replayed, "rejected": s.Rejected,
@@ -1987,6 +1991,16 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 		err = aerr
 	}
 	return rep, err
+}
+
+// readShoulderCounters sets rep's ShoulderDraws and ShoulderCollisions to the counters of the
+// run's shoulder in the ledger (shoulder_tally), also when the run stopped before its first row,
+// so that a summary never reports a shoulder's total as 0 draws it did not read; on an error
+// reading them they stay 0.
+func (l *Ledger) readShoulderCounters(ctx context.Context, rep *MintReport) {
+	if d, c, err := l.shoulderCounters(ctx, rep.Target.ShoulderID); err == nil {
+		rep.ShoulderDraws, rep.ShoulderCollisions = d, c
+	}
 }
 
 // shoulderCounters reads a shoulder's draw and collision counters.

@@ -456,7 +456,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 		if url != "https://example.org/2" {
 			t.Fatalf("ledger changed: url %q", url)
 		}
-		if !strings.Contains(recs[1][5], "(url differ from the ARK's)") {
+		if !strings.Contains(recs[1][5], "(url differs from the ARK's)") {
 			t.Fatalf("reject reason %q does not name the field url", recs[1][5])
 		}
 		checkLedger(t, l.Pool, 3)
@@ -1380,5 +1380,23 @@ func TestMintBatchTransitionTableSpills(t *testing.T) {
 		if s != "1MB" {
 			t.Errorf("a batch's COPY ran with work_mem %s, want 1MB (statements saw %v)", s, seen)
 		}
+	}
+}
+
+// A run that stops before its first row (here: the mint map's directory does not exist) still
+// reports the shoulder's totals from the ledger, not zeros it never read.
+func TestMintStoppedEarlyReportsShoulderTotals(t *testing.T) {
+	t.Parallel()
+	l := mintLedger(t)
+	dir := t.TempDir()
+	in := manifest(t, dir, "early.csv", fixtures.ManifestConfig{Rows: 3, Seed: 72, Prefix: "early-"})
+	job := ledger.MintJob{Mint: ledger.MintConfig{ClientID: "c1"}, Inputs: []string{in}}
+	if _, err := l.Mint(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+	job.MintMapPath = filepath.Join(dir, "missing", "map.csv")
+	rep, err := l.Mint(t.Context(), job)
+	if err == nil || rep.ShoulderDraws != 3 || rep.ShoulderCollisions != 0 {
+		t.Fatalf("second run: err %v, shoulder totals %d draws, %d collisions; want an error and 3, 0", err, rep.ShoulderDraws, rep.ShoulderCollisions)
 	}
 }
