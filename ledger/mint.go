@@ -1632,7 +1632,7 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch, chunked bool
 // statement's new rows from a transition table, which PostgreSQL keeps in memory up to work_mem
 // (each row a separate allocation: about 530 B of memory per minted row of 260 B) and then
 // writes to a temporary file. On the embedded default (work_mem 64 MB) a batch of 100,000 rows
-// stays in memory, and COPYing it costs the server about an eighth more CPU time than writing
+// stays in memory, and COPYing it costs the server about a sixth more CPU time than writing
 // it to the file does: 10.1 against 8.7 s per million rows (bench/promise-cost.sh, variants
 // full and work_mem_1mb, batches of 100,000, medians of 3 rounds). A server whose work_mem is
 // already under the batch's size spills anyway. The batch's other statements (the counters'
