@@ -1630,14 +1630,15 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch, chunked bool
 // beginBatchSingle begins a batch's transaction on the single layout, in the same round trip,
 // with work_mem at 1 MB for that transaction only. The ark table's statement triggers read the
 // statement's new rows from a transition table, which PostgreSQL keeps in memory up to work_mem
-// (each row a separate allocation: about 530 B of memory per minted row of 260 B) and then
-// writes to a temporary file. On the embedded default (work_mem 64 MB) a batch of 100,000 rows
-// stays in memory, and COPYing it costs the server about a sixth more CPU time than writing
-// it to the file does: 10.1 against 8.7 s per million rows (bench/promise-cost.sh, variants
-// full and work_mem_1mb, batches of 100,000, medians of 3 rounds). A server whose work_mem is
-// already under the batch's size spills anyway. The batch's other statements (the counters'
-// upserts, a chunk's name lookups) need far less. On Citus the triggers run on the workers,
-// whose sessions do not take the coordinator's SET LOCAL, so the layout begins plainly.
+// and then writes to a temporary file (100,000 minted rows of 214 B took between 26 and 28 MB
+// of work_mem, and 20.4 MB as a file). On the embedded default (work_mem 64 MB) a batch of
+// 100,000 rows therefore stays in memory, and COPYing it costs the server about a sixth more CPU
+// time than with the table written to the file: 10.1 against 8.7 s per million rows
+// (bench/promise-cost.sh, variants full and work_mem_1mb, batches of 100,000, medians of 3
+// rounds). A server whose work_mem is under the batch's size spills anyway. The batch's other
+// statements (the counters' upserts, a chunk's name lookups) need far less. On Citus the
+// triggers run on the workers, whose sessions do not take the coordinator's SET LOCAL, so the
+// layout begins plainly.
 const beginBatchSingle = "begin; set local work_mem = '1MB'"
 
 // chunkSavepoint is the savepoint each chunk of a CheckChunks COPY goes under.
