@@ -1923,23 +1923,27 @@ type MintReport struct {
 // rename only when the run completes (else removed), the reject file, and one audit_event
 // (action "mint", target "ark:NAAN/shoulder", detail the counts) per run that got past the
 // checks, failed or not. The report carries the summary so far also with an error.
-func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
-	var rep MintReport
+func (l *Ledger) Mint(ctx context.Context, job MintJob) (rep MintReport, err error) {
 	sink, err := l.PrepareMint(ctx, job.Mint)
 	if err != nil {
 		return rep, err
 	}
 	rep.Target = sink.Target()
+	// the shoulder's counters as the ledger holds them when the run ends, however it ends (also
+	// before its first row), so that a summary never reports totals it did not read
+	defer func() {
+		if d, c, cerr := l.shoulderCounters(context.WithoutCancel(ctx), rep.Target.ShoulderID); cerr == nil {
+			rep.ShoulderDraws, rep.ShoulderCollisions = d, c
+		}
+	}()
 	rc := pipeline.RunConfig{Inputs: job.Inputs, Mapping: job.Mapping, Limits: job.Limits, Workers: job.Workers,
 		BatchSize: job.BatchSize, Sink: sink, Progress: job.Progress}
 	if err := rc.Validate(); err != nil {
-		l.readShoulderCounters(ctx, &rep)
 		return rep, err
 	}
 	var mm pipeline.MintMapWriter
 	if job.MintMapPath != "" {
 		if mm, err = pipeline.CreateMintMap(job.MintMapPath); err != nil {
-			l.readShoulderCounters(ctx, &rep)
 			return rep, err
 		}
 		rc.MintMap = mm
@@ -1971,7 +1975,6 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 		}
 	}
 	actx := context.WithoutCancel(ctx)
-	l.readShoulderCounters(actx, &rep)
 	s := rep.Summary
 	detail := map[string]any{
 		"inputs": job.Inputs, "read": s.Read, "minted": s.Minted, "replayed": s.Replayed, "rejected": s.Rejected,
@@ -1992,16 +1995,6 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (MintReport, error) {
 		err = aerr
 	}
 	return rep, err
-}
-
-// readShoulderCounters sets rep's ShoulderDraws and ShoulderCollisions to the counters of the
-// run's shoulder in the ledger (shoulder_tally), also when the run stopped before its first row,
-// so that a summary never reports a shoulder's total as 0 draws it did not read; on an error
-// reading them they stay 0.
-func (l *Ledger) readShoulderCounters(ctx context.Context, rep *MintReport) {
-	if d, c, err := l.shoulderCounters(ctx, rep.Target.ShoulderID); err == nil {
-		rep.ShoulderDraws, rep.ShoulderCollisions = d, c
-	}
 }
 
 // shoulderCounters reads a shoulder's draw and collision counters.
