@@ -1336,8 +1336,9 @@ func TestMintSmallRunConnections(t *testing.T) {
 
 // On the single layout a batch's COPY runs with work_mem at 1 MB, so that the transition table
 // the ark table's statement triggers read spills to a temporary file instead of growing in
-// memory (cheaper per row). A test trigger records the setting its statement saw; the
-// database's own work_mem is raised first, so only the batch's transaction can lower it.
+// memory (cheaper per row). A test trigger records the setting its statement saw, and the
+// database must have counted a temporary file; the database's own work_mem is raised first (10,000
+// rows stay in its 64 MB), so only the batch's transaction can lower it.
 func TestMintBatchTransitionTableSpills(t *testing.T) {
 	t.Parallel()
 	l := mintLedger(t)
@@ -1364,6 +1365,16 @@ func TestMintBatchTransitionTableSpills(t *testing.T) {
 	var session string
 	if err := pool.QueryRow(t.Context(), `show work_mem`).Scan(&session); err != nil {
 		t.Fatal(err)
+	}
+	// the batch's transition table went to a temporary file: the database counts one once the
+	// mint's sessions have ended (a session reports its counts when it ends, at the latest)
+	pool.Close()
+	var tempFiles int64
+	for deadline := time.Now().Add(30 * time.Second); tempFiles == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		tempFiles = mintCount(t, l.Pool, `select temp_files from pg_stat_database where datname = current_database()`)
+	}
+	if tempFiles == 0 {
+		t.Errorf("no temporary file in the database after minting 10,000 rows in one batch: the transition table stayed in memory")
 	}
 	rows, err := l.Pool.Query(t.Context(), `select work_mem from work_mem_seen`)
 	if err != nil {
