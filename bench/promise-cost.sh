@@ -52,7 +52,7 @@ fi
 drop_transition=$(psql -X -At "$(db pc_tpl)" -c "select string_agg(format('drop trigger %I on ark;', tgname), ' ') from pg_trigger where tgrelid = 'ark'::regclass and not tgisinternal and tgnewtable is not null")
 declare -A V=(
     [full]="select 1"
-    [no_reach_trigger]="$drop_transition"
+    [no_transition_triggers]="$drop_transition"
     [no_shoulder_check]="$shoulder_check"
     [no_checks]="$drop_checks"
     [no_brin]="drop index ark_seq_brin;"
@@ -61,7 +61,7 @@ declare -A V=(
     [work_mem_1mb]="select 1"
     [bare]="$drop_transition $shoulder_check $drop_checks drop index ark_seq_brin;"
 )
-order=(full no_reach_trigger ${shoulder_check:+no_shoulder_check} work_mem_1mb no_checks no_brin no_receipt_index no_identity bare)
+order=(full no_transition_triggers ${shoulder_check:+no_shoulder_check} work_mem_1mb no_checks no_brin no_receipt_index no_identity bare)
 : > "$dir/cpu"
 for round in $(seq "$rounds"); do
     for v in "${order[@]}"; do
@@ -83,4 +83,4 @@ echo "server CPU of COPYing $rows minted ARK rows in $batches statements of up t
 for v in "${order[@]}"; do
     awk -v v="$v" '$1 == v { print $2 }' "$dir/cpu" | sort -n | awk -v v="$v" -v n="$rows" '{ a[NR] = $1 } END {
         m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%s %.2f %.2f\n", v, m, m * 1000000 / n }'
-done | awk 'NR == 1 { full = $2 } { printf "%-18s %7.2f s  %7.2f s/M  saves %5.1f %%\n", $1, $2, $3, 100 * (full - $2) / full }'
+done | awk 'NR == 1 { full = $2 } { printf "%-22s %7.2f s  %7.2f s/M  saves %5.1f %%\n", $1, $2, $3, 100 * (full - $2) / full }'

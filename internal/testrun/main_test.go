@@ -45,7 +45,7 @@ func TestRun(t *testing.T) {
 	})
 	var out, errOut strings.Builder
 	code := run(context.Background(), []string{"-C", mod, "-p", "2", bin, "-test.short", "-test.count=1"}, &out, &errOut)
-	want := regexp.MustCompile(`^in a with -test.short -test.count=1\nok  \texample.org/m/a\t0\.[0-9]{3}s\n` +
+	want := regexp.MustCompile(`^in a with -test.short -test.count=1\nok  \texample.org/m/a\t[0-9]+\.[0-9]{3}s\n` +
 		`--- FAIL: TestB\nFAIL\texample.org/m/b\t[0-9.]+s\nFAIL\n$`)
 	if code != 1 || !want.MatchString(out.String()) || errOut.Len() != 0 {
 		t.Errorf("status %d, stdout %q, stderr %q; want 1 and stdout matching %s", code, out.String(), errOut.String(), want)
