@@ -6,7 +6,22 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
+
+// RemoveIdleDataDirs removes, with everything in them, the directories that match pattern
+// (filepath.Glob) other than keep and were last modified more than maxIdle ago: the kept clusters
+// that copies are made from (seeds), whose users touch them (os.Chtimes) at every use. Files that
+// match, such as a seed's lock file, are left alone: one may be held. Errors are ignored: a
+// directory left is only space.
+func RemoveIdleDataDirs(pattern, keep string, maxIdle time.Duration) {
+	dirs, _ := filepath.Glob(pattern)
+	for _, dir := range dirs {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() && dir != keep && time.Since(fi.ModTime()) > maxIdle {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
 
 // CopyDataDir copies the data directory of a stopped cluster, src, to dst, which must not
 // exist: directories, regular files and symbolic links, with their permission bits and, when

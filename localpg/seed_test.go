@@ -94,14 +94,8 @@ var seedDataDir = sync.OnceValues(func() (string, error) {
 	if err := c.initdb(ctx, false); err != nil {
 		return "", err
 	}
-	// seeds of other versions or arguments unused for a day go (errors ignored: a seed left is
-	// only memory); one in use is touched at every use
-	others, _ := filepath.Glob(filepath.Join(testRoot(), fmt.Sprintf("arkhe-localpg-seed-u%d-*", os.Geteuid())))
-	for _, other := range others {
-		if fi, err := os.Stat(other); err == nil && fi.IsDir() && other != dir && time.Since(fi.ModTime()) > 24*time.Hour {
-			_ = os.RemoveAll(other)
-		}
-	}
+	// seeds of other versions or arguments unused for a day go; one in use is touched at every use
+	RemoveIdleDataDirs(filepath.Join(testRoot(), fmt.Sprintf("arkhe-localpg-seed-u%d-*", os.Geteuid())), dir, 24*time.Hour)
 	return dir, nil
 })
 
