@@ -1075,13 +1075,17 @@ func readBackMintedCitus(ctx context.Context, pool *pgxpool.Pool) ([][]any, erro
 }
 
 // measureLedger measures the ledger pool is connected to (sizing.Measure: on Citus every shard
-// placement on every node).
+// placement on every node), without the plain floor's table plain_ark, which the clones of a
+// template hold (with every preloaded ARK: 10 million rows under --preload 10000000).
 func measureLedger(ctx context.Context, pool *pgxpool.Pool) (LedgerSize, error) {
 	m, err := sizing.Measure(ctx, pool, sizing.MeasureOptions{})
 	if err != nil {
 		return LedgerSize{}, fmt.Errorf("bench mint: measure the ledger: %w", err)
 	}
 	z := LedgerSize{ARKs: m.ARKs, Total: m.Total(), Nodes: max(1, len(m.Nodes))}
+	if t, ok := m.Table("plain_ark"); ok { // the plain floor's table, in the clone with the preloaded ARKs: not the ledger's
+		z.Total -= t.Total
+	}
 	if t, ok := m.Table(sizing.TableARK); ok {
 		z.ARK = t.Total
 	}

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/sizing"
 )
 
 // TestRunMintSmall runs the whole macro benchmark at a small size against the test server: the
@@ -56,5 +59,39 @@ func TestRunMintSmall(t *testing.T) {
 	}
 	if !res.PreloadReused || res.Mint.Rows != 100 {
 		t.Fatalf("second run: reused %v, %d rows", res.PreloadReused, res.Mint.Rows)
+	}
+}
+
+// TestMeasureLedgerLeavesOutPlainFloor: the whole-ledger figure of bench mint counts the ledger's
+// tables, not the plain floor's plain_ark that a clone of the template carries (with every
+// preloaded ARK), so a --preload run reports what the ledger costs per ARK.
+func TestMeasureLedgerLeavesOutPlainFloor(t *testing.T) {
+	ctx := t.Context()
+	l, err := ledger.Open(ctx, pgtest.URL(t), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	const preload = 3000
+	if err := fixtures.FillLedger(ctx, l.Pool, preload, 5, fixtures.FillOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := createPlainTable(ctx, l.Pool, preload, func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	z, err := measureLedger(ctx, l.Pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sizing.Measure(ctx, l.Pool, sizing.MeasureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain int64
+	if err := l.Pool.QueryRow(ctx, `select pg_total_relation_size('plain_ark') from plain_ark limit 1`).Scan(&plain); err != nil {
+		t.Fatal(err)
+	}
+	if z.ARKs != preload || plain < preload*100 || m.Total()-z.Total != plain {
+		t.Fatalf("measured %+v: %d ARKs, the schema's tables %d octets, plain_ark %d octets: want the ledger without plain_ark", z, z.ARKs, m.Total(), plain)
 	}
 }
