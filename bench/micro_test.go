@@ -84,7 +84,8 @@ const writeRows = 10_000
 
 // microFloorRows builds the floor's rows for records: one ARK per record under the bench
 // shoulder, names drawn from src without a repeat, in floorARKColumns' order (the ARK and its
-// receipt on one row, change_seq NULL as a minted row stores it).
+// receipt on one row, change_seq NULL and the digest's first ledger.ReceiptDigestOctets octets,
+// as arkhe's mint writes a row on one node).
 func microFloorRows(records []pipeline.Row, src ark.BladeSource, shoulderID, clientPK int64, now time.Time) [][]any {
 	arks := make([][]any, 0, len(records))
 	blade := make([]byte, 8)
@@ -98,7 +99,7 @@ func microFloorRows(records []pipeline.Row, src ark.BladeSource, shoulderID, cli
 		seen[name] = true
 		r := &records[i].Record
 		arks = append(arks, []any{benchNAAN + "/" + name, benchNAAN, shoulderID, name, r.URL, nil, r.Who, r.What, r.When,
-			nil, now, clientPK, r.RequestID, records[i].Digest[:]})
+			nil, now, clientPK, r.RequestID, records[i].Digest[:ledger.ReceiptDigestOctets]})
 	}
 	return arks
 }
