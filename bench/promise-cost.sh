@@ -27,7 +27,8 @@ chmod 777 "$dir"  # the server writes and reads the dump
 trap 'rm -rf "$dir"' EXIT
 db() { printf '%s' "$url" | sed -E "s#^(postgres(ql)?://[^/]*/)[^?]*#\1$1#"; }
 P="psql -X -q -v ON_ERROR_STOP=1"
-cols="ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when, created_at, created_by, request_id, payload_digest"
+# the columns arkhe mint COPYs (change_seq among them, as NULL: a minted row stores no count)
+cols="ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when, change_seq, created_at, created_by, request_id, payload_digest"
 
 $P "$url" -c "drop database if exists pc_tpl" -c "drop database if exists pc_src" -c "create database pc_tpl"
 "$arkhe" --database-url "$(db pc_tpl)" init --test-registration >/dev/null
@@ -35,9 +36,12 @@ $P "$url" -c "create database pc_src template pc_tpl"
 awk -v n="$rows" 'BEGIN { print "request_id,url,who,what,when";
     for (i = 1; i <= n; i++) printf "obj-%09d,https://collection.example.org/objects/%d,Maker %d,Title of object %d,%d\n", i, i, i % 977, i, 1600 + i % 400 }' > "$dir/m.csv"
 "$arkhe" --database-url "$(db pc_src)" mint --client test-minter -o "$dir/map.csv" "$dir/m.csv" >/dev/null 2>&1
-batches=$(( (rows + batch - 1) / batch ))
+# one file per batch, cut at the seq that starts each (read once)
+mapfile -t starts < <(psql -X -At "$(db pc_src)" -c "select seq from (select seq, row_number() over (order by seq) - 1 as n from ark) s where n % $batch = 0 order by seq")
+batches=${#starts[@]}
 for ((b = 0; b < batches; b++)); do
-    $P "$(db pc_src)" -c "copy (select $cols from (select seq, $cols, (row_number() over (order by seq) - 1) / $batch as b from ark) s where b = $b order by seq) to '$dir/rows.$b.bin' with (format binary)"
+    upto=${starts[b + 1]:-}
+    $P "$(db pc_src)" -c "copy (select $cols from ark where seq >= ${starts[b]}${upto:+ and seq < $upto} order by seq) to '$dir/rows.$b.bin' with (format binary)"
 done
 
 drop_checks="alter table ark $(psql -X -At "$(db pc_tpl)" -c "select string_agg(format('drop constraint %I', conname), ', ') from pg_constraint where conrelid = 'ark'::regclass and contype = 'c'");"
