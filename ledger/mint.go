@@ -1631,14 +1631,14 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch, chunked bool
 // with work_mem at 1 MB for that transaction only. The ark table's statement triggers read the
 // statement's new rows from a transition table, which PostgreSQL keeps in memory up to work_mem
 // and then writes to a temporary file (100,000 minted rows of 214 B took between 26 and 28 MB
-// of work_mem, and 20.4 MB as a file). On the embedded default (work_mem 64 MB) a batch of
-// 100,000 rows therefore stays in memory, and COPYing it costs the server about a sixth more CPU
-// time than with the table written to the file: 10.1 against 8.7 s per million rows
-// (bench/promise-cost.sh, variants full and work_mem_1mb, batches of 100,000, medians of 3
-// rounds). A server whose work_mem is under the batch's size spills anyway. The batch's other
-// statements (the counters' upserts, a chunk's name lookups) need far less. On Citus the
-// triggers run on the workers, whose sessions do not take the coordinator's SET LOCAL, so the
-// layout begins plainly.
+// of work_mem, and 20.4 MB as a file). With 1 MB a batch holds no more of the server's memory
+// than that, whatever the server's work_mem (the embedded default's 64 MB would hold a batch of
+// 100,000 rows). What it does to the server's CPU time depended on the day
+// (bench/promise-cost.sh, variants full and work_mem_1mb, batches of 100,000): 8.7 against 10.1
+// s per million rows on one, no difference outside the rounds' spread on another (8.2, 9.2 and
+// 9.1 against 8.1, 8.9 and 8.7 in three runs). The batch's other statements (the counters'
+// upserts, a chunk's name lookups) need far less. On Citus the triggers run on the workers, whose
+// sessions do not take the coordinator's SET LOCAL, so the layout begins plainly.
 const beginBatchSingle = "begin; set local work_mem = '1MB'"
 
 // chunkSavepoint is the savepoint each chunk of a CheckChunks COPY goes under.
