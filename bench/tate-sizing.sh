@@ -1,14 +1,14 @@
 #!/bin/sh
-# bench/tate-sizing.sh ARKHE_BINARY TATE_FILE MAPPING [TARGET]
+# bench/tate-sizing.sh ARKHE_BINARY TARGET
 #
-# The Tate ledger as loaded: mints TATE_FILE with MAPPING as `make run` does (init
-# --test-registration, then mint as test-minter), into a throw-away embedded cluster, prints
-# `arkhe sizing` of it and one line with the octets of ark + receipt per ARK all-in against
-# TARGET (default 360; as loaded: no REINDEX). The cluster is stopped and removed on exit.
-# Exit status: sizing's (0, or 1 for its findings); 2 when the set-up or the mint fails, with
-# its output.
+# The Tate ledger as loaded: runs `make run` (init --test-registration, then the Tate mint) with
+# ARKHE_DATA_DIR and RUN_DIR in a throw-away directory, prints `arkhe sizing` of that ledger and
+# one line with the octets of ark + receipt per ARK all-in against TARGET (as loaded: no
+# REINDEX). Run it from the checkout (make bench-tate does). The cluster is stopped and removed on
+# exit. Exit status: sizing's (0, or 1 for its findings); 2 when make run fails (its output is
+# printed) or sizing prints no ark + receipt line.
 set -u
-bin=$1 tate=$2 map=$3 target=${4:-360}
+bin=$1 target=$2
 d=$(mktemp -d /tmp/arkhe-bench-tate.XXXXXX) || exit 2
 chmod 755 "$d" # the cluster's server runs as the postgres user when this runs as root
 export ARKHE_DATA_DIR="$d/data"
@@ -17,11 +17,9 @@ cleanup() {
 	rm -rf "$d"
 }
 trap cleanup EXIT
-echo "bench tate: minting $tate as make run does, into a throw-away embedded cluster in $d"
-"$bin" init --test-registration >"$d/init.log" 2>&1 || { cat "$d/init.log"; exit 2; }
-"$bin" mint --client test-minter --map "$map" --out "$d/tate-mintmap.csv" --rejects "$d/tate-rejects.csv" "$tate" >"$d/mint.log" 2>&1 ||
-	{ cat "$d/mint.log"; exit 2; }
-grep -E '^ *(read|minted|rejected|elapsed) ' "$d/mint.log"
+echo "bench tate: make run into a throw-away embedded cluster in $d"
+make --no-print-directory run RUN_DIR="$d" >"$d/run.log" 2>&1 || { cat "$d/run.log"; exit 2; }
+grep -E '^ *(read|minted|rejected|elapsed) ' "$d/run.log"
 "$bin" sizing >"$d/sizing.txt"
 rc=$?
 cat "$d/sizing.txt"

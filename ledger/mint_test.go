@@ -1336,7 +1336,7 @@ func TestMintSmallRunConnections(t *testing.T) {
 
 // On the single layout a batch's COPY runs with work_mem at 1 MB, so that the transition table
 // the ark table's statement triggers read spills to a temporary file instead of growing in
-// memory (cheaper per row). A test trigger records the setting its statement saw, and the
+// the server's memory. A test trigger records the setting its statement saw, and the
 // database must have counted a temporary file; the database's own work_mem is raised first (10,000
 // rows stay in its 64 MB), so only the batch's transaction can lower it.
 func TestMintBatchTransitionTableSpills(t *testing.T) {
