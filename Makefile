@@ -89,13 +89,14 @@ vet: staticcheck
 	$(STATICCHECK) ./...
 
 # The main job on real input, on the embedded default: mint one ARK per Tate artwork (69,202).
-# A second run replays them all and mints nothing. The mint map and any reject file go to
-# RUN_DIR (the checkout; bench-tate gives its throw-away directory).
-RUN_DIR ?= .
+# A second run replays them all and mints nothing. The mint map and any reject file go into the
+# checkout (bench-tate names files in its throw-away directory).
+RUN_MINTMAP ?= tate-mintmap.csv
+RUN_REJECTS ?= tate-rejects.csv
 run: pg-server build
 	$(BIN) --version
 	$(BIN) init --test-registration
-	$(BIN) mint --client test-minter --map '$(TATE_MAPPING)' --out $(RUN_DIR)/tate-mintmap.csv --rejects $(RUN_DIR)/tate-rejects.csv $(TATE)
+	$(BIN) mint --client test-minter --map '$(TATE_MAPPING)' --out $(RUN_MINTMAP) --rejects $(RUN_REJECTS) $(TATE)
 
 # The whole suite, then every Go benchmark once (-benchtime 1x: a run that checks the benchmark
 # still works, not its speed, so that make bench does not stop at a benchmark the schema has

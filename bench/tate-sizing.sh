@@ -2,11 +2,11 @@
 # bench/tate-sizing.sh ARKHE_BINARY TARGET
 #
 # The Tate ledger as loaded: runs `make run` (init --test-registration, then the Tate mint) with
-# ARKHE_DATA_DIR and RUN_DIR in a throw-away directory, prints `arkhe sizing` of that ledger and
-# one line with the octets of ark + receipt per ARK all-in against TARGET (as loaded: no
-# REINDEX). Run it from the checkout (make bench-tate does). The cluster is stopped and removed on
-# exit. Exit status: sizing's (0, or 1 for its findings); 2 when make run fails (its output is
-# printed) or sizing prints no ark + receipt line.
+# ARKHE_DATA_DIR, RUN_MINTMAP and RUN_REJECTS in a throw-away directory, prints `arkhe sizing` of
+# that ledger and one line with the octets of ark + receipt per ARK all-in against TARGET (as
+# loaded: no REINDEX). Run it from the checkout (make bench-tate does). The cluster is stopped
+# and removed on exit. Exit status: sizing's (0, or 1 for its findings); 2 when make run fails
+# (its output is printed) or sizing prints no ark + receipt line.
 set -u
 bin=$1 target=$2
 d=$(mktemp -d /tmp/arkhe-bench-tate.XXXXXX) || exit 2
@@ -18,7 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "bench tate: make run into a throw-away embedded cluster in $d"
-make --no-print-directory run RUN_DIR="$d" >"$d/run.log" 2>&1 || { cat "$d/run.log"; exit 2; }
+make --no-print-directory run RUN_MINTMAP="$d/tate-mintmap.csv" RUN_REJECTS="$d/tate-rejects.csv" >"$d/run.log" 2>&1 || { cat "$d/run.log"; exit 2; }
 grep -E '^ *(read|minted|rejected|elapsed) ' "$d/run.log"
 "$bin" sizing >"$d/sizing.txt"
 rc=$?
