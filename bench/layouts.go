@@ -128,7 +128,7 @@ create table client (id bigint generated always as identity primary key, client_
 	}
 	client := ref(s.clientRef, `varchar(255) collate "C"`)
 	fmt.Fprintf(&b, `    url varchar(2048), commitment text, erc_who text, erc_what text, erc_when text, metadata jsonb,
-    status ark_status not null default 'public', tombstone_reason text, tombstoned_at timestamptz, original text collate "C",
+    status ark_status, tombstone_reason text, tombstoned_at timestamptz, original text collate "C",
     check_ok boolean, created_at timestamptz, updated_at timestamptz, created_by %s, updated_by %s, import_run_id bigint,
     change_seq integer default 0`, client, client)
 	if s.receiptOnRow {

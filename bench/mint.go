@@ -708,12 +708,13 @@ func mintChild(ctx context.Context, cfg MintConfig, job mintJob, pool *pgxpool.P
 }
 
 // plainARKTable is the plain floor's table: the columns of the final rows (readBackMinted's, and
-// status at its default 'public', as a minted row holds it), typed as ark's, with only the ARK primary key and the receipt's unique index (client, request
-// ID): no trigger, foreign key, check, identity or other index.
+// status, NULL as a minted row holds it), typed as ark's, with only the ARK primary key and the
+// receipt's unique index (client, request ID): no trigger, foreign key, check, identity or other
+// index.
 const plainARKTable = `create table plain_ark (
 	ark varchar(272) collate "C" primary key, naan varchar(16) collate "C", shoulder_id bigint,
 	assigned_name varchar(255) collate "C", url varchar(2048), commitment text, erc_who text, erc_what text,
-	erc_when text, status ark_status default 'public', change_seq integer, created_at timestamptz, created_by bigint,
+	erc_when text, status ark_status, change_seq integer, created_at timestamptz, created_by bigint,
 	request_id varchar(255) collate "C", payload_digest bytea);
 create unique index plain_ark_receipt on plain_ark (created_by, request_id)`
 

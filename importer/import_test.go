@@ -282,6 +282,11 @@ func TestImportRealFiles(t *testing.T) {
 	if got := impScalar[int64](t, pool, `select count(*) from ark where status = 'unavailable'`); got != 175 {
 		t.Errorf("%d tombstoned ARKs, want 175", got)
 	}
+	// a public ARK stores its status as NULL, as a minted one does
+	if got := impScalar[string](t, pool, `select count(*) filter (where a.status is null) || ' ' || count(*) filter (where a.status = 'public')
+		from ark a join import_run r on r.id = a.import_run_id where r.source_file like '%/db.identifier.jsonl'`); got != "2436 0" {
+		t.Errorf("EZID's 2,436 public ARKs: %s stored as NULL and as 'public', want 2436 0", got)
+	}
 	if got := impScalar[int64](t, pool, `select count(*) from ark where status = 'unavailable' and tombstone_reason is not null and tombstoned_at is null`); got != 173 {
 		t.Errorf("%d tombstones with their reason and no invented time, want 173", got)
 	}
@@ -944,7 +949,7 @@ func TestImportKeepsRefusedNamesReserved(t *testing.T) {
 	if c := rep.Total; c.Imported != 4 || c.KeptReserved != 3 || c.Rejected != 0 || c.ReservedSkipped != 0 {
 		t.Errorf("counts %+v, want 4 imported, 3 kept reserved", c)
 	}
-	got := impScalar[string](t, pool, `select string_agg(ark || ' ' || status || ' ' || coalesce(url, '-') || ' ' || coalesce(erc_who, '-'), ', ' order by ark) from ark`)
+	got := impScalar[string](t, pool, `select string_agg(ark || ' ' || coalesce(status::text, 'public') || ' ' || coalesce(url, '-') || ' ' || coalesce(erc_who, '-'), ', ' order by ark) from ark`)
 	if want := "12345/x6aa1 public https://e.org/a Ann, 12345/x6da1 reserved - Cy, 12345/x6js1 reserved - Bob, 12345/x6pw1 reserved - Dee"; got != want {
 		t.Errorf("ledger: %s\nwant    %s", got, want)
 	}

@@ -12,11 +12,13 @@ import (
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
-// TestMintLeanRows: a minted ARK stores its status as the enum ark_status, so plain SQL's
-// status = 'public' finds it and any other value is refused, its change count as NULL (0) and,
-// on one node, the first 8 octets of its payload digest; every reader sees 'public' and 0, replays compare the digest on its stored length (a receipt
-// written with all 16 octets replays too, and a changed payload is refused against either), and
-// the repoint path counts from 0 while a hand-written UPDATE that raises a NULL count is refused.
+// TestMintLeanRows: a minted ARK stores its status public as NULL (the column has no default;
+// a row that spells out 'public' keeps it, and the enum ark_status refuses any value but its
+// three), its change count as NULL (0) and, on one node, the first 8 octets of its payload
+// digest; every reader sees 'public' and 0, replays compare the digest on its stored length (a
+// receipt written with all 16 octets replays too, and a changed payload is refused against
+// either), and the repoint path counts from 0 and records 'public' for a NULL status, while a
+// hand-written UPDATE that raises a NULL count is refused.
 func TestMintLeanRows(t *testing.T) {
 	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
@@ -34,8 +36,11 @@ func TestMintLeanRows(t *testing.T) {
 		if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
 			t.Fatal(err)
 		}
-		if n := mintCount(t, l.Pool, `select count(*) from ark where status = 'public' and change_seq is null`); n != 2 {
-			t.Fatalf("%d minted ARKs read status = 'public' in plain SQL and store change_seq as NULL, want 2", n)
+		if n := mintCount(t, l.Pool, `select count(*) from ark where status is null and change_seq is null`); n != 2 {
+			t.Fatalf("%d minted ARKs store status and change_seq as NULL, want 2", n)
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from ark where coalesce(status, 'public') = 'public'`); n != 2 {
+			t.Fatalf("%d minted ARKs read public as coalesce(status, 'public'), want 2", n)
 		}
 		// the enum holds the CHECK's three values and refuses any other, as the CHECK did
 		refusedOn(t, nodesOf(t, db), "22P02", `select count(*) from ark where status = 'published'`)

@@ -28,12 +28,13 @@ func linkLedger(t *testing.T) (*ledger.Ledger, context.Context) {
 	return l, ctx
 }
 
-// addARK inserts an imported ARK key ("NAAN/name") under shoulder with url and status.
+// addARK inserts an imported ARK key ("NAAN/name") under shoulder with url and status ("": NULL,
+// which means public, as a minted or imported public ARK stores it).
 func addARK(t *testing.T, p *pgxpool.Pool, key, shoulder, url, status string) {
 	t.Helper()
 	naan, name, _ := strings.Cut(key, "/")
 	exec(t, p, `insert into ark (ark, naan, shoulder_id, assigned_name, url, status, import_run_id)
-		select $1, $2::text, s.id, $3, nullif($4::text, ''), $5, (select max(id) from import_run)
+		select $1, $2::text, s.id, $3, nullif($4::text, ''), nullif($5::text, '')::ark_status, (select max(id) from import_run)
 		from shoulder s where s.naan = $2::text and s.shoulder = $6`, key, naan, name, url, status, shoulder)
 }
 
@@ -87,10 +88,10 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 	day := 24 * time.Hour
 	for _, a := range [][4]string{
 		{"12345/q7g1", "/q7", "https://a.example/g1", "public"},
-		{"12345/q7g2", "/q7", "https://a.example/g2", "public"},
-		{"12345/q7f1", "/q7", "https://b.example/f1", "public"},
+		{"12345/q7g2", "/q7", "https://a.example/g2", ""},
+		{"12345/q7f1", "/q7", "https://b.example/f1", ""},
 		{"12345/q7f2", "/q7", "https://b.example/f2", "public"},
-		{"12345/q7n1", "/q7", "https://c.example/n1", "public"},
+		{"12345/q7n1", "/q7", "https://c.example/n1", ""},
 		{"12345/q7n2", "/q7", "https://C.Example:8443/n2", "public"},
 		{"12345/q7n0", "/q7", "https://skip.example/n0", "public"},
 		{"12345/q7r1", "/q7", "https://c.example/r1", "reserved"},

@@ -454,7 +454,7 @@ const (
 // ArkheTables returns the model of arkhe's ark and ark_change tables
 // (ledger/migrations) for rows with the average contents f, filled as `arkhe mint` fills them:
 // key, NAAN, shoulder, assigned name, target, ERC who / what / when, creation time and client,
-// status 'public' (the enum ark_status, 4 octets), change count 0 (stored as NULL), and the receipt
+// status public and change count 0 (both stored as NULL), and the receipt
 // on the row (request ID and the payload digest's first ledger.ReceiptDigestOctets octets, in
 // the partial unique index ark_receipt); ARK_CHANGE rows of the repoint path (keyed by the ARK
 // and its per-ARK number seq; before / after URL and status, the client). The ARK keys arrive in
@@ -475,7 +475,7 @@ func ArkheTables(f Fields) (arkT, change TableModel) {
 		textCol("erc_what", f.What, f.WhatShare),
 		textCol("erc_when", f.When, f.WhenShare),
 		textCol("metadata", 0, 0),
-		int4Col("status"), // enum ark_status: 4 octets, typalign i
+		nullCol("status", 4, 4), // public, stored as NULL (the enum ark_status: 4 octets, typalign i)
 		textCol("tombstone_reason", 0, 0),
 		nullCol("tombstoned_at", 8, 8),
 		textCol("original", 0, 0),
