@@ -225,6 +225,25 @@ func TestReconcileReportsAndApplies(t *testing.T) {
 		if strings.Contains(string(b), "7000000000") {
 			t.Error("internal key in the report")
 		}
+
+		// an export that makes aaa2 public again restores it: the row stores public as NULL, and
+		// ARK_CHANGE records 'public'; applying the export again finds nothing to change
+		restore := filepath.Join(dir, "restore.anvl")
+		if err := os.WriteFile(restore, []byte(reconcileANVL("ark:/12345/x6aaa2", "_status: public", "_target: https://example.org/2")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for round, want := range []int64{1, 0} {
+			sum, err = importer.Reconcile(ctx, l, importer.ReconcileConfig{Exports: []string{restore}, Out: out, OutFormat: report.CSV, Apply: true})
+			if err != nil || sum.Changed != want || sum.Kinds[importer.DiffStatusDiffers] != want {
+				t.Fatalf("restore, apply %d: %+v %v; want %d status change", round+1, sum, err, want)
+			}
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark where ark = '12345/x6aaa2' and status is null and tombstone_reason is null and tombstoned_at is null and change_seq = 2`); got != 1 {
+			t.Error("aaa2 not restored to public (NULL) with its second change")
+		}
+		if got := reconcileCount(t, pool, `select count(*) from ark_change where ark = '12345/x6aaa2' and seq = 2 and action = 'restore' and before_status = 'unavailable' and after_status = 'public'`); got != 1 {
+			t.Error("restore row of aaa2 missing")
+		}
 	})
 }
 
