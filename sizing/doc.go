@@ -39,8 +39,9 @@
 // appends its own run of request IDs to ark_receipt instead of both interleaving rows there.
 // `arkhe mint` of the Tate collection (`make run`: 69,202 ARKs, two workers, PostgreSQL 15, as
 // loaded, no REINDEX, `arkhe sizing`), octets per ARK, before (migrations 0001-0006), with status
-// stored as NULL for 'public' (a variant measured and not taken: plain SQL's status = 'public'
-// would miss every minted ARK), and after (0007, status the enum):
+// stored as NULL for 'public' (a variant measured and not taken then, because plain SQL's
+// status = 'public' would miss every minted ARK; migration 0012 took it), and after (0007, status
+// the enum):
 //
 //	relation              before   status NULL    after (enum)
 //	ark heap (+ maps)      269.0   253.9 253.9    258.2 258.2
@@ -54,6 +55,23 @@
 // after it); status as NULL would save another 4.3 (the enum's 4 octets, padded to 4). The
 // receipt index's 20: contiguous runs (leaves 0.60 full before, 0.89 after at the default
 // fillfactor) and fillfactor 100 (0.98 full).
+//
+// # Status public as NULL (migration 0012)
+//
+// The Tate ledger as loaded stayed at the edge of the 360 B target with 0007: 27 fresh loads on
+// one day gave 357.3 to 361.8 B per ARK all-in, median 359.3, 9 of them over 360. The heap is
+// the same on every load (274.4 B per ARK then); the spread is ark_pkey's (54.6 to 57.1 B), whose
+// leaves random blades fill to about two thirds: PostgreSQL splits a full leaf that is not the
+// rightmost in half, and a unique single-column index never gets the split after the new item
+// that keeps ark_receipt's runs full. Of the levers measured on a copy of the ledger's rows, only
+// status NULL saves enough: column order saves nothing (the tuple's end is padded to 8 octets
+// either way: 274.2 against 274.3), a 6-octet digest 1.4, and ARK-ordered batches cost the
+// receipt index more than they save in ark_pkey. With 0012 a minted (and an imported public) ARK
+// stores its status as NULL; the heap is 270.1 to 270.3 B per ARK, and 315 fresh loads on one day
+// gave 352.2 to 358.4 B all-in, median 355.5, except two at 361.3 and 362.1, where ark_receipt
+// came out at 32.4 and about 35.6 B per ARK instead of its usual 28.6 to 29.6 (the heap and
+// ark_pkey were ordinary; the cause was not found, and 150 loads hunting for a third did not
+// reproduce it).
 //
 // # Measured margins (PostgreSQL 15, `arkhe bench sizing`, 2 workers as arkhe mint), before 0007
 //
