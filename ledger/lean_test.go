@@ -102,6 +102,11 @@ func TestMintLeanRows(t *testing.T) {
 		refusedOn(t, nodesOf(t, db), ledger.CodeUpdateRefused, fmt.Sprintf(`insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
 			values ('%[1]s', 1, now(), 'update', 'https://example.org/1', 'https://example.org/b', 'public', 'public');
 			update ark set url = 'https://example.org/b', change_seq = change_seq + 1 where ark = '%[1]s'`, r1))
+		// an ARK_CHANGE row that says public covers a NULL status only: the same row with the
+		// count right does not let an UPDATE write 'reserved'
+		refusedOn(t, nodesOf(t, db), ledger.CodeUpdateRefused, fmt.Sprintf(`insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+			values ('%[1]s', 1, now(), 'update', 'https://example.org/1', 'https://example.org/b', 'public', 'public');
+			update ark set url = 'https://example.org/b', status = 'reserved', change_seq = 1 where ark = '%[1]s'`, r1))
 		mintExec(t, l.Pool, `select ark_repoint($1, 'https://example.org/moved', null, 'test')`, r1)
 		mintExec(t, l.Pool, `select ark_tombstone($1, 'gone', null, 'test')`, r1)
 		var history string
