@@ -566,7 +566,7 @@ func (e *copyEncoder) row(r *arkItem, by *int64, run int64) {
 	b = ledger.AppendTextPtr(b, r.row.What)
 	b = ledger.AppendTextPtr(b, r.row.When)
 	b = ledger.AppendJSONB(b, r.row.Metadata)
-	b = ledger.AppendOptional(b, r.row.Status != "public", r.row.Status) // NULL means public
+	b = ledger.AppendOptional(b, r.row.Status != string(legacy.StatusPublic), r.row.Status) // NULL means public
 	b = ledger.AppendTextPtr(b, r.row.Reason)
 	b = ledger.AppendTextPtr(b, r.row.Original)
 	b = ledger.AppendBoolPtr(b, r.check)
