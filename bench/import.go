@@ -404,7 +404,7 @@ func importChild(ctx context.Context, cfg ImportConfig, url, dump, rejects strin
 func readBackImported(ctx context.Context, pool *pgxpool.Pool) ([][]any, error) {
 	cols := importer.ARKColumns()
 	cols[slices.Index(cols, "metadata")] = "metadata::text"
-	cols[slices.Index(cols, "status")] = "coalesce(status::text, 'public')"
+	cols[slices.Index(cols, "status")] = "ark_status_text(status)"
 	rows, err := pool.Query(ctx, `select `+strings.Join(cols, ", ")+` from ark order by seq`)
 	if err != nil {
 		return nil, fmt.Errorf("bench import: read back: %w", err)

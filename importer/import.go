@@ -491,7 +491,7 @@ func detectFormat(path string) (legacy.Format, error) {
 // Each key is one primary-key lookup (the LATERAL subquery with LIMIT is never flattened into a
 // join), whatever the planner would guess from the stale statistics of a ledger growing inside the
 // import's transaction: a hash join would read the whole ark table once per batch.
-const probeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bigint, a.url, coalesce(a.status::text, 'public'),
+const probeSQL = `select k.rec::int, a.import_run_id is not distinct from $2::bigint, a.url, ark_status_text(a.status),
 	a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata::text
 from unnest($1::text[]) with ordinality k(ark, rec)
 cross join lateral (select * from ark where ark.ark = k.ark limit 1) a`
@@ -500,7 +500,7 @@ cross join lateral (select * from ark where ark.ark = k.ark limit 1) a`
 // distributed ark cannot be pushed down: the keys go as one array, which Citus prunes to the
 // shards holding them and each shard answers by its primary key; the ARK key comes back in
 // place of the position (classify maps it back).
-const probeCitusSQL = `select a.ark, a.import_run_id is not distinct from $2::bigint, a.url, coalesce(a.status::text, 'public'),
+const probeCitusSQL = `select a.ark, a.import_run_id is not distinct from $2::bigint, a.url, ark_status_text(a.status),
 	a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata::text
 from ark a where a.ark = any($1::text[] collate "C")`
 

@@ -141,7 +141,7 @@ var reconcileStageColumns = []string{"seq", "ark", "shoulder_id", "spelling", "u
 // reconcileDiffSQL compares each staged ARK with the ledger, in export order.
 const reconcileDiffSQL = `select s.ark, s.source, s.spelling, s.url, s.status, s.reason, s.erc_who, s.erc_what, s.erc_when,
 	s.commitment, s.metadata::text, s.shoulder_id,
-	a.ark is not null, a.original, a.url, coalesce(a.status::text, 'public'), a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when,
+	a.ark is not null, a.original, a.url, ark_status_text(a.status), a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when,
 	a.commitment, a.metadata::text, a.shoulder_id, s.metadata is distinct from a.metadata, s.skip
 from reconcile_stage s left join ark a on a.ark = s.ark
 order by s.seq`
@@ -180,7 +180,7 @@ const reconcileChangedCTE = `with s as (
 	order by ark, seq),
 d as (
 	select s.*, a.url is distinct from s.url as d_url,
-		(coalesce(a.status::text, 'public'), a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata)
+		(ark_status_text(a.status), a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata)
 		is distinct from (s.status, s.reason, s.erc_who, s.erc_what, s.erc_when, s.commitment, s.metadata) as d_other,
 		s.status = 'reserved' and a.status is distinct from 'reserved' as to_reserved
 	from s join ark a on a.ark = s.ark)`

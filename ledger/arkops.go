@@ -88,7 +88,7 @@ const changeNoteSQL = `case when starts_with(h.by_text, '` + RepointNote + `: ')
 func (l *Ledger) ShowARK(ctx context.Context, key string) (ARKRecord, error) {
 	var r ARKRecord
 	err := l.Pool.QueryRow(ctx, `select a.naan, coalesce(s.shoulder, ''), coalesce(a.url, ''), coalesce(a.erc_who, ''),
-		coalesce(a.erc_what, ''), coalesce(a.erc_when, ''), coalesce(a.commitment, ''), coalesce(a.status::text, 'public'), coalesce(a.tombstone_reason, ''),
+		coalesce(a.erc_what, ''), coalesce(a.erc_when, ''), coalesce(a.commitment, ''), ark_status_text(a.status), coalesce(a.tombstone_reason, ''),
 		a.tombstoned_at, a.created_at, a.updated_at, coalesce(c.client_id, ''), coalesce(a.original, ''), coalesce(a.request_id, ''),
 		coalesce(a.metadata::text, '')
 		from ark a left join shoulder s on s.id = a.shoulder_id left join client c on c.id = a.created_by

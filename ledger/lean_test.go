@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestMintLeanRows: a minted ARK stores its status public as NULL (the column has no default;
@@ -39,8 +41,19 @@ func TestMintLeanRows(t *testing.T) {
 		if n := mintCount(t, l.Pool, `select count(*) from ark where status is null and change_seq is null`); n != 2 {
 			t.Fatalf("%d minted ARKs store status and change_seq as NULL, want 2", n)
 		}
-		if n := mintCount(t, l.Pool, `select count(*) from ark where coalesce(status, 'public') = 'public'`); n != 2 {
-			t.Fatalf("%d minted ARKs read public as coalesce(status, 'public'), want 2", n)
+		if n := mintCount(t, l.Pool, `select count(*) from ark where coalesce(status, 'public') = 'public' and ark_status_text(status) = 'public'`); n != 2 {
+			t.Fatalf("%d minted ARKs read public as coalesce(status, 'public') and ark_status_text(status), want 2", n)
+		}
+		if !db.Citus() {
+			// ark_status_text is inlined: the plan reads the coalesce, no function call per row
+			rows, err := l.Pool.Query(ctx, `explain (verbose, costs off) select ark_status_text(status) from ark`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if plan := strings.Join(lines, "\n"); err != nil || !strings.Contains(plan, "COALESCE(") || strings.Contains(plan, "ark_status_text") {
+				t.Fatalf("plan of ark_status_text(status) (%v):\n%s\nwant it inlined into a COALESCE", err, plan)
+			}
 		}
 		// the enum holds the CHECK's three values and refuses any other, as the CHECK did
 		refusedOn(t, nodesOf(t, db), "22P02", `select count(*) from ark where status = 'published'`)

@@ -127,7 +127,7 @@ func nonNil(a []int64) []int64 {
 // selection, the exclusions by manager and shoulder (hosts are left out by the source). It can
 // be NULL (a migrated shoulder has no manager): a WHERE reads that as false, and linkNeverQuery,
 // which reads it as a column, coalesces it.
-const linkFilter = `coalesce(a.status, 'public') = 'public' and a.url is not null and a.url <> ''
+const linkFilter = `ark_status_text(a.status) = 'public' and a.url is not null and a.url <> ''
 	and (@naan::text = '' or a.naan = @naan::text) and (@include_test::boolean or a.naan <> @test_naan::text)
 	and (@shoulder::text = '' or s.shoulder = @shoulder::text)
 	and (cardinality(@managers::bigint[]) = 0 or s.manager_id = any(@managers::bigint[]))

@@ -19,7 +19,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		"0009_key_sessions_citus_audit.sql":   "abb05a50c56de409",
 		"0010_ark_shoulder_per_statement.sql": "fefb8eb4b108f9f3",
 		"0011_ark_checks_one_pass.sql":        "299c46d9f38d750a",
-		"0012_public_status_null.sql":         "ad8442a53893e6ef",
+		"0012_public_status_null.sql":         "28052ece5c257238",
 	}
 	ms, err := Migrations()
 	if err != nil {

@@ -76,7 +76,7 @@ func ChangeRows(ctx context.Context, l *Ledger, f ReportFilter) iter.Seq2[Change
 
 // arkQuery streams the ARKs, in the ledger's physical order (close to insertion order; no sort).
 const arkQuery = `select 'ark:' || a.ark, a.naan, coalesce(s.shoulder, ''), a.url, a.erc_who, a.erc_what, a.erc_when,
-		a.commitment, coalesce(a.status::text, 'public'), a.tombstone_reason, a.created_at, a.updated_at, a.metadata::text
+		a.commitment, ark_status_text(a.status), a.tombstone_reason, a.created_at, a.updated_at, a.metadata::text
 	from ark a
 	left join shoulder s on s.id = a.shoulder_id
 	where ($1::timestamptz is null or a.created_at >= $1) and ($2::timestamptz is null or a.created_at < $2)
@@ -135,7 +135,7 @@ func streamQuery[T any](ctx context.Context, l *Ledger, what, query string, f Re
 
 // linkQuery streams the link state of every ARK that has one, with its manager and shoulder, in
 // the ledger's physical order; %s is the broken-only condition.
-const linkQuery = `select 'ark:' || l.ark, a.naan, coalesce(s.shoulder, ''), m.name, a.url, l.target, coalesce(a.status::text, 'public'),
+const linkQuery = `select 'ark:' || l.ark, a.naan, coalesce(s.shoulder, ''), m.name, a.url, l.target, ark_status_text(a.status),
 		l.checked_at, l.outcome, l.status_code, l.error_class, l.final_url, l.mime_type, l.size, l.duration_ms,
 		l.redirects, encode(l.body_hash, 'hex'), l.hash_alg, l.consecutive_failures, l.first_failure_at,
 		l.last_success_at, l.broken, l.due_at, l.import_run_id is not null

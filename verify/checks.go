@@ -125,7 +125,7 @@ func (a *audit) streamQuery(ln *lane) (string, streamLayout) {
 	}
 	cols := []string{"a.ark", "a.shoulder_id", "a.seq", "a.import_run_id is null", "a.check_ok",
 		"case when a.change_seq > 0 then a.change_seq end", "case when a.change_seq > 0 then a.url end",
-		"case when a.change_seq > 0 then coalesce(a.status::text, 'public') end"}
+		"case when a.change_seq > 0 then ark_status_text(a.status) end"}
 	if a.base != nil && a.usable && !a.citus && !a.since { // on Citus every ARK counts (compareGrowing)
 		lay.xmin = true
 		cols = append(cols, "a.xmin")
@@ -750,7 +750,7 @@ func (a *audit) chainCheck(ctx context.Context, ln *lane) error {
 		             row_number() over w as rn, lead(c.seq) over w is null as last
 		      from ark_change c %s
 		      window w as (partition by c.ark order by c.seq)) x
-		left join lateral (select true as found, a.url, coalesce(a.status::text, 'public') as status,
+		left join lateral (select true as found, a.url, ark_status_text(a.status) as status,
 		                          coalesce(a.change_seq, 0) as change_seq from ark a
 		                   where a.ark = x.ark and x.last offset 0) cur on true
 		where x.seq <> x.rn

@@ -3,14 +3,15 @@
 -- status NULL means public, as change_seq NULL means 0: the column loses its default, so a minted
 -- row (mint does not write the column) and any INSERT that leaves it out store NULL, in no octets,
 -- instead of the enum's 4 and their alignment (4.3 B per ARK on the Tate ledger's heap). A row
--- that names 'public' (a hand-written INSERT, an ARK an export restores) keeps it. Both forms mean
--- the same: read coalesce(status, 'public'); status = 'public' alone finds only the rows that
--- spell it out. 'reserved' and 'unavailable' are always stored, and the enum still refuses any
--- other value.
+-- that names 'public' (a hand-written INSERT) keeps it. Both forms mean the same: read
+-- ark_status_text(status), which is coalesce(status::text, 'public'); status = 'public' alone
+-- finds only the rows that spell it out. 'reserved' and 'unavailable' are always stored, and the
+-- enum still refuses any other value.
 --
--- The paths that read the status read it so: the repoint path and the tombstone and export paths
--- record 'public' in ARK_CHANGE for a NULL status, and an UPDATE through them must leave the row
--- at the status its ARK_CHANGE row describes, with NULL read as 'public'.
+-- ark_status_text defines that reading once: every path of the ledger and every reader in arkhe
+-- calls it. The repoint path and the tombstone and export paths record its
+-- 'public' in ARK_CHANGE for a NULL status, and an UPDATE through them must leave the row at the
+-- status its ARK_CHANGE row describes, read the same way.
 
 -- On Citus the ALTER of the distributed ark runs shard by shard on one connection per node, so
 -- that the functions below may be replaced in the same transaction.
@@ -24,7 +25,15 @@ end $$;
 alter table ark alter column status drop default, alter column status drop not null;
 
 comment on column ark.status is
-    'reserved or unavailable, or public: NULL means public (a minted ARK stores NULL); read coalesce(status, ''public'')';
+    'reserved or unavailable, or public: NULL means public (a minted ARK stores NULL); read ark_status_text(status)';
+
+-- The status an ark row's status column stands for, as text: 'public' for NULL, else the enum's
+-- label. A plain SQL function without settings, so that the planner inlines it into the
+-- coalesce it is (no call per row).
+create function ark_status_text(p_status ark_status) returns text
+language sql stable parallel safe as $$
+    select coalesce(p_status::text, 'public')
+$$;
 
 -- Every UPDATE of ark is refused unless it comes through the repoint path: identity columns (the
 -- receipt included) never change, change_seq rises by exactly one from its count (NULL counts
@@ -45,7 +54,7 @@ begin
        or not exists (select 1 from ark_change c
                       where c.ark = new.ark and c.seq = new.change_seq
                         and c.after_url is not distinct from new.url
-                        and c.after_status is not distinct from coalesce(new.status::text, 'public')) then
+                        and c.after_status is not distinct from ark_status_text(new.status)) then
         raise exception using errcode = 'AK002',
             message = format('UPDATE of ARK %s refused: minting never becomes an update; a change goes through the repoint path, which appends the ARK_CHANGE row describing it', old.ark),
             hint = 'use select ark_repoint(ark, url, by_client, by_text) or ark_tombstone(...)';
@@ -74,7 +83,7 @@ begin
     if cur.url is not distinct from p_url then
         return false;
     end if;
-    st := coalesce(cur.status::text, 'public');
+    st := ark_status_text(cur.status);
     n := coalesce(cur.change_seq, 0) + 1;
     insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status,
                             by_client, by_text, import_run_id)
@@ -105,7 +114,7 @@ begin
         raise exception using errcode = 'AK002', message = format('ARK %s is not in the ledger', p_ark);
     end if;
     perform arkhe_check_actor(p_by_client, 'ark:tombstone', cur.shoulder_id, p_ark, 'tombstone');
-    st := coalesce(cur.status::text, 'public');
+    st := ark_status_text(cur.status);
     if st = 'unavailable' then
         return false;
     end if;
@@ -148,7 +157,7 @@ begin
         raise exception using errcode = 'AK002', message = format('ARK %s is not in the ledger', p_ark);
     end if;
     perform arkhe_check_actor(p_by_client, 'ark:import', cur.shoulder_id, p_ark, 'apply');
-    st := coalesce(cur.status::text, 'public');
+    st := ark_status_text(cur.status);
     if cur.url is not distinct from p_url and st = p_status
        and cur.tombstone_reason is not distinct from p_reason
        and cur.erc_who is not distinct from p_who and cur.erc_what is not distinct from p_what
@@ -196,6 +205,7 @@ begin
     for f in select p.oid::regprocedure from pg_proc p
              where p.pronamespace = (select oid from pg_namespace where nspname = current_schema())
                and (p.proname like 'arkhe\_%' or p.proname like 'ark\_%')
+               and p.proname <> 'ark_status_text' -- a setting would keep the planner from inlining it
                and not exists (select 1 from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e') loop
         execute format('alter function %s set search_path = %I, pg_temp', f, current_schema());
     end loop;
