@@ -7,6 +7,7 @@
 --   go test ./ledger -run TestSchemaFile -update
 -- On Citus the same migrations distribute ark and ark_change by the ARK, keep receipts in
 -- the receipt table and make the registration tables reference tables.
+-- Dumped by the pg_dump of PostgreSQL 15.
 
 --
 -- Name: ark_status; Type: TYPE; Schema: public; Owner: -

@@ -32,6 +32,10 @@ const schemaFileHeader = `-- The ledger's schema as the migrations in migrations
 -- the receipt table and make the registration tables reference tables.
 `
 
+// schemaFileServer is the header's last line: pg_dump's layout differs between PostgreSQL
+// major versions, so a run on another major fails on this line first, naming both.
+const schemaFileServer = "-- Dumped by the pg_dump of PostgreSQL %d.\n"
+
 // TestSchemaFile fails when schema.sql is not the schema a migrated database holds, so that a
 // migration changing a table, function or trigger cannot leave the file behind; -update
 // rewrites it.
@@ -77,8 +81,8 @@ func TestSchemaFileNormalizes(t *testing.T) {
 		"SELECT pg_catalog.set_config('search_path', '', false);\n\n\n\n" +
 		"CREATE FUNCTION public.f() RETURNS integer\n    LANGUAGE sql\n    AS $$ SELECT 1 $$;\n\n\n" +
 		"--\n-- PostgreSQL database dump complete\n--\n\n\\unrestrict Abc123\n\n"
-	got := string(normalizeDump([]byte(in)))
-	want := schemaFileHeader + "\nCREATE FUNCTION public.f() RETURNS integer\n    LANGUAGE sql\n    AS $$ SELECT 1 $$;\n"
+	got := string(normalizeDump([]byte(in), 15))
+	want := schemaFileHeader + "-- Dumped by the pg_dump of PostgreSQL 15.\n\nCREATE FUNCTION public.f() RETURNS integer\n    LANGUAGE sql\n    AS $$ SELECT 1 $$;\n"
 	if got != want {
 		t.Fatalf("normalized dump:\n%s\nwant:\n%s", got, want)
 	}
@@ -87,7 +91,7 @@ func TestSchemaFileNormalizes(t *testing.T) {
 // dumpSchema runs the installed server's pg_dump against the database at url and returns the
 // normalized schema.
 func dumpSchema(ctx context.Context, url string) ([]byte, error) {
-	bindir, _, err := localpg.ServerBinaries(ctx)
+	bindir, major, err := localpg.ServerBinaries(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +103,7 @@ func dumpSchema(ctx context.Context, url string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pg_dump: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
-	return normalizeDump(out), nil
+	return normalizeDump(out, major), nil
 }
 
 var (
@@ -110,11 +114,11 @@ var (
 )
 
 // normalizeDump drops what varies between runs and servers from a pg_dump of the schema and
-// puts schemaFileHeader before it: one blank line between statements, one newline at the end.
-func normalizeDump(dump []byte) []byte {
+// puts schemaFileHeader and the server's major version before it: one blank line between statements, one newline at the end.
+func normalizeDump(dump []byte, major int) []byte {
 	s := dumpVarying.ReplaceAllString(string(dump), "")
 	s = dumpBareComment.ReplaceAllString(s, "")
 	s = dumpBlankRuns.ReplaceAllString(s, "\n\n")
 	s = strings.Trim(s, "\n")
-	return []byte(schemaFileHeader + "\n" + s + "\n")
+	return []byte(schemaFileHeader + fmt.Sprintf(schemaFileServer, major) + "\n" + s + "\n")
 }
