@@ -131,11 +131,11 @@ func nginxHTTPConf(dataPath string, n int64, maxKey int, forwards []Forward) (st
 	b.WriteString("# arkhe export nginx: include in the http block (before any other map). Generated, do not edit.\n")
 	// A bucket holds at least one key of the longest length; the search for a hash size stops
 	// at map_hash_max_size, so it is given room for every key.
-	bucket := 64
+	bucket := 128
 	for bucket < maxKey+32 {
 		bucket *= 2
 	}
-	fmt.Fprintf(&b, "map_hash_bucket_size %d;\nmap_hash_max_size %d;\n\n", bucket, max(2048, n+n/2))
+	fmt.Fprintf(&b, "map_hash_bucket_size %d;\nmap_hash_max_size %d;\n\n", bucket, max(4096, 2*n))
 	b.WriteString(`# "$" as text, for the targets that hold one (a map value reads $name as a variable)
 geo $arkhe_dollar { default "$"; }
 
