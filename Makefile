@@ -77,8 +77,7 @@ nginx:
 	@if [ ! -x /usr/sbin/nginx ] && ! command -v nginx >/dev/null; then \
 		echo "installing nginx (apt)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx-light >/dev/null 2>&1 || \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx >/dev/null; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx >/dev/null; \
 	fi
 
 deps: pg-server citus duckdb nginx
