@@ -14,9 +14,19 @@
 -- high-waters belongs to a transaction that has ended, and an export that starts after the mark
 -- sees every committed row at or below it. A writer waits for at most the mark's own transaction.
 
+-- On Citus the ALTERs of the distributed ark_change run shard by shard on one connection per
+-- node, so that the function below may be created in the same transaction.
+do $$
+begin
+    if arkhe_layout() = 'citus' then
+        perform set_config('citus.multi_shard_modify_mode', 'sequential', true);
+    end if;
+end $$;
+
 create sequence ark_change_mark as bigint;
 
 alter table ark_change add column mark bigint;
+alter sequence ark_change_mark owned by ark_change.mark;
 alter table ark_change alter column mark set default nextval('ark_change_mark');
 create index ark_change_mark_idx on ark_change (mark);
 
