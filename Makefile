@@ -15,7 +15,7 @@ TATE_MAPPING := request_id=acno,what=title,who=all_artists,when=dateText,url=url
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK  := $(TOOLS)/bin/staticcheck
 
-.PHONY: all build run test test-short deps pg-server citus duckdb staticcheck vet fuzz bench bench-tate bench-large clean
+.PHONY: all build run test test-short deps pg-server citus duckdb nginx staticcheck vet fuzz bench bench-tate bench-large clean
 
 all: build
 
@@ -71,7 +71,16 @@ duckdb:
 		mkdir -p $(TOOLS) && npm install --silent --no-audit --no-fund --prefix $(TOOLS) $(DUCKDB_NODE) >/dev/null; \
 	fi
 
-deps: pg-server citus duckdb
+# nginx (Debian's package), which the export tests run on loopback with an exported map; the
+# package's own service is not needed (the tests start nginx with a configuration of their own).
+nginx:
+	@if [ ! -x /usr/sbin/nginx ] && ! command -v nginx >/dev/null; then \
+		echo "installing nginx (apt)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx >/dev/null; \
+	fi
+
+deps: pg-server citus duckdb nginx
 
 # staticcheck at STATICCHECK_VERSION, installed when missing or at another version.
 staticcheck:
@@ -109,7 +118,7 @@ test: deps vet
 # the benchmarks' end-to-end runs, which make test runs. The test binaries are kept in $(TESTBIN) and linked
 # again only when their code changed (go test links every one on every run: about 39 s of CPU time, a fifth of
 # the suite); internal/testrun runs them as go test would.
-test-short: pg-server duckdb
+test-short: pg-server duckdb nginx
 	$(GO) test -c -o $(TESTBIN)/ ./...
 	ARKHE_TOOLS=$(TOOLS) $(GO) run ./internal/testrun $(TESTBIN) -test.short -test.timeout=10m -test.paniconexit0
 

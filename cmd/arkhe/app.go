@@ -87,6 +87,7 @@ func newApp(e *env) *cli.App {
 			verifyCommand(e),
 			linkcheckCommand(e),
 			reportCommand(e),
+			exportCommand(e),
 			sizingCommand(e),
 			benchCommand(e),
 			dbCommand(e),
