@@ -590,6 +590,20 @@ begin
 end $_$;
 
 --
+-- Name: arkhe_export_mark(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_export_mark(OUT ark_mark bigint, OUT change_mark bigint) RETURNS record
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+begin
+    lock table ark_change, ark in share mode;
+    ark_mark := coalesce(pg_sequence_last_value(pg_get_serial_sequence('ark', 'seq')::regclass), 0);
+    change_mark := coalesce(pg_sequence_last_value('ark_change_mark'::regclass), 0);
+end $$;
+
+--
 -- Name: arkhe_grant_roles(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1199,9 +1213,33 @@ CREATE TABLE public.ark_change (
     ip inet,
     import_run_id bigint,
     xact xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    mark bigint,
     CONSTRAINT ark_change_action_check CHECK ((action = ANY (ARRAY['update'::text, 'tombstone'::text, 'metadata'::text, 'restore'::text]))),
     CONSTRAINT ark_change_seq_check1 CHECK ((seq > 0))
 );
+
+--
+-- Name: COLUMN ark_change.mark; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON COLUMN public.ark_change.mark IS 'ledger-wide change number for incremental exports (sequence ark_change_mark); NULL for rows written before marks existed';
+
+--
+-- Name: ark_change_mark; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.ark_change_mark
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: ark_change_mark; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.ark_change_mark OWNED BY public.ark_change.mark;
 
 --
 -- Name: ark_seq_seq; Type: SEQUENCE; Schema: public; Owner: -
@@ -1691,6 +1729,12 @@ ALTER TABLE public.unknown_subject ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
 );
 
 --
+-- Name: ark_change mark; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.ark_change ALTER COLUMN mark SET DEFAULT nextval('public.ark_change_mark'::regclass);
+
+--
 -- Name: ark_change ark_change_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1898,6 +1942,12 @@ ALTER TABLE ONLY public.unknown_subject
 --
 
 CREATE INDEX ark_change_at ON public.ark_change USING btree (at);
+
+--
+-- Name: ark_change_mark_idx; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX ark_change_mark_idx ON public.ark_change USING btree (mark);
 
 --
 -- Name: ark_receipt; Type: INDEX; Schema: public; Owner: -
