@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"context"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,23 +14,6 @@ func LinkDueArgs(now time.Time) pgx.NamedArgs {
 	a := linkSel{exHosts: map[string]bool{}}.args()
 	a["now"], a["cur_due"], a["cur_key"], a["page"] = now, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), "", 1000
 	return a
-}
-
-// MintSessionSetting returns setting name as worker's session of s has it once its session
-// settings are made (OpenWorker, then connect, as before its first batch).
-func MintSessionSetting(ctx context.Context, s *MintSink, worker int, name string) (string, error) {
-	sw, err := s.OpenWorker(ctx, worker)
-	if err != nil {
-		return "", err
-	}
-	w := sw.(*mintWorker)
-	defer w.Close()
-	if err := w.connect(ctx); err != nil {
-		return "", err
-	}
-	var v string
-	err = w.conn.QueryRow(ctx, `select current_setting($1)`, name).Scan(&v)
-	return v, err
 }
 
 // SetKeyParams makes l hash new API keys with p and rehash keys stored with other parameters

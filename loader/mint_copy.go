@@ -1,4 +1,4 @@
-package ledger
+package loader
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -59,7 +60,7 @@ func (r *copyReader) Read(p []byte) (int, error) {
 		}
 		r.buf, r.off = r.buf[:0], 0
 		if !r.header {
-			r.buf = AppendCopyHeader(r.buf)
+			r.buf = ledger.AppendCopyHeader(r.buf)
 			r.header = true
 		}
 		for len(r.buf) < copyChunk && r.i < r.n {
@@ -67,7 +68,7 @@ func (r *copyReader) Read(p []byte) (int, error) {
 			r.i++
 		}
 		if r.i >= r.n {
-			r.buf = AppendCopyTrailer(r.buf)
+			r.buf = ledger.AppendCopyTrailer(r.buf)
 			r.done = true
 		}
 	}
@@ -78,7 +79,7 @@ func (r *copyReader) Read(p []byte) (int, error) {
 
 // copyARKsSQL names the columns in the order the tuples are encoded; status takes its default
 // ('public') and change_seq goes as NULL (0, stored in no octets); request_id and payload_digest
-// are the receipt, on the ark row (the single layout), the digest's first ReceiptDigestOctets
+// are the receipt, on the ark row (the single layout), the digest's first ledger.ReceiptDigestOctets
 // octets.
 const copyARKsSQL = `copy ark (ark, naan, shoulder_id, assigned_name, url, commitment, erc_who, erc_what, erc_when,
 	change_seq, created_at, created_by, request_id, payload_digest) from stdin (format binary)`
@@ -104,27 +105,27 @@ func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.
 		r := &rows[w.copyIdx[k]]
 		rec := &r.Record
 		if citus {
-			dst = AppendTuple(dst, 12)
+			dst = ledger.AppendTuple(dst, 12)
 		} else {
-			dst = AppendTuple(dst, 14)
+			dst = ledger.AppendTuple(dst, 14)
 		}
-		dst = AppendText(dst, w.keys[k])
-		dst = AppendText(dst, w.naan)
-		dst = AppendInt8(dst, w.shoulderID)
-		dst = AppendText(dst, w.anames[k])
-		dst = AppendOptional(dst, rec.Has&pipeline.HasURL != 0, rec.URL)
-		dst = AppendOptional(dst, rec.Has&pipeline.HasCommitment != 0, rec.Commitment)
-		dst = AppendOptional(dst, rec.Has&pipeline.HasWho != 0, rec.Who)
-		dst = AppendOptional(dst, rec.Has&pipeline.HasWhat != 0, rec.What)
-		dst = AppendOptional(dst, rec.Has&pipeline.HasWhen != 0, rec.When)
-		dst = AppendNull(dst) // change_seq 0
-		dst = AppendTimestamptz(dst, at)
-		dst = AppendInt8(dst, w.clientPK)
+		dst = ledger.AppendText(dst, w.keys[k])
+		dst = ledger.AppendText(dst, w.naan)
+		dst = ledger.AppendInt8(dst, w.shoulderID)
+		dst = ledger.AppendText(dst, w.anames[k])
+		dst = ledger.AppendOptional(dst, rec.Has&pipeline.HasURL != 0, rec.URL)
+		dst = ledger.AppendOptional(dst, rec.Has&pipeline.HasCommitment != 0, rec.Commitment)
+		dst = ledger.AppendOptional(dst, rec.Has&pipeline.HasWho != 0, rec.Who)
+		dst = ledger.AppendOptional(dst, rec.Has&pipeline.HasWhat != 0, rec.What)
+		dst = ledger.AppendOptional(dst, rec.Has&pipeline.HasWhen != 0, rec.When)
+		dst = ledger.AppendNull(dst) // change_seq 0
+		dst = ledger.AppendTimestamptz(dst, at)
+		dst = ledger.AppendInt8(dst, w.clientPK)
 		if citus {
 			return dst
 		}
-		dst = AppendText(dst, rec.RequestID)
-		return AppendBytea(dst, r.Digest[:ReceiptDigestOctets])
+		dst = ledger.AppendText(dst, rec.RequestID)
+		return ledger.AppendBytea(dst, r.Digest[:ledger.ReceiptDigestOctets])
 	}}
 	t0 := time.Now()
 	defer w.s.since(phaseCopyARKs, t0)
@@ -143,12 +144,12 @@ func (w *mintWorker) copyBinary(ctx context.Context, tx pgx.Tx, rows []pipeline.
 			hook(w.id, "receipt", k+1)
 		}
 		r := &rows[w.copyIdx[k]]
-		dst = AppendTuple(dst, 5)
-		dst = AppendInt8(dst, w.clientPK)
-		dst = AppendText(dst, r.Record.RequestID)
-		dst = AppendText(dst, w.keys[k])
-		dst = AppendBytea(dst, r.Digest[:])
-		return AppendTimestamptz(dst, at)
+		dst = ledger.AppendTuple(dst, 5)
+		dst = ledger.AppendInt8(dst, w.clientPK)
+		dst = ledger.AppendText(dst, r.Record.RequestID)
+		dst = ledger.AppendText(dst, w.keys[k])
+		dst = ledger.AppendBytea(dst, r.Digest[:])
+		return ledger.AppendTimestamptz(dst, at)
 	}}
 	_, err = tx.Conn().PgConn().CopyFrom(ctx, receipts, copyReceiptsSQL)
 	receipts.close()

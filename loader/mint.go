@@ -1,4 +1,4 @@
-package ledger
+package loader
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/hashtab"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -193,7 +194,7 @@ type MintConfig struct {
 	Retry RetryPolicy
 	// EntryNodes are further nodes of a Citus cluster that take the writes (its workers, which
 	// do since Citus 11), each a pool on the ledger's database there. Worker w's COPY streams
-	// go to node w mod (1 + len(EntryNodes)), node 0 being the Ledger's own Pool (the
+	// go to node w mod (1 + len(EntryNodes)), node 0 being the ledger.Ledger's own Pool (the
 	// coordinator), so ingest is not bound to one node. Only a Citus ledger takes them
 	// (PrepareMint refuses them on a single node); every node answers the same, so receipts,
 	// replays and collisions behave as through the coordinator.
@@ -394,12 +395,12 @@ const (
 // MintSink is the COPY sink of bulk mint; it implements pipeline.Sink. Create it with
 // PrepareMint. It is safe for its workers' concurrent use.
 type MintSink struct {
-	l        *Ledger
+	l        *ledger.Ledger
 	cfg      MintConfig
 	t        MintTarget
 	space    float64 // 29^blade length
 	arkRows0 int64   // estimated ARKs in the ledger when the run started
-	citus    bool    // the ledger's layout is LayoutCitus: receipts are rows of the receipt table
+	citus    bool    // the ledger's layout is ledger.LayoutCitus: receipts are rows of the receipt table
 	q        *receiptQueries
 
 	minted    atomic.Int64 // committed new mints in this run
@@ -435,7 +436,7 @@ func (s *MintSink) Stats() MintStats {
 // manager has quota left today. A refusal is
 // a *ReachError naming the rule. The ledger's reach trigger (SQLSTATE AK004) enforces the same
 // rules on every batch.
-func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, error) {
+func PrepareMint(ctx context.Context, l *ledger.Ledger, cfg MintConfig) (*MintSink, error) {
 	if cfg.ClientID == "" {
 		return nil, &ReachError{Rule: "no client given (--client)"}
 	}
@@ -455,7 +456,7 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 	if err := l.Pool.QueryRow(ctx, `select arkhe_layout()`).Scan(&layout); err != nil {
 		return nil, fmt.Errorf("prepare mint: read the ledger's layout: %w", err)
 	}
-	t, err := l.resolveMintTarget(ctx, cfg.ClientID, cfg.Shoulder)
+	t, err := resolveMintTarget(ctx, l, cfg.ClientID, cfg.Shoulder)
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +466,7 @@ func (l *Ledger) PrepareMint(ctx context.Context, cfg MintConfig) (*MintSink, er
 		}
 	}
 	s := &MintSink{l: l, cfg: cfg, t: t, inflight: inflight{seed: maphash.MakeSeed()},
-		runNames: newRunNames(), citus: Layout(layout) == LayoutCitus, q: &singleReceipts}
+		runNames: newRunNames(), citus: ledger.Layout(layout) == ledger.LayoutCitus, q: &singleReceipts}
 	if s.citus {
 		s.q = &citusReceipts
 	} else if len(cfg.EntryNodes) > 0 {
@@ -564,7 +565,7 @@ func (s *MintSink) Target() MintTarget { return s.t }
 func (s *MintSink) Minted() int64 { return s.minted.Load() }
 
 // resolveMintTarget implements the reach checks of PrepareMint.
-func (l *Ledger) resolveMintTarget(ctx context.Context, clientID, shoulderArg string) (MintTarget, error) {
+func resolveMintTarget(ctx context.Context, l *ledger.Ledger, clientID, shoulderArg string) (MintTarget, error) {
 	var t MintTarget
 	refuse := func(shoulder, rule string) (MintTarget, error) {
 		return MintTarget{}, &ReachError{ClientID: clientID, Shoulder: shoulder, Rule: rule}
@@ -766,7 +767,7 @@ func (d *nameDrawer) next() (string, error) {
 }
 
 // receiptRow is a receipt read from the ledger: the ARK it gave and its payload digest, of
-// digestLen octets (ReceiptDigestOctets on a receipt written by this arkhe, 16 on one written
+// digestLen octets (ledger.ReceiptDigestOctets on a receipt written by this arkhe, 16 on one written
 // before, or on Citus).
 type receiptRow struct {
 	ark       string // printed form
@@ -780,12 +781,6 @@ func (r *receiptRow) matches(d *[16]byte) bool {
 	n := int(r.digestLen)
 	return n > 0 && bytes.Equal(r.digest[:n], d[:n])
 }
-
-// ReceiptDigestOctets is how many octets of a row's 16-octet payload digest (pipeline.PayloadDigest)
-// a new receipt stores on its ARK row (one node): the first 8, 64 bits, enough to tell a changed
-// payload from a replay. A receipt written with all 16 (before, or in the receipt table on
-// Citus) is compared on its own length.
-const ReceiptDigestOctets = 8
 
 // mintWorker settles and writes the batches of one pipeline worker on its own connection.
 type mintWorker struct {
@@ -969,15 +964,15 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 			}
 			switch {
 			case conflict:
-				code, diagnosed = CodeUniqueViolation, true
+				code, diagnosed = ledger.CodeUniqueViolation, true
 			case w.reachChanged(ctx):
-				code = CodeReachRefused
+				code = ledger.CodeReachRefused
 			default:
-				code = CodeCheckViolation // a row's data: located by re-sending halves
+				code = ledger.CodeCheckViolation // a row's data: located by re-sending halves
 			}
 		}
 		switch {
-		case code == CodeUniqueViolation || code == codeDeadlock || code == codeSerialization:
+		case code == ledger.CodeUniqueViolation || code == codeDeadlock || code == codeSerialization:
 			// Something exists that the batch did not know of: a receipt (a re-run, a concurrent
 			// run, a duplicate across batches: ark_receipt or the receipt table's key), a name (a
 			// collision: ark_pkey). One ark COPY raises either; find both by querying, never from
@@ -994,9 +989,9 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 				w.s.faults.deadlocks.Add(1)
 			}
 			clear(w.verified)
-		case code == CodeKeyRequired:
-			return &KeyError{ClientID: w.s.t.ClientID, Reason: "unproved", Err: err}
-		case code == CodeReachRefused:
+		case code == ledger.CodeKeyRequired:
+			return &ledger.KeyError{ClientID: w.s.t.ClientID, Reason: "unproved", Err: err}
+		case code == ledger.CodeReachRefused:
 			return &ReachError{ClientID: w.s.t.ClientID, Shoulder: w.s.t.NAAN + w.s.t.Shoulder,
 				Rule: "the ledger refused the batch (its reach changed during the run)", Err: err}
 		case rowLevel(code):
@@ -1050,7 +1045,7 @@ func (w *mintWorker) lookUpNames(ctx context.Context, idx []int32) error {
 // reachChanged reports whether the run's client may no longer mint in its shoulder (the
 // checks of PrepareMint, read again); a failed read counts as unchanged.
 func (w *mintWorker) reachChanged(ctx context.Context) bool {
-	t, err := w.s.l.resolveMintTarget(ctx, w.s.cfg.ClientID, w.s.cfg.Shoulder)
+	t, err := resolveMintTarget(ctx, w.s.l, w.s.cfg.ClientID, w.s.cfg.Shoulder)
 	var re *ReachError
 	if errors.As(err, &re) {
 		return true
@@ -1062,7 +1057,7 @@ func (w *mintWorker) reachChanged(ctx context.Context) bool {
 // 22021 bad encoding, 22P05 untranslatable, 22001 too long), 54000 (program limit: an index
 // entry too large), 23514 (check violation).
 func rowLevel(code string) bool {
-	return strings.HasPrefix(code, "22") || code == "54000" || code == CodeCheckViolation
+	return strings.HasPrefix(code, "22") || code == "54000" || code == ledger.CodeCheckViolation
 }
 
 // columnField maps an ark column to its manifest field name.
@@ -1669,7 +1664,7 @@ func (w *mintWorker) copyChunks(ctx context.Context, tx pgx.Tx, b *pipeline.Batc
 				break
 			}
 			var pgErr *pgconn.PgError
-			if !errors.As(err, &pgErr) || !(pgErr.Code == CodeUniqueViolation || w.s.citus && pgErr.Code == codeInternal) {
+			if !errors.As(err, &pgErr) || !(pgErr.Code == ledger.CodeUniqueViolation || w.s.citus && pgErr.Code == codeInternal) {
 				return err
 			}
 			if _, rerr := tx.Exec(ctx, "rollback to savepoint "+chunkSavepoint); rerr != nil {
@@ -1832,7 +1827,7 @@ func (s *arkSource) Values() ([]any, error) {
 		optional(rec.Has&pipeline.HasWho != 0, &rec.Who),
 		optional(rec.Has&pipeline.HasWhat != 0, &rec.What),
 		optional(rec.Has&pipeline.HasWhen != 0, &rec.When),
-		nil, s.createdAt, s.createdBy, &rec.RequestID, r.Digest[:ReceiptDigestOctets]}
+		nil, s.createdAt, s.createdBy, &rec.RequestID, r.Digest[:ledger.ReceiptDigestOctets]}
 	if s.columns > 0 {
 		return s.vals[:s.columns], nil
 	}
@@ -1905,7 +1900,7 @@ type MintJob struct {
 	Progress func(pipeline.Progress)
 }
 
-// MintReport is the outcome of Ledger.Mint.
+// MintReport is the outcome of ledger.Ledger.Mint.
 type MintReport struct {
 	Summary pipeline.Summary
 	Target  MintTarget
@@ -1923,8 +1918,8 @@ type MintReport struct {
 // rename only when the run completes (else removed), the reject file, and one audit_event
 // (action "mint", target "ark:NAAN/shoulder", detail the counts) per run that got past the
 // checks, failed or not. The report carries the summary so far also with an error.
-func (l *Ledger) Mint(ctx context.Context, job MintJob) (rep MintReport, err error) {
-	sink, err := l.PrepareMint(ctx, job.Mint)
+func Mint(ctx context.Context, l *ledger.Ledger, job MintJob) (rep MintReport, err error) {
+	sink, err := PrepareMint(ctx, l, job.Mint)
 	if err != nil {
 		return rep, err
 	}
@@ -1932,7 +1927,7 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (rep MintReport, err err
 	// the shoulder's counters as the ledger holds them when the run ends, however it ends (also
 	// before its first row), so that a summary never reports totals it did not read
 	defer func() {
-		if d, c, cerr := l.shoulderCounters(context.WithoutCancel(ctx), rep.Target.ShoulderID); cerr == nil {
+		if d, c, cerr := shoulderCounters(context.WithoutCancel(ctx), l, rep.Target.ShoulderID); cerr == nil {
 			rep.ShoulderDraws, rep.ShoulderCollisions = d, c
 		}
 	}()
@@ -1998,7 +1993,7 @@ func (l *Ledger) Mint(ctx context.Context, job MintJob) (rep MintReport, err err
 }
 
 // shoulderCounters reads a shoulder's draw and collision counters.
-func (l *Ledger) shoulderCounters(ctx context.Context, shoulderID int64) (draws, collisions int64, err error) {
+func shoulderCounters(ctx context.Context, l *ledger.Ledger, shoulderID int64) (draws, collisions int64, err error) {
 	err = l.Pool.QueryRow(ctx, `select coalesce(sum(draws), 0)::bigint, coalesce(sum(collisions), 0)::bigint
 		from shoulder_tally where shoulder_id = $1`, shoulderID).Scan(&draws, &collisions)
 	return draws, collisions, err
