@@ -84,52 +84,10 @@ type AdoptResult struct {
 	BeforeBlade              ark.Template
 }
 
-// AdoptRefusal says why AdoptShoulder refused; callers branch on it.
-type AdoptRefusal string
-
-// The refusals of AdoptShoulder.
-const (
-	AdoptNotRegistered   AdoptRefusal = "not_registered"   // no such shoulder
-	AdoptNotFirstDigit   AdoptRefusal = "not_first_digit"  // the shoulder does not follow the first-digit convention
-	AdoptRetired         AdoptRefusal = "retired"          // retired is one-way
-	AdoptDelegated       AdoptRefusal = "delegated"        // its minting happens elsewhere
-	AdoptNoManager       AdoptRefusal = "no_manager"       // the manager is not registered in the NAAN
-	AdoptManagerInactive AdoptRefusal = "manager_inactive" // the manager is not active
-	AdoptHeld            AdoptRefusal = "held"             // another manager holds the shoulder
-	AdoptSkippedNames    AdoptRefusal = "skipped_names"    // names an import left out are not in the ledger
-	AdoptMinterShoulder  AdoptRefusal = "minter_shoulder"  // the minter state is another shoulder's
-	AdoptIssuedMissing   AdoptRefusal = "issued_missing"   // the old minter issued more names than the ledger holds
-	AdoptZoneDisagrees   AdoptRefusal = "zone_disagrees"   // the existing ARKs verify under different zones
-	AdoptTemplateZone    AdoptRefusal = "template_zone"    // the minter's check character and the zone disagree
-	AdoptCannotMint      AdoptRefusal = "cannot_mint"      // names of the chosen form would not fit the ledger
-	AdoptDatabaseRefused AdoptRefusal = "database_refused" // the database refused the change (Err)
-)
-
-// AdoptError is a refusal of AdoptShoulder: nothing changed, and the shoulder keeps its status.
-type AdoptError struct {
-	NAAN, Shoulder string
-	Refusal        AdoptRefusal
-	Rule           string // the rule that refused it, with what was found
-	Err            error  // the database's refusal, if any
-}
-
-// Error returns "shoulder S of NAAN N not adopted: RULE" (and the database's error when no rule
-// explains it).
-func (e *AdoptError) Error() string {
-	s := fmt.Sprintf("shoulder %s of NAAN %s not adopted: %s", e.Shoulder, e.NAAN, e.Rule)
-	if e.Err != nil && e.Rule == RuleSeeDatabaseError {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns the database's error, if any.
-func (e *AdoptError) Unwrap() error { return e.Err }
-
 // AdoptShoulder gives shoulder cfg.Shoulder of cfg.NAAN to manager cfg.Manager and makes it
 // active, in one transaction that sets shoulder.adopted_at and writes one audit event
 // (ActionShoulderSet: manager, status, check zone, blade and adopted_at, before and after).
-// Registration is the operator role's (RuleOperatorOnly otherwise). The shoulder must be
+// Registration is the operator role's (a refusal naming the operator role otherwise). The shoulder must be
 // registered, reserved (or active without a manager), follow the first-digit convention (a
 // shoulder that does not stays reserved: it keeps its ARKs and does not mint), and not be
 // retired or delegated; the manager must be registered in the NAAN and active, and no other
@@ -166,7 +124,7 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	fail := func(err error) (AdoptResult, error) {
 		if SQLState(err) == CodeInsufficientPrivilege {
-			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleOperatorOnly, Err: err}
+			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: ruleOperatorOnly, Err: err}
 		}
 		return res, fmt.Errorf("adopt shoulder %s of NAAN %s: %w", sh, cfg.NAAN, err)
 	}
@@ -179,7 +137,7 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 			if SQLState(err) == CodeInsufficientPrivilege {
 				return fail(err)
 			}
-			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleSeeDatabaseError, Err: err}
+			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: ruleSeeDatabaseError, Err: err}
 		}
 		if err := tx.Commit(ctx); err != nil {
 			return fail(err)
@@ -194,7 +152,7 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 	}
 	if !registrar {
 		// the database would refuse the change at the end; say so before reading the ARKs
-		return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleOperatorOnly}
+		return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: ruleOperatorOnly}
 	}
 	citus := Layout(layout) == LayoutCitus
 	if citus {

@@ -19,8 +19,8 @@ import (
 // registration trigger on a single node, here on Citus (where that trigger fires on the
 // reference table's placements, which may not write another table).
 
-// Scopes are the scopes a client may hold.
-var Scopes = [...]string{"ark:mint", "ark:update", "ark:tombstone", "ark:import", "ark:read"}
+// clientScopes are the scopes a client may hold.
+var clientScopes = [...]string{"ark:mint", "ark:update", "ark:tombstone", "ark:import", "ark:read"}
 
 // Change is one registered value an update changed: Field (as printed: "quota", "scopes", ...)
 // from Before to After, each as printed ("none" for no value).
@@ -152,7 +152,7 @@ func (l *Ledger) SetManager(ctx context.Context, naan, name string, u ManagerUpd
 	_, err = tx.Exec(ctx, `update manager set quota_per_day = $2, commitment_level = $3, active = $4, default_shoulder_id = $5
 		where id = $1`, have.id, quotaValue(want.QuotaPerDay), nullable(want.CommitmentLevel), want.Active, defaultID)
 	if err != nil {
-		rule := RuleSeeDatabaseError
+		rule := ruleSeeDatabaseError
 		var pgErr *pgconn.PgError
 		switch SQLState(err) {
 		case CodeForeignKeyViolation:
@@ -163,7 +163,7 @@ func (l *Ledger) SetManager(ctx context.Context, naan, name string, u ManagerUpd
 				rule = "a departed manager stays inactive and holds no default shoulder: register a new manager"
 			}
 		case CodeInsufficientPrivilege:
-			rule = RuleOperatorOnly
+			rule = ruleOperatorOnly
 		}
 		return nil, &RegistrationError{What: what, Rule: rule, Err: err}
 	}
@@ -306,14 +306,14 @@ func (l *Ledger) depart(ctx context.Context, naan, name, successor string) (Depa
 	}
 	err = tx.QueryRow(ctx, `update manager set `+set+` where id = $1 returning departed_at`, args...).Scan(&d.DepartedAt)
 	if err != nil {
-		rule := RuleSeeDatabaseError
+		rule := ruleSeeDatabaseError
 		switch SQLState(err) {
 		case CodeSuccessionRefused:
 			rule = successionRule
 		case CodeRetiredOneWay:
 			rule = "a departure and a succession are one-way"
 		case CodeInsufficientPrivilege:
-			rule = RuleOperatorOnly
+			rule = ruleOperatorOnly
 		}
 		return d, &RegistrationError{What: what, Rule: rule, Err: err}
 	}
@@ -350,7 +350,7 @@ func (l *Ledger) depart(ctx context.Context, naan, name, successor string) (Depa
 // database refuses it to anyone else (on a ledger without roles, to everyone: register a new
 // client there).
 type ClientUpdate struct {
-	Scopes    []string   // the client's scopes from now on (each one of Scopes); nil: unchanged
+	Scopes    []string   // the client's scopes from now on, each one of ark:mint, ark:update, ark:tombstone, ark:import, ark:read; nil: unchanged
 	ExpiresAt *time.Time // a new expiry
 	NoExpiry  bool       // remove the expiry: the client never expires (not with ExpiresAt)
 	Shoulder  *string    // pin the client to this shoulder ("/x9"); "" removes the pin
@@ -382,8 +382,8 @@ func (l *Ledger) SetClient(ctx context.Context, clientID string, u ClientUpdate)
 	if u.Scopes != nil {
 		scopes = []string{}
 		for _, s := range u.Scopes {
-			if !slices.Contains(Scopes[:], s) {
-				return nil, &RegistrationError{What: what, Rule: fmt.Sprintf("unknown scope %q; scopes are %s", s, strings.Join(Scopes[:], " "))}
+			if !slices.Contains(clientScopes[:], s) {
+				return nil, &RegistrationError{What: what, Rule: fmt.Sprintf("unknown scope %q; scopes are %s", s, strings.Join(clientScopes[:], " "))}
 			}
 			if !slices.Contains(scopes, s) {
 				scopes = append(scopes, s)
@@ -505,11 +505,11 @@ func (l *Ledger) clientSetRule(ctx context.Context, err error, widened []string)
 		if errors.As(err, &pgErr) && pgErr.ConstraintName == "client_naan_expires" {
 			return "a client of authority naan always has an expiry"
 		}
-		return "scopes are " + strings.Join(Scopes[:], " ")
+		return "scopes are " + strings.Join(clientScopes[:], " ")
 	case CodeInsufficientPrivilege:
-		return RuleOperatorOnly
+		return ruleOperatorOnly
 	}
-	return RuleSeeDatabaseError
+	return ruleSeeDatabaseError
 }
 
 // scopesText prints scopes space-separated; "none" for none.

@@ -27,3 +27,12 @@ func SetKeyParams(l *Ledger, p KeyParams) { l.keyParams = p }
 func CheapKeyParams() KeyParams {
 	return KeyParams{Time: 1, MemoryKiB: 8, Threads: 1, KeyLength: DefaultKeyParams().KeyLength, SaltBytes: DefaultKeyParams().SaltBytes}
 }
+
+// KeyParams, DefaultKeyParams and HashKeySecret expose the Argon2id parameters and the hash
+// of a key's secret to the tests of the key lifecycle.
+type KeyParams = argonParams
+
+var (
+	DefaultKeyParams = defaultArgonParams
+	HashKeySecret    = hashKeySecret
+)

@@ -93,20 +93,6 @@ const (
 	LayoutCitus Layout = "citus"
 )
 
-// LayoutError is a layout Migrate cannot apply: an unknown name, LayoutCitus asked for on a
-// database without the citus extension, or a layout other than the one the ledger was created
-// with (a layout never changes).
-type LayoutError struct {
-	Want Layout // the layout asked for
-	Have Layout // the existing ledger's layout; "" for a new ledger
-	Rule string // what forbids it
-}
-
-// Error names the layout asked for and the rule.
-func (e *LayoutError) Error() string {
-	return fmt.Sprintf("ledger layout %q: %s", e.Want, e.Rule)
-}
-
 // MigrateResult says what Migrate did: the versions applied now (empty when the ledger was current).
 type MigrateResult struct {
 	Applied []Migration
