@@ -1514,14 +1514,6 @@ func (w *mintWorker) release() {
 	}
 }
 
-// arkColumns are the ark columns a mint writes, in COPY order; status takes its default
-// ('public') and change_seq goes as NULL (0, stored in no octets); request_id and payload_digest are the
-// receipt (the single layout; the citus layout writes the others).
-func arkColumns() []string {
-	return []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment",
-		"erc_who", "erc_what", "erc_when", "change_seq", "created_at", "created_by", "request_id", "payload_digest"}
-}
-
 // prepareCopy fills w.copyIdx, w.keys and w.anames for the rows idx.
 func (w *mintWorker) prepareCopy(idx []int32) {
 	w.copyIdx = append(w.copyIdx[:0], idx...)
@@ -1543,13 +1535,13 @@ func (w *mintWorker) copyRows(ctx context.Context, tx pgx.Tx, b *pipeline.Batch,
 	}
 	t0 := time.Now()
 	defer w.s.since(phaseCopyARKs, t0)
-	as := &arkSource{w: w, rows: b.Rows, naan: w.naan, shoulderID: w.shoulderID, createdAt: at, createdBy: w.clientPK}
+	as := &arkSource{w: w, rows: b.Rows, row: ARKRow{NAAN: w.naan, ShoulderID: w.shoulderID, CreatedAt: &at, CreatedBy: &w.clientPK}}
 	if !w.s.citus {
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkColumns(), as)
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, mintARKs.names, as)
 		return err
 	}
-	as.columns = len(arkColumns()) - 2
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, arkColumns()[:as.columns], as); err != nil {
+	as.columns = len(mintCitusARKs.names)
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ark"}, mintCitusARKs.names, as); err != nil {
 		return err
 	}
 	rs := &receiptSource{w: w, rows: b.Rows, clientPK: w.clientPK, createdAt: at}
@@ -1793,18 +1785,16 @@ func optional(has bool, p *string) *string {
 	return nil
 }
 
-// arkSource is the pgx.CopyFromSource of the ark rows of one attempt: it walks the batch in
-// place, so no [][]any is materialized; values are pointers into the batch (no allocation).
+// arkSource is the pgx.CopyFromSource of the ark rows of one attempt, in mintARKs' columns
+// (mintCitusARKs' when columns says so): it walks the batch in place, so no [][]any is
+// materialized; values are pointers into the batch and into row (no allocation).
 type arkSource struct {
-	w          *mintWorker
-	rows       []pipeline.Row
-	i          int
-	naan       any
-	shoulderID any
-	createdAt  any
-	createdBy  any
-	columns    int // how many of the values go: 14, or 12 without the receipt (citus layout)
-	vals       [14]any
+	w       *mintWorker
+	rows    []pipeline.Row
+	i       int
+	row     ARKRow
+	columns int // how many of the values go: all, or those without the receipt (citus layout)
+	vals    [14]any
 }
 
 // Next implements pgx.CopyFromSource; it calls the CopyRow hook.
@@ -1818,16 +1808,10 @@ func (s *arkSource) Next() bool {
 
 // Values implements pgx.CopyFromSource: pointers into the batch, absent fields as nil *string.
 func (s *arkSource) Values() ([]any, error) {
-	k := s.i - 1
-	r := &s.rows[s.w.copyIdx[k]]
-	rec := &r.Record
-	s.vals = [14]any{&s.w.keys[k], s.naan, s.shoulderID, &s.w.anames[k],
-		optional(rec.Has&pipeline.HasURL != 0, &rec.URL),
-		optional(rec.Has&pipeline.HasCommitment != 0, &rec.Commitment),
-		optional(rec.Has&pipeline.HasWho != 0, &rec.Who),
-		optional(rec.Has&pipeline.HasWhat != 0, &rec.What),
-		optional(rec.Has&pipeline.HasWhen != 0, &rec.When),
-		nil, s.createdAt, s.createdBy, &rec.RequestID, r.Digest[:ledger.ReceiptDigestOctets]}
+	r := &s.row
+	s.w.fillARK(r, s.rows, s.i-1)
+	s.vals = [14]any{&r.Key, &r.NAAN, &r.ShoulderID, &r.Name, r.URL, r.Commitment, r.Who, r.What, r.When,
+		nil, r.CreatedAt, r.CreatedBy, r.RequestID, r.PayloadDigest}
 	if s.columns > 0 {
 		return s.vals[:s.columns], nil
 	}
