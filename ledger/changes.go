@@ -378,17 +378,9 @@ func (l *Ledger) SetClient(ctx context.Context, clientID string, u ClientUpdate)
 	if u.ExpiresAt != nil && u.NoExpiry {
 		return nil, &RegistrationError{What: what, Rule: "give a new expiry or none, not both"}
 	}
-	var scopes []string
-	if u.Scopes != nil {
-		scopes = []string{}
-		for _, s := range u.Scopes {
-			if !slices.Contains(clientScopes[:], s) {
-				return nil, &RegistrationError{What: what, Rule: fmt.Sprintf("unknown scope %q; scopes are %s", s, strings.Join(clientScopes[:], " "))}
-			}
-			if !slices.Contains(scopes, s) {
-				scopes = append(scopes, s)
-			}
-		}
+	scopes, err := scopeSet(what, u.Scopes)
+	if err != nil {
+		return nil, err
 	}
 	tx, err := l.Pool.Begin(ctx)
 	if err != nil {
@@ -432,8 +424,44 @@ func (l *Ledger) SetClient(ctx context.Context, clientID string, u ClientUpdate)
 			return nil, fmt.Errorf("%s: read shoulder %s: %w", what, want.shoulder, err)
 		}
 	}
-	var widened []string
-	var cs []Change
+	cs, widened := clientChanges(have, &want)
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	// plain values only: Citus evaluates no function of a column in an UPDATE of a reference table
+	_, err = tx.Exec(ctx, `update client set allowed_scopes = $2, expires_at = $3, active = $4, shoulder_id = $5
+		where id = $1`, have.id, want.scopes, want.expiresAt, want.active, pinID)
+	if err != nil {
+		return nil, &RegistrationError{What: what, Rule: l.clientSetRule(ctx, err, widened), Err: err}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("%s: commit: %w", what, err)
+	}
+	return cs, nil
+}
+
+// scopeSet returns the scopes of a client update without repeats, nil for nil (unchanged); an
+// unknown scope is a *RegistrationError of what.
+func scopeSet(what string, given []string) ([]string, error) {
+	if given == nil {
+		return nil, nil
+	}
+	scopes := []string{}
+	for _, s := range given {
+		if !slices.Contains(clientScopes[:], s) {
+			return nil, &RegistrationError{What: what, Rule: fmt.Sprintf("unknown scope %q; scopes are %s", s, strings.Join(clientScopes[:], " "))}
+		}
+		if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	return scopes, nil
+}
+
+// clientChanges returns what changes from client row have to *want, and in words how it widens
+// the client's reach (a scope added, an expiry later or removed, a pin removed or moved); a
+// scope set equal to have's keeps have's order in *want.
+func clientChanges(have clientRow, want *clientRow) (cs []Change, widened []string) {
 	sameScopes := len(want.scopes) == len(have.scopes) && !slices.ContainsFunc(want.scopes, func(s string) bool { return !slices.Contains(have.scopes, s) })
 	if sameScopes {
 		want.scopes = have.scopes // the same set: kept in its order, unchanged
@@ -471,19 +499,7 @@ func (l *Ledger) SetClient(ctx context.Context, clientID string, u ClientUpdate)
 		cs = append(cs, Change{Field: "active", Before: fmt.Sprint(have.active), After: fmt.Sprint(want.active),
 			column: "active", before: have.active, after: want.active})
 	}
-	if len(cs) == 0 {
-		return nil, nil
-	}
-	// plain values only: Citus evaluates no function of a column in an UPDATE of a reference table
-	_, err = tx.Exec(ctx, `update client set allowed_scopes = $2, expires_at = $3, active = $4, shoulder_id = $5
-		where id = $1`, have.id, want.scopes, want.expiresAt, want.active, pinID)
-	if err != nil {
-		return nil, &RegistrationError{What: what, Rule: l.clientSetRule(ctx, err, widened), Err: err}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("%s: commit: %w", what, err)
-	}
-	return cs, nil
+	return cs, widened
 }
 
 // clientSetRule explains the database's refusal err of a client update that widens the
