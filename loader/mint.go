@@ -564,99 +564,21 @@ func (s *MintSink) Target() MintTarget { return s.t }
 // Minted returns the new mints committed so far by this sink.
 func (s *MintSink) Minted() int64 { return s.minted.Load() }
 
-// resolveMintTarget implements the reach checks of PrepareMint.
+// resolveMintTarget implements the reach checks of PrepareMint: the client's own
+// (mintClient), then the shoulder it mints in (mintShoulder) and whether its reach covers it
+// (shoulderReach), then the manager's quota used today.
 func resolveMintTarget(ctx context.Context, l *ledger.Ledger, clientID, shoulderArg string) (MintTarget, error) {
-	var t MintTarget
-	refuse := func(shoulder, rule string) (MintTarget, error) {
-		return MintTarget{}, &ReachError{ClientID: clientID, Shoulder: shoulder, Rule: rule}
-	}
-	var (
-		clientManager, pinned, managerDefault int64
-		scopes                                []string
-		active, expired, managerActive        bool
-		expiresAt                             *time.Time
-		managerName                           string
-	)
-	err := l.Pool.QueryRow(ctx, `select c.id, c.client_id, c.naan, coalesce(c.manager_id, 0), c.authority,
-			coalesce(c.shoulder_id, 0), c.allowed_scopes, c.active, c.expires_at,
-			c.expires_at is not null and c.expires_at <= now(), coalesce(m.default_shoulder_id, 0),
-			coalesce(m.active, true), coalesce(m.name, '')
-		from client c left join manager m on m.id = c.manager_id
-		where c.client_id = $1`, clientID).Scan(&t.ClientPK, &t.ClientID, &t.NAAN, &clientManager, &t.Authority,
-		&pinned, &scopes, &active, &expiresAt, &expired, &managerDefault, &managerActive, &managerName)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return refuse("", "the client is not registered (see `arkhe client list`)")
-	}
+	t, c, err := mintClient(ctx, l, clientID)
 	if err != nil {
-		return t, fmt.Errorf("read client %q: %w", clientID, err)
+		return t, err
 	}
-	if !active {
-		return refuse("", "the client is deactivated")
+	status, holderActive, found, err := mintShoulder(ctx, l, &t, c, shoulderArg)
+	if err != nil || !found {
+		return t, err
 	}
-	if expired {
-		return refuse("", "the client's registration expired at "+expiresAt.UTC().Format(time.RFC3339))
-	}
-	if !slices.Contains(scopes, "ark:mint") {
-		return refuse("", fmt.Sprintf("the client does not hold scope ark:mint (it holds %s)", strings.Join(scopes, " ")))
-	}
-	if !managerActive {
-		return refuse("", fmt.Sprintf("the client acts for manager %q, which is no longer active (departed, succeeded or set inactive); an inactive manager's clients mint nothing", managerName))
-	}
-
-	const shoulderCols = `select s.id, s.naan, s.shoulder, coalesce(s.manager_id, 0), s.status, s.blade_length,
-			coalesce(s.blade_template, ''), s.check_zone, coalesce(m.name, ''), coalesce(m.quota_per_day, 0), coalesce(m.active, true)
-		from shoulder s left join manager m on m.id = s.manager_id `
-	var status string
-	var holderActive bool
-	scan := func(row pgx.Row) error {
-		return row.Scan(&t.ShoulderID, &t.NAAN, &t.Shoulder, &t.ManagerID, &status, &t.BladeLength, &t.BladeTemplate, &t.CheckZone,
-			&t.Manager, &t.QuotaPerDay, &holderActive)
-	}
-	clientNAAN := t.NAAN
-	switch {
-	case shoulderArg != "":
-		naan, sh := clientNAAN, shoulderArg
-		if i := strings.IndexByte(shoulderArg, '/'); i > 0 {
-			naan, sh = shoulderArg[:i], shoulderArg[i:]
-		}
-		sh = ark.StoredShoulder(sh)
-		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.naan = $1 and s.shoulder = $2`, naan, sh))
-		if errors.Is(err, pgx.ErrNoRows) {
-			t.ShoulderID, t.NAAN, t.Shoulder = 0, clientNAAN, ""
-			t.NoNewMints = &ReachError{ClientID: clientID, Shoulder: naan + sh, Rule: "the shoulder is not registered"}
-			return t, nil
-		}
-	case pinned != 0:
-		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.id = $1`, pinned))
-	case managerDefault != 0:
-		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.id = $1`, managerDefault))
-	default:
-		t.NoNewMints = &ReachError{ClientID: clientID, Rule: "no shoulder to mint in: give --shoulder, pin the client to a shoulder, or set its manager's default shoulder"}
+	if rule := shoulderReach(&t, c, status, holderActive); rule != "" {
+		t.NoNewMints = &ReachError{ClientID: clientID, Shoulder: t.NAAN + t.Shoulder, Rule: rule}
 		return t, nil
-	}
-	if err != nil {
-		return t, fmt.Errorf("read shoulder: %w", err)
-	}
-	where := t.NAAN + t.Shoulder
-	cannot := func(rule string) (MintTarget, error) {
-		t.NoNewMints = &ReachError{ClientID: clientID, Shoulder: where, Rule: rule}
-		return t, nil
-	}
-	switch {
-	case pinned != 0 && pinned != t.ShoulderID:
-		return cannot("the client is pinned to another shoulder")
-	case t.Authority == "manager" && (clientManager == 0 || clientManager != t.ManagerID):
-		return cannot("the shoulder is not one of the client's manager's shoulders (authority manager)")
-	case t.Authority == "naan" && t.NAAN != clientNAAN:
-		return cannot("the shoulder is outside the client's NAAN " + clientNAAN + " (authority naan)")
-	case t.Authority != "manager" && t.Authority != "naan" && t.Authority != "system":
-		return cannot("unknown authority " + t.Authority)
-	}
-	if status != "active" {
-		return cannot("the shoulder is " + status + "; only an active shoulder mints (a retired or reserved shoulder never does)")
-	}
-	if !holderActive {
-		return cannot(fmt.Sprintf("the shoulder is held by manager %q, which is no longer active (departed, succeeded or set inactive); it keeps its ARKs and mints again once an active manager holds it", t.Manager))
 	}
 	if t.ManagerID != 0 {
 		if err := l.Pool.QueryRow(ctx, `select coalesce((select minted from mint_quota
@@ -665,6 +587,112 @@ func resolveMintTarget(ctx context.Context, l *ledger.Ledger, clientID, shoulder
 		}
 	}
 	return t, nil
+}
+
+// mintingClient is what the reach checks read of a client beyond its MintTarget fields.
+type mintingClient struct {
+	manager, pinned, managerDefault int64 // ids; 0 for none
+	naan                            string
+}
+
+// mintClient reads client clientID into a MintTarget and refuses, with a *ReachError, a client
+// that is not registered, deactivated, expired, without scope ark:mint, or acting for a manager
+// that is no longer active.
+func mintClient(ctx context.Context, l *ledger.Ledger, clientID string) (MintTarget, mintingClient, error) {
+	var t MintTarget
+	var c mintingClient
+	refuse := func(rule string) (MintTarget, mintingClient, error) {
+		return MintTarget{}, c, &ReachError{ClientID: clientID, Rule: rule}
+	}
+	var (
+		scopes                         []string
+		active, expired, managerActive bool
+		expiresAt                      *time.Time
+		managerName                    string
+	)
+	err := l.Pool.QueryRow(ctx, `select c.id, c.client_id, c.naan, coalesce(c.manager_id, 0), c.authority,
+			coalesce(c.shoulder_id, 0), c.allowed_scopes, c.active, c.expires_at,
+			c.expires_at is not null and c.expires_at <= now(), coalesce(m.default_shoulder_id, 0),
+			coalesce(m.active, true), coalesce(m.name, '')
+		from client c left join manager m on m.id = c.manager_id
+		where c.client_id = $1`, clientID).Scan(&t.ClientPK, &t.ClientID, &t.NAAN, &c.manager, &t.Authority,
+		&c.pinned, &scopes, &active, &expiresAt, &expired, &c.managerDefault, &managerActive, &managerName)
+	c.naan = t.NAAN
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return refuse("the client is not registered (see `arkhe client list`)")
+	case err != nil:
+		return t, c, fmt.Errorf("read client %q: %w", clientID, err)
+	case !active:
+		return refuse("the client is deactivated")
+	case expired:
+		return refuse("the client's registration expired at " + expiresAt.UTC().Format(time.RFC3339))
+	case !slices.Contains(scopes, "ark:mint"):
+		return refuse(fmt.Sprintf("the client does not hold scope ark:mint (it holds %s)", strings.Join(scopes, " ")))
+	case !managerActive:
+		return refuse(fmt.Sprintf("the client acts for manager %q, which is no longer active (departed, succeeded or set inactive); an inactive manager's clients mint nothing", managerName))
+	}
+	return t, c, nil
+}
+
+// mintShoulder reads into t the shoulder the client mints in: shoulderArg ("/x9" in the
+// client's NAAN, or "NAAN/x9"), else the client's pinned shoulder, else its manager's default.
+// When there is none, or shoulderArg is not registered, it sets t.NoNewMints and reports
+// found false. It returns the shoulder's status and whether its manager is active.
+func mintShoulder(ctx context.Context, l *ledger.Ledger, t *MintTarget, c mintingClient, shoulderArg string) (status string, holderActive, found bool, err error) {
+	const shoulderCols = `select s.id, s.naan, s.shoulder, coalesce(s.manager_id, 0), s.status, s.blade_length,
+			coalesce(s.blade_template, ''), s.check_zone, coalesce(m.name, ''), coalesce(m.quota_per_day, 0), coalesce(m.active, true)
+		from shoulder s left join manager m on m.id = s.manager_id `
+	scan := func(row pgx.Row) error {
+		return row.Scan(&t.ShoulderID, &t.NAAN, &t.Shoulder, &t.ManagerID, &status, &t.BladeLength, &t.BladeTemplate, &t.CheckZone,
+			&t.Manager, &t.QuotaPerDay, &holderActive)
+	}
+	switch {
+	case shoulderArg != "":
+		naan, sh := c.naan, shoulderArg
+		if i := strings.IndexByte(shoulderArg, '/'); i > 0 {
+			naan, sh = shoulderArg[:i], shoulderArg[i:]
+		}
+		sh = ark.StoredShoulder(sh)
+		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.naan = $1 and s.shoulder = $2`, naan, sh))
+		if errors.Is(err, pgx.ErrNoRows) {
+			t.ShoulderID, t.NAAN, t.Shoulder = 0, c.naan, ""
+			t.NoNewMints = &ReachError{ClientID: t.ClientID, Shoulder: naan + sh, Rule: "the shoulder is not registered"}
+			return "", false, false, nil
+		}
+	case c.pinned != 0:
+		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.id = $1`, c.pinned))
+	case c.managerDefault != 0:
+		err = scan(l.Pool.QueryRow(ctx, shoulderCols+`where s.id = $1`, c.managerDefault))
+	default:
+		t.NoNewMints = &ReachError{ClientID: t.ClientID, Rule: "no shoulder to mint in: give --shoulder, pin the client to a shoulder, or set its manager's default shoulder"}
+		return "", false, false, nil
+	}
+	if err != nil {
+		return "", false, false, fmt.Errorf("read shoulder: %w", err)
+	}
+	return status, holderActive, true, nil
+}
+
+// shoulderReach returns the rule by which client c may not mint in t's shoulder, "" when it
+// may: reach comes from the client's registration only (its pin and authority), and only an
+// active shoulder held by an active manager (or none) mints.
+func shoulderReach(t *MintTarget, c mintingClient, status string, holderActive bool) string {
+	switch {
+	case c.pinned != 0 && c.pinned != t.ShoulderID:
+		return "the client is pinned to another shoulder"
+	case t.Authority == "manager" && (c.manager == 0 || c.manager != t.ManagerID):
+		return "the shoulder is not one of the client's manager's shoulders (authority manager)"
+	case t.Authority == "naan" && t.NAAN != c.naan:
+		return "the shoulder is outside the client's NAAN " + c.naan + " (authority naan)"
+	case t.Authority != "manager" && t.Authority != "naan" && t.Authority != "system":
+		return "unknown authority " + t.Authority
+	case status != "active":
+		return "the shoulder is " + status + "; only an active shoulder mints (a retired or reserved shoulder never does)"
+	case !holderActive:
+		return fmt.Sprintf("the shoulder is held by manager %q, which is no longer active (departed, succeeded or set inactive); it keeps its ARKs and mints again once an active manager holds it", t.Manager)
+	}
+	return ""
 }
 
 // pool returns the pool worker writes through: node worker mod (1 + len(EntryNodes)).
@@ -871,6 +899,8 @@ func resize[T any](s []T, n int) []T {
 
 // writeBatch settles every row of b and commits the new ARKs and their receipts in one
 // transaction, retrying the batch after conflicts; Write (retry.go) retries it after faults.
+// Each attempt loads the receipts when they are to be checked (loadAttemptReceipts), settles
+// the rows, commits (commitAttempt), and on a refusal decides whether to try again (refused).
 func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 	rows := b.Rows
 	w.reset(len(rows))
@@ -886,42 +916,24 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 			w.first[rid], w.firstOf[i] = int32(i), int32(i)
 		}
 	}
+	var st batchState
 	var err error
-	checkReceipts := false
-	switch {
-	case w.s.t.QuotaPerDay > 0 || w.s.t.NoNewMints != nil || w.replays || w.resumed || w.s.cfg.ReceiptCheck == CheckAlways:
-		checkReceipts = true
-	case w.s.cfg.ReceiptCheck == CheckAuto:
-		t0 := time.Now()
-		if checkReceipts, err = w.sampleReceipts(ctx, rows); err != nil {
-			return err
-		}
-		w.s.since(phaseReceipts, t0)
+	if st.checkReceipts, err = w.receiptCheck(ctx, rows); err != nil {
+		return err
 	}
-	checkNames, chunked := w.nameCheck(len(rows))
-	loaded, conflicted := false, false
-	stalled, known := 0, 0 // attempts since receipts last turned up; receipts known
+	var chunked bool
+	st.checkNames, chunked = w.nameCheck(len(rows))
 	for {
-		if stalled++; stalled > maxBatchAttempts {
+		if st.stalled++; st.stalled > maxBatchAttempts {
 			return fmt.Errorf("mint batch of %d rows: still conflicting after %d attempts without a concurrent run committing", len(rows), maxBatchAttempts)
 		}
-		if checkReceipts && !loaded {
-			t0 := time.Now()
-			if err := w.loadReceipts(ctx, rows); err != nil {
+		if st.checkReceipts && !st.loaded {
+			if err := w.loadAttemptReceipts(ctx, rows, &st); err != nil {
 				return err
-			}
-			w.s.since(phaseReceipts, t0)
-			w.s.loaded.Add(1)
-			loaded = true
-			if conflicted && len(w.receipt) > 0 {
-				w.replays = true // receipts turn up past the sample: look every batch up from now on
-			}
-			if len(w.receipt) > known { // a concurrent run committed some of these request IDs: progress
-				known, stalled = len(w.receipt), 1
 			}
 		}
 		t0 := time.Now()
-		ledgerHits, err := w.settle(ctx, b, checkNames)
+		ledgerHits, err := w.settle(ctx, b, st.checkNames)
 		if err != nil {
 			return err
 		}
@@ -930,82 +942,159 @@ func (w *mintWorker) writeBatch(ctx context.Context, b *pipeline.Batch) error {
 			w.dense = true
 			w.s.dense.Store(true)
 		}
-		w.orderByRequestID(rows)
-		b.Draws, b.Collisions = w.drawCounts(rows)
-		err = w.commit(ctx, b, chunked && !checkNames)
+		err = w.commitAttempt(ctx, b, chunked && !st.checkNames)
 		if err == nil {
-			for _, i := range w.mint { // before the names leave inflight (deferred release)
-				w.s.runNames.add(w.hash[i])
-			}
-			w.s.minted.Add(int64(len(w.mint)))
-			w.reserved = 0 // used
 			return nil
 		}
-		w.release()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		w.s.retries.Add(1)
-		var qe *quotaExceeded
-		if errors.As(err, &qe) {
-			w.s.remaining.Store(max(0, w.s.t.QuotaPerDay-(qe.minted-int64(len(w.mint)))))
-			continue
-		}
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) {
-			return fmt.Errorf("mint batch: %w", err)
-		}
-		code, diagnosed := pgErr.Code, false
-		if w.s.citus && code == codeInternal {
-			// a worker's error during COPY, its SQLSTATE dropped by Citus: find out by querying
-			conflict, err := w.diagnose(ctx, b.Rows)
-			if err != nil {
-				return err
-			}
-			switch {
-			case conflict:
-				code, diagnosed = ledger.CodeUniqueViolation, true
-			case w.reachChanged(ctx):
-				code = ledger.CodeReachRefused
-			default:
-				code = ledger.CodeCheckViolation // a row's data: located by re-sending halves
-			}
-		}
-		switch {
-		case code == ledger.CodeUniqueViolation || code == codeDeadlock || code == codeSerialization:
-			// Something exists that the batch did not know of: a receipt (a re-run, a concurrent
-			// run, a duplicate across batches: ark_receipt or the receipt table's key), a name (a
-			// collision: ark_pkey). One ark COPY raises either; find both by querying, never from
-			// the error.
-			checkReceipts, loaded, checkNames, conflicted = true, false, true, true
-			if diagnosed { // diagnose read the batch's receipts
-				loaded = true
-				if len(w.receipt) > 0 {
-					w.replays = true // receipts turn up past the sample: look every batch up from now on
-				}
-			}
-			w.s.conflicts.Add(1)
-			if code == codeDeadlock {
-				w.s.faults.deadlocks.Add(1)
-			}
-			clear(w.verified)
-		case code == ledger.CodeKeyRequired:
-			return &ledger.KeyError{ClientID: w.s.t.ClientID, Reason: "unproved", Err: err}
-		case code == ledger.CodeReachRefused:
-			return &ReachError{ClientID: w.s.t.ClientID, Shoulder: w.s.t.NAAN + w.s.t.Shoulder,
-				Rule: "the ledger refused the batch (its reach changed during the run)", Err: err}
-		case rowLevel(code):
-			w.s.refusals.Add(1)
-			i, rowErr, err := w.locate(ctx, b, pgErr)
-			if err != nil {
-				return err
-			}
-			w.serverRej[i] = &pipeline.RowError{Loc: rows[i].Record.Source, Field: columnField(rowErr.ColumnName),
-				Err: &ServerRefusalError{Code: rowErr.Code, Message: rowErr.Message, Column: rowErr.ColumnName}}
-		default:
-			return fmt.Errorf("mint batch: %w", err)
+		if err := w.refused(ctx, b, err, &st); err != nil {
+			return err
 		}
 	}
+}
+
+// batchState is what writeBatch knows of its batch from one attempt to the next.
+type batchState struct {
+	checkReceipts bool // look the batch's receipts up before settling
+	loaded        bool // w.receipt holds them for this attempt
+	checkNames    bool // look the drawn names up before COPY
+	conflicted    bool // an attempt conflicted with the ledger
+	stalled       int  // attempts since receipts last turned up
+	known         int  // receipts known
+}
+
+// receiptCheck says whether the batch's receipts are looked up before its first attempt:
+// always with a daily quota or a shoulder that stops new mints (replays must not count), once
+// replays were seen, after a resumed run, or by policy; under CheckAuto when a sample of the
+// batch's request IDs holds one.
+func (w *mintWorker) receiptCheck(ctx context.Context, rows []pipeline.Row) (bool, error) {
+	switch {
+	case w.s.t.QuotaPerDay > 0 || w.s.t.NoNewMints != nil || w.replays || w.resumed || w.s.cfg.ReceiptCheck == CheckAlways:
+		return true, nil
+	case w.s.cfg.ReceiptCheck == CheckAuto:
+		t0 := time.Now()
+		check, err := w.sampleReceipts(ctx, rows)
+		if err != nil {
+			return false, err
+		}
+		w.s.since(phaseReceipts, t0)
+		return check, nil
+	}
+	return false, nil
+}
+
+// loadAttemptReceipts reads the receipts of the batch's request IDs for this attempt; receipts
+// that turn up after a conflict make every later batch look its receipts up, and more receipts
+// than before (a concurrent run committed some) count as progress.
+func (w *mintWorker) loadAttemptReceipts(ctx context.Context, rows []pipeline.Row, st *batchState) error {
+	t0 := time.Now()
+	if err := w.loadReceipts(ctx, rows); err != nil {
+		return err
+	}
+	w.s.since(phaseReceipts, t0)
+	w.s.loaded.Add(1)
+	st.loaded = true
+	if st.conflicted && len(w.receipt) > 0 {
+		w.replays = true // receipts turn up past the sample: look every batch up from now on
+	}
+	if len(w.receipt) > st.known {
+		st.known, st.stalled = len(w.receipt), 1
+	}
+	return nil
+}
+
+// commitAttempt commits the settled batch; on success it adds the minted names to the run's
+// set and counts them, on failure it gives back the quota it reserved.
+func (w *mintWorker) commitAttempt(ctx context.Context, b *pipeline.Batch, chunked bool) error {
+	w.orderByRequestID(b.Rows)
+	b.Draws, b.Collisions = w.drawCounts(b.Rows)
+	if err := w.commit(ctx, b, chunked); err != nil {
+		w.release()
+		return err
+	}
+	for _, i := range w.mint { // before the names leave inflight (deferred release)
+		w.s.runNames.add(w.hash[i])
+	}
+	w.s.minted.Add(int64(len(w.mint)))
+	w.reserved = 0 // used
+	return nil
+}
+
+// refused decides after a failed attempt: nil to try the batch again (a conflict, the quota
+// read again, a row the server refused now set aside), else the error that ends the batch.
+func (w *mintWorker) refused(ctx context.Context, b *pipeline.Batch, err error, st *batchState) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	w.s.retries.Add(1)
+	var qe *quotaExceeded
+	if errors.As(err, &qe) {
+		w.s.remaining.Store(max(0, w.s.t.QuotaPerDay-(qe.minted-int64(len(w.mint)))))
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return fmt.Errorf("mint batch: %w", err)
+	}
+	code, diagnosed, derr := w.refusalCode(ctx, b, pgErr)
+	if derr != nil {
+		return derr
+	}
+	switch {
+	case code == ledger.CodeUniqueViolation || code == codeDeadlock || code == codeSerialization:
+		// Something exists that the batch did not know of: a receipt (a re-run, a concurrent
+		// run, a duplicate across batches: ark_receipt or the receipt table's key), a name (a
+		// collision: ark_pkey). One ark COPY raises either; find both by querying, never from
+		// the error.
+		st.checkReceipts, st.loaded, st.checkNames, st.conflicted = true, false, true, true
+		if diagnosed { // diagnose read the batch's receipts
+			st.loaded = true
+			if len(w.receipt) > 0 {
+				w.replays = true // receipts turn up past the sample: look every batch up from now on
+			}
+		}
+		w.s.conflicts.Add(1)
+		if code == codeDeadlock {
+			w.s.faults.deadlocks.Add(1)
+		}
+		clear(w.verified)
+	case code == ledger.CodeKeyRequired:
+		return &ledger.KeyError{ClientID: w.s.t.ClientID, Reason: "unproved", Err: err}
+	case code == ledger.CodeReachRefused:
+		return &ReachError{ClientID: w.s.t.ClientID, Shoulder: w.s.t.NAAN + w.s.t.Shoulder,
+			Rule: "the ledger refused the batch (its reach changed during the run)", Err: err}
+	case rowLevel(code):
+		w.s.refusals.Add(1)
+		i, rowErr, err := w.locate(ctx, b, pgErr)
+		if err != nil {
+			return err
+		}
+		w.serverRej[i] = &pipeline.RowError{Loc: b.Rows[i].Record.Source, Field: columnField(rowErr.ColumnName),
+			Err: &ServerRefusalError{Code: rowErr.Code, Message: rowErr.Message, Column: rowErr.ColumnName}}
+	default:
+		return fmt.Errorf("mint batch: %w", err)
+	}
+	return nil
+}
+
+// refusalCode returns the SQLSTATE a refused attempt is handled by: the server's, except for
+// a Citus worker's error during COPY (XX000, its SQLSTATE dropped), which is found out by
+// querying (diagnose; diagnosed says the batch's receipts were read): a conflict is a unique
+// violation, a changed reach the reach refusal, else a row's data (a check violation, the row
+// located by re-sending halves).
+func (w *mintWorker) refusalCode(ctx context.Context, b *pipeline.Batch, pgErr *pgconn.PgError) (code string, diagnosed bool, err error) {
+	if !w.s.citus || pgErr.Code != codeInternal {
+		return pgErr.Code, false, nil
+	}
+	conflict, err := w.diagnose(ctx, b.Rows)
+	switch {
+	case err != nil:
+		return "", false, err
+	case conflict:
+		return ledger.CodeUniqueViolation, true, nil
+	case w.reachChanged(ctx):
+		return ledger.CodeReachRefused, false, nil
+	}
+	return ledger.CodeCheckViolation, false, nil
 }
 
 // diagnose tells, after Citus reported a worker's COPY error as XX000, whether the batch
