@@ -32,8 +32,8 @@ import (
 // Collisions and duplicates: a batch is never thrown away for one
 // collision. Names are drawn in Go; a name another row of the run holds — in the same batch or
 // in another worker's uncommitted one — is caught by an in-process set (inflight) and redrawn.
-// A name this run committed earlier may be drawn again (1 million 8-character draws collide about
-// once among themselves): the run keeps the hashes of its committed names in a fixed-size bit set
+// A name this run committed earlier may be drawn again (the birthday bound of the run's own
+// draws): the run keeps the hashes of its committed names in a fixed-size bit set
 // (runNames) and looks only the names it may hold up in the ledger. When the ledger held enough
 // ARKs before the run that a collision with them is likely in a batch (the expected number,
 // batch × ARKs / 29^blade length, is at least NameCheckThreshold), or once one was seen, the
@@ -41,8 +41,8 @@ import (
 // ChunkRows rows is expected to hold few collisions (ChunkCollisionLimit), the batch goes to COPY
 // in chunks, each under a savepoint: a chunk refused for a unique violation is rolled back alone,
 // its names are looked up, those that exist are counted and redrawn, and the chunk goes again
-// (a name lookup costs about a third of the row's COPY in a ledger of millions, and every
-// COPYed row has its key checked by the primary key anyway). Denser, and on Citus, every drawn
+// (every COPYed row has its key checked by the primary key anyway, so a chunk that holds no
+// existing name costs no lookup). Denser, and on Citus, every drawn
 // name is looked up before COPY (`ark = any($1)`, sorted), hits are counted and redrawn, and
 // only the redrawn names are looked up again. In a sparse ledger neither would pay for itself,
 // so the batch goes to COPY directly; if COPY then fails with a unique
@@ -88,9 +88,9 @@ const DefaultMaxDraws = 10
 // NameCheckThreshold is the expected number of collisions per batch with the ARKs that were in
 // the ledger before the run (the run's own are caught by runNames) at or above which CheckAuto
 // looks every drawn name up in the ledger before COPY. Below it, going to COPY directly costs a
-// retried batch with probability about the expected number. Measured with `arkhe bench mint`
-// (PostgreSQL 15, 100k batches, 1 million rows): looking up 100k names costs about 6% of the
-// batch's COPY time, so the break-even is near 0.06.
+// retried batch with probability about the expected number, looking up costs a share of the
+// batch's COPY time: the threshold is below the break-even `arkhe bench mint --name-check`
+// measures.
 const NameCheckThreshold = 0.05
 
 // ChunkRows is how many rows of a batch one COPY sends under CheckChunks, each chunk under its
@@ -101,11 +101,9 @@ const ChunkRows = 1000
 // ChunkCollisionLimit is the expected number of collisions per chunk of ChunkRows with the
 // ARKs in the ledger before the run up to which CheckAuto, when it looks names up at all, COPYs
 // in savepointed chunks instead of looking every drawn name up before COPY (single layout).
-// A lookup costs about a third of a row's COPY in a ledger of 10 million ARKs (PostgreSQL 15,
-// `arkhe bench mint --preload 10000000`: 8.6 µs of server time per name against 27–31 µs per
-// row for the COPY); a refused chunk costs on average half a chunk sent again and the chunk's
-// lookup, so chunks cost less than looking every name up while under about 0.4 collisions per
-// chunk are expected.
+// A refused chunk costs on average half a chunk sent again and the chunk's lookup, against a
+// lookup of every name of every chunk: the limit is below the break-even that
+// `arkhe bench mint --preload N --name-check chunks` against `--name-check always` measures.
 const ChunkCollisionLimit = 0.25
 
 // receiptSample is how many request IDs of a batch are looked up to decide whether the batch
@@ -241,129 +239,6 @@ type MintTarget struct {
 	// BladeTemplate is the class of each blade position ('e' a betanumeric, 'd' a digit) of a
 	// shoulder that follows its old minter's template; "" for BladeLength betanumerics.
 	BladeTemplate string
-}
-
-// ReachError is a refusal of a mint run naming the rule; nothing was written.
-// Err is the database's refusal when the ledger's own reach trigger (SQLSTATE AK004) refused a
-// batch during the run.
-type ReachError struct {
-	ClientID string
-	Shoulder string // "NAAN/x9" form when known
-	Rule     string
-	Err      error
-}
-
-// Error renders "mint refused for client C[ in shoulder S]: RULE[: ERR]".
-func (e *ReachError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "mint refused for client %q", e.ClientID)
-	if e.Shoulder != "" {
-		b.WriteString(" in shoulder " + e.Shoulder)
-	}
-	b.WriteString(": " + e.Rule)
-	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
-	}
-	return b.String()
-}
-
-// Unwrap returns the database error, if any.
-func (e *ReachError) Unwrap() error { return e.Err }
-
-// CollisionError is a row that drew MaxDraws blades, each of which named an ARK that exists (or
-// was drawn for another row of its batch): the row is rejected, never minted over an existing
-// ARK. A rising count is the sign a shoulder is filling up.
-type CollisionError struct {
-	Shoulder string // "NAAN/x9"
-	Draws    int
-	Last     string // the last name drawn, printed form
-}
-
-// Error says how many draws collided and suggests a longer blade.
-func (e *CollisionError) Error() string {
-	return fmt.Sprintf("no free name after %d draws in shoulder %s (last %s): every draw named an existing ARK; the namespace is filling up, use a shoulder with longer blades",
-		e.Draws, e.Shoulder, e.Last)
-}
-
-// ReceiptConflictError is a request ID that already has a receipt, or an earlier occurrence in
-// the same manifest, with a different payload: the row is rejected and
-// the ledger is untouched. ARK is the ARK the request ID got (printed form); First is the
-// location of the earlier occurrence in this run, zero when the receipt predates the run.
-//
-// Fields names the manifest fields ("url", "who", "what", "when", "commitment") whose values
-// differ from the existing ARK's current values, when the receipt predates the run; it is empty
-// when none differs (the ARK was changed since it was minted: only the payload digest tells).
-type ReceiptConflictError struct {
-	RequestID string
-	ARK       string
-	First     pipeline.Location
-	Fields    []string
-}
-
-// Error names the existing ARK.
-func (e *ReceiptConflictError) Error() string {
-	if e.First.File != "" {
-		return fmt.Sprintf("request ID %q occurs earlier (%s) with a different payload; the first occurrence got %s", e.RequestID, e.First, e.ARK)
-	}
-	if len(e.Fields) > 0 {
-		verb := "differ"
-		if len(e.Fields) == 1 {
-			verb = "differs"
-		}
-		return fmt.Sprintf("request ID %q was minted before as %s with a different payload (%s %s from the ARK's); a request ID is never reused", e.RequestID, e.ARK, strings.Join(e.Fields, ", "), verb)
-	}
-	return fmt.Sprintf("request ID %q was minted before as %s with a different payload (its payload digest differs from the receipt's; the ARK was changed since); a request ID is never reused", e.RequestID, e.ARK)
-}
-
-// FirstRejectedError is a later occurrence of a request ID whose first occurrence in the
-// manifest was rejected: it is rejected too (only the first occurrence mints).
-type FirstRejectedError struct {
-	RequestID string
-	First     pipeline.Location
-}
-
-// Error names the first occurrence.
-func (e *FirstRejectedError) Error() string {
-	return fmt.Sprintf("request ID %q: its first occurrence (%s) was rejected, so this one is not minted either", e.RequestID, e.First)
-}
-
-// QuotaError is a row not minted because its manager's daily quota is used up;
-// the same command mints it the next UTC day.
-type QuotaError struct {
-	Manager string
-	Quota   int64
-}
-
-// Error names the quota.
-func (e *QuotaError) Error() string {
-	return fmt.Sprintf("daily quota of %d new ARKs for manager %q reached (new mints per manager per UTC day, replays excluded); re-run the same command after 00:00 UTC to mint the rest", e.Quota, e.Manager)
-}
-
-// ServerRefusalError is a row the server refused during COPY although it passed validation
-// (e.g. SQLSTATE 22021 bad encoding, 22P05 untranslatable character, 54000 a value too large to
-// index). The row is rejected and the rest of its batch re-sent.
-type ServerRefusalError struct {
-	Code    string
-	Message string
-	Column  string
-}
-
-// Error renders the SQLSTATE and the server's message.
-func (e *ServerRefusalError) Error() string {
-	s := "the server refused the row: SQLSTATE " + e.Code + ": " + e.Message
-	if e.Column != "" {
-		s += " (column " + e.Column + ")"
-	}
-	return s
-}
-
-// quotaExceeded is returned by a batch commit when the quota counter passed the quota (a
-// concurrent run used part of it); the batch is rolled back and retried with fewer rows.
-type quotaExceeded struct{ minted int64 }
-
-// Error implements error.
-func (e *quotaExceeded) Error() string {
-	return fmt.Sprintf("quota counter reached %d", e.minted)
 }
 
 // MintStats is where a mint run's sink spent its time, summed over workers (so it can exceed
@@ -1135,8 +1010,7 @@ func (w *mintWorker) lookUpNames(ctx context.Context, idx []int32) error {
 // checks of PrepareMint, read again); a failed read counts as unchanged.
 func (w *mintWorker) reachChanged(ctx context.Context) bool {
 	t, err := resolveMintTarget(ctx, w.s.l, w.s.cfg.ClientID, w.s.cfg.Shoulder)
-	var re *ReachError
-	if errors.As(err, &re) {
+	if IsReachRefused(err) {
 		return true
 	}
 	return err == nil && (t.NoNewMints != nil || t.ShoulderID != w.shoulderID)
@@ -1242,8 +1116,7 @@ func (w *mintWorker) loadReceipts(ctx context.Context, rows []pipeline.Row) erro
 // existing looks the ledger keys up and leaves those that exist in w.hits.
 //
 // The keys go sorted: PostgreSQL sorts an = ANY array before probing the index and its sort
-// returns at once on sorted input, which saved 20-40% of the lookup's server time (100k names
-// against 10 million ARKs, PostgreSQL 15: 225 ms sorted, 270-380 ms unsorted). The array is
+// returns at once on sorted input. The array is
 // COLLATE "C", the key's collation, so the primary key's index serves it whatever the database's
 // default collation.
 func (w *mintWorker) existing(ctx context.Context, keys []string) error {
@@ -1523,12 +1396,10 @@ func (f *inflight) claim(key string, worker int, row int32) (h uint64, ok bool) 
 // runNames remembers, in a bit set of 2^27 bits (16 MiB at most), the hashes of the names this
 // run committed, so that a name drawn again later in the run is looked up in the ledger (and
 // redrawn) instead of failing a COPY: in a sparse ledger most collisions are with the run's own
-// earlier mints (1 million draws of 8-character blades collide about once among themselves). A
-// set bit may be another name (one hash in about 130 per million names committed), which costs
-// only a lookup; memory does not grow with the manifest. The set is split into 4,096 blocks of
-// 4 KiB, each allocated when a name first sets a bit in it: a run costs a 32 KiB directory plus,
-// for N names, about 4,096·(1 − e^(−N/4,096)) blocks (4 KiB per name for the first few hundred,
-// 10 MiB at 4,096 names, nearly the whole 16 MiB from 20,000 names on). Safe for concurrent use.
+// earlier mints. A set bit may be another name's (a false positive), which costs only a lookup;
+// memory does not grow with the manifest. The set is split into 4,096 blocks of 4 KiB, each
+// allocated when a name first sets a bit in it, behind a 32 KiB directory. Safe for concurrent
+// use.
 type runNames struct {
 	blocks *[runNameBlocks]atomic.Pointer[runNameBlock]
 }
@@ -1706,13 +1577,8 @@ func (w *mintWorker) commit(ctx context.Context, b *pipeline.Batch, chunked bool
 // beginBatchSingle begins a batch's transaction on the single layout, in the same round trip,
 // with work_mem at 1 MB for that transaction only. The ark table's statement triggers read the
 // statement's new rows from a transition table, which PostgreSQL keeps in memory up to work_mem
-// and then writes to a temporary file (100,000 minted rows of 214 B took between 26 and 28 MB
-// of work_mem, and 20.4 MB as a file). With 1 MB a batch holds no more of the server's memory
-// than that, whatever the server's work_mem (the embedded default's 64 MB would hold a batch of
-// 100,000 rows). What it does to the server's CPU time depended on the day
-// (bench/promise-cost.sh, variants full and work_mem_1mb, batches of 100,000): 8.7 against 10.1
-// s per million rows on one, no difference outside the rounds' spread on another (8.2, 9.2 and
-// 9.1 against 8.1, 8.9 and 8.7 in three runs). The batch's other statements (the counters'
+// and then writes to a temporary file: with 1 MB a batch holds no more of the server's memory
+// than that, whatever the server's work_mem. The batch's other statements (the counters'
 // upserts, a chunk's name lookups) need far less. On Citus the triggers run on the workers, whose
 // sessions do not take the coordinator's SET LOCAL, so the layout begins plainly.
 const beginBatchSingle = "begin; set local work_mem = '1MB'"

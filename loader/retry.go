@@ -111,27 +111,6 @@ func (n RetryNotice) String() string {
 		n.Wait.Round(100*time.Millisecond), n.Left.Round(time.Second))
 }
 
-// FaultError stops a run whose batch kept failing on faults for RetryPolicy.For. What was
-// committed stays; running the same command again completes the job.
-type FaultError struct {
-	Cause    string
-	Err      error
-	Attempts int
-	For      time.Duration // the retry limit
-}
-
-// Error names the fault, the retries and what to do.
-func (e *FaultError) Error() string {
-	if e.For < 0 {
-		return fmt.Sprintf("%s: %v (retries are off); what was committed stays, and the same command completes the job", e.Cause, e.Err)
-	}
-	return fmt.Sprintf("%s: %v; gave up after %d attempts in %s (the retry limit); what was committed stays, and the same command completes the job",
-		e.Cause, e.Err, e.Attempts, e.For)
-}
-
-// Unwrap returns the last attempt's error.
-func (e *FaultError) Unwrap() error { return e.Err }
-
 // faultCounters are a run's committed outcomes and its faults, for the summary and the audit
 // event; safe for concurrent use.
 type faultCounters struct {

@@ -3,7 +3,6 @@ package loader
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -192,9 +191,6 @@ type copyReader struct {
 	header bool
 	done   bool
 }
-
-// errCopyClosed is what a Read after close returns.
-var errCopyClosed = errors.New("copy source closed")
 
 // close ends the reader (see copyReader).
 func (r *copyReader) close() {
