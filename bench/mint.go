@@ -88,7 +88,7 @@ type MintConfig struct {
 	// Exe, if set, is the arkhe executable: (b) runs `Exe mint` as a process of its own, as a
 	// user runs it (on Citus given every node's URL, the coordinator's first, as --database-url
 	// once per node), and its peak resident set is that process's alone. "" runs (b) in this
-	// process (ledger.Ledger.Mint), which CPUProfile, PgxCopyFrom and the sink's time split
+	// process (loader.Mint), which CPUProfile, PgxCopyFrom and the sink's time split
 	// (MintResult.Stats) need.
 	Exe string
 	// Citus runs the measurement on a throw-away Citus cluster on this machine (a coordinator
@@ -227,7 +227,7 @@ func (r MintResult) medianRatio(ratio func(Pair) float64, floor Phase) float64 {
 // RunMint measures bulk mint against the COPY floor: a template ledger is
 // migrated, registered and preloaded with cfg.Preload ARKs and receipts; two databases are cloned
 // from it; (b) `arkhe mint` (with cfg.Exe the arkhe executable as its own process, else
-// ledger.Ledger.Mint, the CLI's library call, in this one) mints a generated CSV manifest of
+// loader.Mint, the CLI's library call, in this one) mints a generated CSV manifest of
 // cfg.Rows rows into one; then (a) the floor reads back exactly the ARK and receipt rows (b)
 // wrote and COPYs them, pre-built in memory, with pgx CopyFrom in batches of the same size into
 // the other (same schema, indexes and triggers), and (c) the plain floor sends the same rows as
@@ -612,7 +612,7 @@ type mintJob struct {
 	profile                    bool
 }
 
-// mintInProcess runs (b) as `arkhe mint` does, inside this process (ledger.Ledger.Mint under the
+// mintInProcess runs (b) as `arkhe mint` does, inside this process (loader.Mint under the
 // same memory limit), and fills p's Mint, MintCPU, Summary, Stats, PeakRSS (this process's
 // VmHWM, reset before) and PeakHeap. On Citus its workers write through every node of job.urls
 // in turn (loader.MintConfig.EntryNodes).

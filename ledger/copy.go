@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The binary COPY encoder: what the mint sink and the importer send to
+// The binary COPY encoder: what package loader's bulk writers send to
 // COPY ... FROM STDIN (FORMAT binary), encoded straight from their rows, without pgx's generic
 // per-value encoding (no [][]any, no boxing, no encode-plan lookup per value).
 //

@@ -1,7 +1,8 @@
-// Package ledger owns the ARK ledger in PostgreSQL: the schema as embedded, versioned SQL
-// migrations, Open and its pool, registration of NAANs, shoulders and clients, single-ARK
-// operations, the mint sink (binary COPY, receipts, collision redraw), the one binary COPY
-// encoder, and the queries behind `arkhe report`. The local cluster lives in package localpg,
+// Package ledger owns the ARK ledger in PostgreSQL as a store: the schema as embedded, versioned
+// SQL migrations, Open and its pool, SQLSTATE classification (errors.go), the ledger's roles,
+// registration of NAANs, shoulders and clients, API keys, the audit vocabulary, single-ARK
+// operations, the one binary COPY encoder, and the queries behind `arkhe report`. Bulk writing
+// (mint, the import's new ARKs) lives in package loader, the local cluster in package localpg,
 // the legacy importer in package importer.
 //
 // Physical keys: an ARK is referenced about once, so receipts and ARK_CHANGE reference an
