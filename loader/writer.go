@@ -19,8 +19,9 @@ import (
 // they send (an arkKind: a subset of arkColumnNames, in that order) and in when they send:
 // a mint streams each batch while encoding it (copyReader), an import fills one batch while the
 // server inserts the one before (ARKWriter). A new kind of bulk write is a new arkKind beside
-// mintARKs and importARKs and, when it must overlap encoding and sending differently, its own
-// sender over copyReader; the row type and the encoding stay one.
+// mintARKs and importARKs (a bulk change COPYs its rows into a staging table the same way) and,
+// when it must overlap encoding and sending differently, its own sender over copyReader; the
+// row type and the encoding stay one.
 
 // ARKRow is one new row of table ark as a bulk write sends it. A nil pointer or slice goes as
 // NULL; a column the write's kind does not send takes the table's default (NULL for every
@@ -87,19 +88,21 @@ var arkColumnNames = [...]string{"ark", "naan", "shoulder_id", "assigned_name", 
 	"erc_who", "erc_what", "erc_when", "change_seq", "metadata", "status", "tombstone_reason", "original", "check_ok",
 	"created_at", "updated_at", "created_by", "import_run_id", "request_id", "payload_digest"}
 
-// arkKind is the column set of one kind of bulk write, in arkColumnNames order, and its COPY.
+// arkKind is the column set of one kind of bulk write, in arkColumnNames order, and its COPY
+// into table: ark for the writes that insert ARKs; a write that changes ARKs in bulk COPYs the
+// same columns into a staging table of its own and applies them from there.
 type arkKind struct {
 	cols    []arkColumn
 	names   []string
 	copySQL string
 }
 
-func newARKKind(cols ...arkColumn) *arkKind {
+func newARKKind(table string, cols ...arkColumn) *arkKind {
 	k := &arkKind{cols: cols}
 	for _, c := range cols {
 		k.names = append(k.names, arkColumnNames[c])
 	}
-	k.copySQL = "copy ark (" + strings.Join(k.names, ", ") + ") from stdin (format binary)"
+	k.copySQL = "copy " + table + " (" + strings.Join(k.names, ", ") + ") from stdin (format binary)"
 	return k
 }
 
@@ -107,10 +110,10 @@ func newARKKind(cols ...arkColumn) *arkKind {
 // on one node, its receipt (on Citus the receipt is a row of table receipt, mint_copy.go); an
 // import sends what the legacy export held, with the run that wrote it.
 var (
-	mintARKs = newARKKind(colARK, colNAAN, colShoulderID, colName, colURL, colCommitment, colWho, colWhat, colWhen,
+	mintARKs = newARKKind("ark", colARK, colNAAN, colShoulderID, colName, colURL, colCommitment, colWho, colWhat, colWhen,
 		colChangeSeq, colCreatedAt, colCreatedBy, colRequestID, colPayloadDigest)
-	mintCitusARKs = newARKKind(mintARKs.cols[:len(mintARKs.cols)-2]...)
-	importARKs    = newARKKind(colARK, colNAAN, colShoulderID, colName, colURL, colCommitment, colWho, colWhat, colWhen,
+	mintCitusARKs = newARKKind("ark", mintARKs.cols[:len(mintARKs.cols)-2]...)
+	importARKs    = newARKKind("ark", colARK, colNAAN, colShoulderID, colName, colURL, colCommitment, colWho, colWhat, colWhen,
 		colMetadata, colStatus, colReason, colOriginal, colCheckOK, colCreatedAt, colUpdatedAt, colCreatedBy, colImportRunID)
 )
 

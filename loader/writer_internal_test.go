@@ -32,7 +32,7 @@ func TestARKTuple(t *testing.T) {
 	url := "https://example.org/1"
 	pk := int64(7)
 	r := ARKRow{Key: "99999/x9b", NAAN: "99999", ShoulderID: 3, Name: "x9b", URL: &url, CreatedBy: &pk}
-	k := newARKKind(colARK, colShoulderID, colURL, colWho, colChangeSeq, colCreatedBy)
+	k := newARKKind("ark", colARK, colShoulderID, colURL, colWho, colChangeSeq, colCreatedBy)
 	b := k.appendTuple(nil, &r)
 	var fields []string
 	if n := binary.BigEndian.Uint16(b); n != 6 {
