@@ -165,7 +165,7 @@ func (l *Ledger) CreateKey(ctx context.Context, clientID string) (NewKey, error)
 		tag, err := l.Pool.Exec(ctx, `insert into credential (client_pk, kind, prefix, hashed)
 			select id, 'api_key', $2, $3 from client where client_id = $1`, clientID, prefix, phc)
 		switch {
-		case SQLState(err) == CodeUniqueViolation:
+		case IsUniqueViolation(err):
 			continue // a prefix drawn twice: draw again
 		case SQLState(err) == CodeCredentialFit:
 			return NewKey{}, &RegistrationError{What: "API key for client " + clientID, Rule: "a person client cannot hold an API key (people sign in; machine clients hold keys)", Err: err}

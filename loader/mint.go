@@ -1610,8 +1610,7 @@ func (w *mintWorker) copyChunks(ctx context.Context, tx pgx.Tx, b *pipeline.Batc
 			if err == nil {
 				break
 			}
-			var pgErr *pgconn.PgError
-			if !errors.As(err, &pgErr) || !(pgErr.Code == ledger.CodeUniqueViolation || w.s.citus && pgErr.Code == codeInternal) {
+			if !ledger.IsUniqueViolation(err) && !(w.s.citus && ledger.SQLState(err) == codeInternal) {
 				return err
 			}
 			if _, rerr := tx.Exec(ctx, "rollback to savepoint "+chunkSavepoint); rerr != nil {
