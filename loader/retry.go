@@ -341,7 +341,7 @@ func (w *mintWorker) adopt(b *pipeline.Batch) {
 // connect replaces a lost connection and sets the session's lock_timeout and
 // statement_timeout (see RetryPolicy.BatchTimeout), and on Citus its
 // citus.multi_shard_modify_mode to sequential (one connection per node, kept across the
-// batches: see the citus layout's sessions in mint.go).
+// batches: see the citus layout's sessions in batch.go).
 func (w *mintWorker) connect(ctx context.Context) error {
 	if w.conn != nil && w.conn.Conn().IsClosed() {
 		w.conn.Release() // the pool drops a closed connection
