@@ -11,6 +11,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 )
 
 // TestCitusFloorSendsWhatArkheWrote checks the Citus side of `arkhe bench mint --citus` on the
@@ -51,7 +52,7 @@ func TestCitusFloorSendsWhatArkheWrote(t *testing.T) {
 
 	mintDB := pgtest.NewCitus(t)
 	l, pools := open(t, mintDB)
-	rep, err := l.Mint(ctx, ledger.MintJob{Mint: ledger.MintConfig{ClientID: benchClient, EntryNodes: pools[1:]},
+	rep, err := loader.Mint(ctx, l, loader.MintJob{Mint: loader.MintConfig{ClientID: benchClient, EntryNodes: pools[1:]},
 		Inputs: []string{manifest}, Workers: 3, BatchSize: 100})
 	if err != nil || rep.Summary.Minted != rows {
 		t.Fatalf("mint: %d minted, %v", rep.Summary.Minted, err)

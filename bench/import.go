@@ -26,6 +26,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/report"
 )
@@ -315,7 +316,7 @@ func (ib *importBench) pair(ctx context.Context, run int, res *ImportResult) err
 	logf("(a) floor: pgx CopyFrom of the same %d ark rows", len(rows))
 	cpu0 := sampleCPU(ib.srv.dataDirs...)
 	start := time.Now()
-	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, importer.ARKColumns(), pgx.CopyFromRows(rows))
+	n, err := floor.CopyFrom(ctx, pgx.Identifier{"ark"}, loader.ImportARKColumns(), pgx.CopyFromRows(rows))
 	pr.Floor = Phase{Rows: n, Elapsed: time.Since(start)}
 	pr.FloorCPU = sampleCPU(ib.srv.dataDirs...).Sub(cpu0)
 	if err != nil {
@@ -402,7 +403,7 @@ func importChild(ctx context.Context, cfg ImportConfig, url, dump, rejects strin
 
 // readBackImported reads every ark row in insertion order, pre-built as CopyFrom values.
 func readBackImported(ctx context.Context, pool *pgxpool.Pool) ([][]any, error) {
-	cols := importer.ARKColumns()
+	cols := loader.ImportARKColumns()
 	cols[slices.Index(cols, "metadata")] = "metadata::text"
 	cols[slices.Index(cols, "status")] = "ark_status_text(status)"
 	rows, err := pool.Query(ctx, `select `+strings.Join(cols, ", ")+` from ark order by seq`)

@@ -14,6 +14,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -171,11 +172,11 @@ func BenchmarkWrite10kRowsViaCopyFloor(b *testing.B) {
 // BenchmarkWrite10kRowsViaMintSink is arkhe's sink on the same rows: receipts sampled, names
 // drawn, checked per policy, COPY ark (receipts included) + counters in one transaction.
 func BenchmarkWrite10kRowsViaMintSink(b *testing.B) {
-	for _, check := range []ledger.Check{ledger.CheckAuto, ledger.CheckAlways} {
+	for _, check := range []loader.Check{loader.CheckAuto, loader.CheckAlways} {
 		b.Run("names="+check.String(), func(b *testing.B) {
 			l := benchLedger(b)
 			ctx := context.Background()
-			sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: benchClient, NameCheck: check})
+			sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: benchClient, NameCheck: check})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -30,6 +30,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/sizing"
 )
@@ -74,29 +75,29 @@ type MintConfig struct {
 	// run with the same Preload skips preloading (bench-large).
 	Dir string
 	// NameCheck and ReceiptCheck are passed to the mint sink.
-	NameCheck, ReceiptCheck ledger.Check
+	NameCheck, ReceiptCheck loader.Check
 	// Seed makes the manifest and the preload repeatable.
 	Seed uint64
 	// Log receives progress lines; nil discards.
 	Log io.Writer
 	// PgxCopyFrom makes arkhe send with pgx.CopyFrom and a CopyFromSource instead of its own
-	// binary COPY encoder (ledger.MintConfig.PgxCopyFrom).
+	// binary COPY encoder (loader.MintConfig.PgxCopyFrom).
 	PgxCopyFrom bool
 	// CPUProfile, if set, is a file to write a Go CPU profile of the mint phase (b) to.
 	CPUProfile string
 	// Exe, if set, is the arkhe executable: (b) runs `Exe mint` as a process of its own, as a
 	// user runs it (on Citus given every node's URL, the coordinator's first, as --database-url
 	// once per node), and its peak resident set is that process's alone. "" runs (b) in this
-	// process (ledger.Ledger.Mint), which CPUProfile, PgxCopyFrom and the sink's time split
+	// process (loader.Mint), which CPUProfile, PgxCopyFrom and the sink's time split
 	// (MintResult.Stats) need.
 	Exe string
 	// Citus runs the measurement on a throw-away Citus cluster on this machine (a coordinator
 	// and two workers, Unix sockets, the embedded default's settings on every node) and, for
 	// comparison, on a single node of the same settings, in one run: the pairs alternate
 	// between the two (single node, then Citus, Repeat times). arkhe's workers write through
-	// every node in turn (ledger.MintConfig.EntryNodes: worker w through node w mod 3), and the
+	// every node in turn (loader.MintConfig.EntryNodes: worker w through node w mod 3), and the
 	// floor's connection w through the same node, its session with the setting arkhe's mint
-	// workers have (ledger.CitusMintSessionSQL). The plain floor (c) runs on the single node
+	// workers have (loader.CitusMintSessionSQL). The plain floor (c) runs on the single node
 	// only: its table's unique receipt index (client, request ID) cannot exist on a table
 	// distributed by the ARK string. DatabaseURL must be empty.
 	Citus bool
@@ -145,7 +146,7 @@ type MintResult struct {
 	// PreloadElapsed is the time spent preloading (0 when reused).
 	PreloadElapsed time.Duration
 	// Stats is where arkhe's sink spent its time (summed over workers).
-	Stats ledger.MintStats
+	Stats loader.MintStats
 	// FloorCopyARKs and FloorCommit split the floor's time the same way.
 	FloorCopyARKs, FloorCommit time.Duration
 	// Pairs are the single measurements; Floor, Mint, Summary and Stats above are the medians.
@@ -226,7 +227,7 @@ func (r MintResult) medianRatio(ratio func(Pair) float64, floor Phase) float64 {
 // RunMint measures bulk mint against the COPY floor: a template ledger is
 // migrated, registered and preloaded with cfg.Preload ARKs and receipts; two databases are cloned
 // from it; (b) `arkhe mint` (with cfg.Exe the arkhe executable as its own process, else
-// ledger.Ledger.Mint, the CLI's library call, in this one) mints a generated CSV manifest of
+// loader.Mint, the CLI's library call, in this one) mints a generated CSV manifest of
 // cfg.Rows rows into one; then (a) the floor reads back exactly the ARK and receipt rows (b)
 // wrote and COPYs them, pre-built in memory, with pgx CopyFrom in batches of the same size into
 // the other (same schema, indexes and triggers), and (c) the plain floor sends the same rows as
@@ -383,7 +384,7 @@ type Pair struct {
 	// Plain is (c), the plain floor: the same rows as CSV on one connection into plain_ark.
 	Plain   Phase
 	Summary pipeline.Summary
-	Stats   ledger.MintStats
+	Stats   loader.MintStats
 	// PeakRSS is the peak resident set of arkhe mint: the child process's maximum (MintConfig.Exe),
 	// else this process's VmHWM during (b). PeakHeap is the peak live Go heap during (b), in
 	// process only.
@@ -611,10 +612,10 @@ type mintJob struct {
 	profile                    bool
 }
 
-// mintInProcess runs (b) as `arkhe mint` does, inside this process (ledger.Ledger.Mint under the
+// mintInProcess runs (b) as `arkhe mint` does, inside this process (loader.Mint under the
 // same memory limit), and fills p's Mint, MintCPU, Summary, Stats, PeakRSS (this process's
 // VmHWM, reset before) and PeakHeap. On Citus its workers write through every node of job.urls
-// in turn (ledger.MintConfig.EntryNodes).
+// in turn (loader.MintConfig.EntryNodes).
 func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDirs []string, p *Pair) error {
 	l, err := ledger.Open(ctx, job.urls[0], int32(cfg.Workers+2))
 	if err != nil {
@@ -649,8 +650,8 @@ func mintInProcess(ctx context.Context, cfg MintConfig, job mintJob, dataDirs []
 	}
 	cpu0 := sampleCPU(dataDirs...)
 	start := time.Now()
-	rep, err := l.Mint(ctx, ledger.MintJob{
-		Mint: ledger.MintConfig{ClientID: benchClient, NameCheck: cfg.NameCheck, ReceiptCheck: cfg.ReceiptCheck,
+	rep, err := loader.Mint(ctx, l, loader.MintJob{
+		Mint: loader.MintConfig{ClientID: benchClient, NameCheck: cfg.NameCheck, ReceiptCheck: cfg.ReceiptCheck,
 			PgxCopyFrom: cfg.PgxCopyFrom, EntryNodes: entry},
 		Inputs:      []string{job.manifest},
 		Workers:     cfg.Workers,
@@ -904,7 +905,7 @@ func RegisterBench(ctx context.Context, l *ledger.Ledger) error {
 func PreloadARKs(ctx context.Context, l *ledger.Ledger, n int, seed uint64, batch int, logf func(string, ...any)) error {
 	var s [32]byte
 	copy(s[:], fmt.Sprintf("arkhe-preload-%d", seed))
-	sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: benchClient, NameCheck: ledger.CheckAlways, ReceiptCheck: ledger.CheckNever,
+	sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: benchClient, NameCheck: loader.CheckAlways, ReceiptCheck: loader.CheckNever,
 		Blades: func(int) ark.BladeSource { return ark.NewSeededBlades(s) }})
 	if err != nil {
 		return err
@@ -1097,7 +1098,7 @@ func measureLedger(ctx context.Context, pool *pgxpool.Pool) (LedgerSize, error) 
 }
 
 // floorPool opens a pool on u for the floor's connections; on Citus (citus) each session gets
-// the setting arkhe's mint workers get (ledger.CitusMintSessionSQL), so the floor's rate and CPU time
+// the setting arkhe's mint workers get (loader.CitusMintSessionSQL), so the floor's rate and CPU time
 // measure the rows and not Citus's connection mode.
 func floorPool(ctx context.Context, u string, citus bool) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(u)
@@ -1106,7 +1107,7 @@ func floorPool(ctx context.Context, u string, citus bool) (*pgxpool.Pool, error)
 	}
 	if citus {
 		pc.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-			_, err := c.Exec(ctx, `select `+ledger.CitusMintSessionSQL)
+			_, err := c.Exec(ctx, `select `+loader.CitusMintSessionSQL)
 			return err
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/importer"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -192,7 +193,7 @@ func adoptMint(t *testing.T, l *ledger.Ledger, client, prefix string, rows int, 
 	if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: rows, Seed: 11, Prefix: prefix}); err != nil {
 		t.Fatal(err)
 	}
-	sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: client, Blades: func(int) ark.BladeSource { return src }})
+	sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: client, Blades: func(int) ark.BladeSource { return src }})
 	if err != nil {
 		t.Fatal(err)
 	}

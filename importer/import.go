@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -504,18 +504,6 @@ const probeCitusSQL = `select a.ark, a.import_run_id is not distinct from $2::bi
 	a.tombstone_reason, a.erc_who, a.erc_what, a.erc_when, a.commitment, a.metadata::text
 from ark a where a.ark = any($1::text[] collate "C")`
 
-// arkColumns are the ark columns the importer COPYs.
-var arkColumns = []string{"ark", "naan", "shoulder_id", "assigned_name", "url", "commitment", "erc_who",
-	"erc_what", "erc_when", "metadata", "status", "tombstone_reason", "original", "check_ok", "created_at",
-	"updated_at", "created_by", "import_run_id"}
-
-// ARKColumns returns the columns of table ark an import writes, in the order of its COPY, as a
-// new slice: the benchmark's floor sends the same columns.
-func ARKColumns() []string { return slices.Clone(arkColumns[:]) }
-
-// copySQL receives a batch's new ARKs (copyEncoder).
-var copySQL = "copy ark (" + strings.Join(arkColumns[:], ", ") + ") from stdin (format binary)"
-
 // SourcePath is how import_run.source_file names an input: its absolute path, so that provenance
 // names the file wherever the command ran; path as given if it cannot be made absolute.
 func SourcePath(path string) string {
@@ -783,7 +771,7 @@ func (p *filePass) run(ctx context.Context) error {
 	if l := strings.ToLower(p.path); strings.HasSuffix(l, ".gz") || strings.HasSuffix(l, ".xz") {
 		size *= 8 // compressed: the records take more room than the file
 	}
-	w := &batchWriter{p: p, counts: &wc, filter: newKeyFilter(size)}
+	w := &batchWriter{p: p, counts: &wc, filter: newKeyFilter(size), arks: loader.NewImportWriter(p.tx)}
 	chunks := make(chan []scanned, 8)
 	batches := make(chan *batch, 2)
 	g, gctx := errgroup.WithContext(ctx)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
@@ -249,20 +250,9 @@ func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (Reco
 		return sum, fmt.Errorf("reconcile: %w", err)
 	}
 	defer conn.Release()
-	var clientPK *int64
-	if cfg.ClientID != "" {
-		var pk int64
-		var active bool
-		if err := conn.QueryRow(ctx, `select id, active from client where client_id = $1`, cfg.ClientID).Scan(&pk, &active); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return sum, fmt.Errorf("reconcile: client %q is not registered", cfg.ClientID)
-			}
-			return sum, fmt.Errorf("reconcile: read client: %w", err)
-		}
-		if !active {
-			return sum, fmt.Errorf("reconcile: client %s is not active", cfg.ClientID)
-		}
-		clientPK = &pk
+	clientPK, err := reconcileClient(ctx, conn, cfg.ClientID)
+	if err != nil {
+		return sum, err
 	}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
@@ -281,30 +271,10 @@ func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (Reco
 	if _, err := tx.Exec(ctx, reconcileStageDDL); err != nil {
 		return sum, fmt.Errorf("reconcile: staging table: %w", err)
 	}
-	index, err := LoadShoulderIndex(ctx, tx)
+	digests, err := reconcileStage(ctx, tx, &cfg, &sum)
 	if err != nil {
-		return sum, fmt.Errorf("reconcile: %w", err)
+		return sum, err
 	}
-	digests := make([]string, 0, len(cfg.Exports))
-	src := &reconcileSource{sum: &sum, index: index, progress: cfg.Progress}
-	for _, path := range cfg.Exports {
-		d, err := src.open(ctx, path, cfg.Format)
-		if err != nil {
-			return sum, err
-		}
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"reconcile_stage"}, reconcileStageColumns, src)
-		if cerr := src.close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return sum, ctx.Err()
-			}
-			return sum, fmt.Errorf("reconcile %s: %w", path, err)
-		}
-		digests = append(digests, d+"  "+filepath.Base(path))
-	}
-	sum.Compared = src.seq
 	if _, err := tx.Exec(ctx, `create index on reconcile_stage (ark); analyze reconcile_stage`); err != nil {
 		return sum, fmt.Errorf("reconcile: index the staged export: %w", err)
 	}
@@ -347,6 +317,57 @@ func Reconcile(ctx context.Context, l *ledger.Ledger, cfg ReconcileConfig) (Reco
 	return sum, nil
 }
 
+// reconcileClient returns the key of the active client clientID the applied changes are
+// recorded as, nil for "" (none).
+func reconcileClient(ctx context.Context, conn *pgxpool.Conn, clientID string) (*int64, error) {
+	if clientID == "" {
+		return nil, nil
+	}
+	var pk int64
+	var active bool
+	if err := conn.QueryRow(ctx, `select id, active from client where client_id = $1`, clientID).Scan(&pk, &active); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("reconcile: client %q is not registered", clientID)
+		}
+		return nil, fmt.Errorf("reconcile: read client: %w", err)
+	}
+	if !active {
+		return nil, fmt.Errorf("reconcile: client %s is not active", clientID)
+	}
+	return &pk, nil
+}
+
+// reconcileStage COPYs the ARK records of every export, normalized as `arkhe import` does, into
+// reconcile_stage (created by the caller), counting what it read into sum, and returns each
+// export's "sha256:<hex>  <base name>".
+func reconcileStage(ctx context.Context, tx pgx.Tx, cfg *ReconcileConfig, sum *ReconcileSummary) ([]string, error) {
+	index, err := LoadShoulderIndex(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
+	digests := make([]string, 0, len(cfg.Exports))
+	src := &reconcileSource{sum: sum, index: index, progress: cfg.Progress}
+	for _, path := range cfg.Exports {
+		d, err := src.open(ctx, path, cfg.Format)
+		if err != nil {
+			return nil, err
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"reconcile_stage"}, reconcileStageColumns, src)
+		if cerr := src.close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("reconcile %s: %w", path, err)
+		}
+		digests = append(digests, d+"  "+filepath.Base(path))
+	}
+	sum.Compared = src.seq
+	return digests, nil
+}
+
 // reconcileCompare streams the left join into the report and collects the covered shoulders.
 // An export ARK absent from the ledger that is reserved or of the test NAAN is counted as skipped
 // unless includeReserved or includeTest says otherwise; an only_in_export row carries the export's
@@ -357,126 +378,150 @@ func reconcileCompare(ctx context.Context, tx pgx.Tx, w *report.Writer[DiffRow],
 		return fmt.Errorf("reconcile: compare: %w", err)
 	}
 	defer rows.Close()
-	batch := make([]DiffRow, 0, 1024)
-	emit := func(kind, arkStr string, field *string, exp, led *string, source *string, note ...string) error {
-		r := DiffRow{Kind: kind, ARK: arkStr, Field: field, ExportValue: exp, LedgerValue: led, Source: source}
-		if len(note) > 0 {
-			r.Note = &note[0]
-		}
-		batch = append(batch, r)
-		sum.Kinds[kind]++
-		if len(batch) == cap(batch) {
-			if err := w.Write(batch...); err != nil {
-				return fmt.Errorf("reconcile: %w", err)
-			}
-			batch = batch[:0]
-		}
-		return nil
-	}
+	out := &diffOut{w: w, sum: sum, batch: make([]DiffRow, 0, 1024)}
 	for rows.Next() {
-		var (
-			key, source, sStatus                                           string
-			sSpelling, sURL, sReason, sWho, sWhat, sWhen, sCommit, sMeta   *string
-			sShoulder, aShoulder                                           *int64
-			found, metaDiffers                                             bool
-			aOriginal, aURL, aStatus, aReason, aWho, aWhat, aWhen, aCommit *string
-			aMeta, skip                                                    *string
-		)
-		if err := rows.Scan(&key, &source, &sSpelling, &sURL, &sStatus, &sReason, &sWho, &sWhat, &sWhen, &sCommit, &sMeta, &sShoulder,
-			&found, &aOriginal, &aURL, &aStatus, &aReason, &aWho, &aWhat, &aWhen, &aCommit, &aMeta, &aShoulder, &metaDiffers, &skip); err != nil {
+		var p stagedPair
+		if err := rows.Scan(&p.key, &p.source, &p.sSpelling, &p.sURL, &p.sStatus, &p.sReason, &p.sWho, &p.sWhat, &p.sWhen, &p.sCommit, &p.sMeta, &p.sShoulder,
+			&p.found, &p.aOriginal, &p.aURL, &p.aStatus, &p.aReason, &p.aWho, &p.aWhat, &p.aWhen, &p.aCommit, &p.aMeta, &p.aShoulder, &p.metaDiffers, &p.skip); err != nil {
 			return fmt.Errorf("reconcile: compare: %w", err)
 		}
-		arkStr := "ark:" + key
-		src := &source
-		if !found {
+		if !p.found {
 			switch {
-			case skip != nil && *skip == reconcileSkipTest && !includeTest:
+			case p.skip != nil && *p.skip == reconcileSkipTest && !includeTest:
 				sum.TestSkipped++
 				continue
-			case skip != nil && *skip == reconcileSkipReserved && !includeReserved:
+			case p.skip != nil && *p.skip == reconcileSkipReserved && !includeReserved:
 				sum.ReservedSkipped++
 				continue
 			}
-			if sShoulder != nil {
-				covered[*sShoulder] = struct{}{}
-			}
-			var why string
-			switch {
-			case skip != nil && *skip == reconcileSkipTest:
-				why = "an ARK of the test NAAN 99999 (arkhe import leaves it out without --include-test)"
-			case skip != nil && *skip == reconcileSkipReserved:
-				why = "reserved in the export (arkhe import leaves it out without --include-reserved)"
-			case sShoulder == nil:
-				why = "its NAAN or shoulder is not registered in the ledger (arkhe import creates the shoulder reserved)"
-			default:
-				why = "not imported (arkhe import brings it in)"
-			}
-			if err := emit(DiffOnlyInExport, arkStr, reconcileStrp("target"), sURL, nil, src, why); err != nil {
+		}
+		if p.sShoulder != nil {
+			covered[*p.sShoulder] = struct{}{}
+		}
+		if !p.found {
+			if err := out.emit(DiffOnlyInExport, "ark:"+p.key, reconcileStrp("target"), p.sURL, nil, &p.source, p.whyMissing()); err != nil {
 				return err
 			}
 			continue
 		}
-		if sShoulder != nil {
-			covered[*sShoulder] = struct{}{}
-		}
-		covered[*aShoulder] = struct{}{}
-		if !legacy.SameText(sURL, aURL) {
-			if err := emit(DiffTargetDiffers, arkStr, reconcileStrp("target"), sURL, aURL, src); err != nil {
-				return err
-			}
-		}
-		statusRows := 0
-		if aStatus == nil || *aStatus != sStatus {
-			statusRows++
-			if err := emit(DiffStatusDiffers, arkStr, reconcileStrp("status"), &sStatus, aStatus, src); err != nil {
-				return err
-			}
-		}
-		if !legacy.SameText(sReason, aReason) {
-			statusRows++
-			if err := emit(DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), sReason, aReason, src); err != nil {
-				return err
-			}
-		}
-		if statusRows == 2 { // one difference: the status and its tombstone reason
-			sum.Kinds[DiffStatusDiffers]--
-		}
-		for _, f := range []struct {
-			name     string
-			exp, led *string
-		}{{"who", sWho, aWho}, {"what", sWhat, aWhat}, {"when", sWhen, aWhen}, {"commitment", sCommit, aCommit}} {
-			if !legacy.SameText(f.exp, f.led) {
-				if err := emit(DiffMetadataDiffers, arkStr, reconcileStrp(f.name), f.exp, f.led, src); err != nil {
-					return err
-				}
-			}
-		}
-		if metaDiffers {
-			if err := emit(DiffMetadataDiffers, arkStr, reconcileStrp("metadata"), sMeta, aMeta, src); err != nil {
-				return err
-			}
-		}
-		// spelling: the export's spelling against the ledger's (nil on either side: the canonical key)
-		expSpelling, ledSpelling := key, key
-		if sSpelling != nil {
-			expSpelling = *sSpelling
-		}
-		if aOriginal != nil {
-			ledSpelling = *aOriginal
-		}
-		if expSpelling != ledSpelling {
-			if err := emit(DiffSpellingOnly, arkStr, nil, &expSpelling, &ledSpelling, src); err != nil {
-				return err
-			}
+		covered[*p.aShoulder] = struct{}{}
+		if err := out.differences(&p); err != nil {
+			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("reconcile: compare: %w", err)
 	}
-	if len(batch) > 0 {
-		if err := w.Write(batch...); err != nil {
-			return fmt.Errorf("reconcile: %w", err)
+	return out.flush()
+}
+
+// stagedPair is one row of reconcileDiffSQL: a staged export ARK (s...) and the ledger's row
+// of it (a..., found false when the ledger has none).
+type stagedPair struct {
+	key, source, sStatus                                           string
+	sSpelling, sURL, sReason, sWho, sWhat, sWhen, sCommit, sMeta   *string
+	sShoulder, aShoulder                                           *int64
+	found, metaDiffers                                             bool
+	aOriginal, aURL, aStatus, aReason, aWho, aWhat, aWhen, aCommit *string
+	aMeta, skip                                                    *string
+}
+
+// whyMissing is the note of an only_in_export row: why the ledger lacks the ARK.
+func (p *stagedPair) whyMissing() string {
+	switch {
+	case p.skip != nil && *p.skip == reconcileSkipTest:
+		return "an ARK of the test NAAN 99999 (arkhe import leaves it out without --include-test)"
+	case p.skip != nil && *p.skip == reconcileSkipReserved:
+		return "reserved in the export (arkhe import leaves it out without --include-reserved)"
+	case p.sShoulder == nil:
+		return "its NAAN or shoulder is not registered in the ledger (arkhe import creates the shoulder reserved)"
+	}
+	return "not imported (arkhe import brings it in)"
+}
+
+// diffOut writes DiffRows to the report in batches, counting them by kind in sum.Kinds.
+type diffOut struct {
+	w     *report.Writer[DiffRow]
+	sum   *ReconcileSummary
+	batch []DiffRow
+}
+
+// emit adds one DiffRow (note: at most one).
+func (o *diffOut) emit(kind, arkStr string, field *string, exp, led *string, source *string, note ...string) error {
+	r := DiffRow{Kind: kind, ARK: arkStr, Field: field, ExportValue: exp, LedgerValue: led, Source: source}
+	if len(note) > 0 {
+		r.Note = &note[0]
+	}
+	o.batch = append(o.batch, r)
+	o.sum.Kinds[kind]++
+	if len(o.batch) == cap(o.batch) {
+		return o.flush()
+	}
+	return nil
+}
+
+// flush writes the rows emitted since the last flush.
+func (o *diffOut) flush() error {
+	if len(o.batch) == 0 {
+		return nil
+	}
+	if err := o.w.Write(o.batch...); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	o.batch = o.batch[:0]
+	return nil
+}
+
+// differences emits the differences of an ARK both sides hold: target, status and tombstone
+// reason (counted as one status difference), each ERC field and the metadata, and the spelling
+// (the export's against the ledger's recorded one; nil on either side is the canonical key).
+func (o *diffOut) differences(p *stagedPair) error {
+	arkStr, src := "ark:"+p.key, &p.source
+	if !legacy.SameText(p.sURL, p.aURL) {
+		if err := o.emit(DiffTargetDiffers, arkStr, reconcileStrp("target"), p.sURL, p.aURL, src); err != nil {
+			return err
 		}
+	}
+	statusRows := 0
+	if p.aStatus == nil || *p.aStatus != p.sStatus {
+		statusRows++
+		if err := o.emit(DiffStatusDiffers, arkStr, reconcileStrp("status"), &p.sStatus, p.aStatus, src); err != nil {
+			return err
+		}
+	}
+	if !legacy.SameText(p.sReason, p.aReason) {
+		statusRows++
+		if err := o.emit(DiffStatusDiffers, arkStr, reconcileStrp("tombstone_reason"), p.sReason, p.aReason, src); err != nil {
+			return err
+		}
+	}
+	if statusRows == 2 { // one difference: the status and its tombstone reason
+		o.sum.Kinds[DiffStatusDiffers]--
+	}
+	for _, f := range []struct {
+		name     string
+		exp, led *string
+	}{{"who", p.sWho, p.aWho}, {"what", p.sWhat, p.aWhat}, {"when", p.sWhen, p.aWhen}, {"commitment", p.sCommit, p.aCommit}} {
+		if !legacy.SameText(f.exp, f.led) {
+			if err := o.emit(DiffMetadataDiffers, arkStr, reconcileStrp(f.name), f.exp, f.led, src); err != nil {
+				return err
+			}
+		}
+	}
+	if p.metaDiffers {
+		if err := o.emit(DiffMetadataDiffers, arkStr, reconcileStrp("metadata"), p.sMeta, p.aMeta, src); err != nil {
+			return err
+		}
+	}
+	expSpelling, ledSpelling := p.key, p.key
+	if p.sSpelling != nil {
+		expSpelling = *p.sSpelling
+	}
+	if p.aOriginal != nil {
+		ledSpelling = *p.aOriginal
+	}
+	if expSpelling != ledSpelling {
+		return o.emit(DiffSpellingOnly, arkStr, nil, &expSpelling, &ledSpelling, src)
 	}
 	return nil
 }

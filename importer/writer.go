@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -31,15 +31,14 @@ type batchWriter struct {
 	kept     []int32
 	outcome  []int8
 	existing []bool
-	keys     []string       // keys to probe
-	probe    []int32        // their positions in kept
-	enc      [2]copyEncoder // one being sent, one being filled
-	cur      int            // index into enc of the one being filled
+	keys     []string // keys to probe
+	probe    []int32  // their positions in kept
 
-	// pending is the COPY in flight (nil: none): it runs on the transaction's connection while
-	// this goroutine encodes the next batch. Every other use of the connection goes through tx,
-	// which waits for it first.
-	pending chan error
+	// arks sends the new ARKs, one batch in flight on the transaction's connection while this
+	// goroutine encodes the next. Every other use of the connection goes through tx, which
+	// waits for it first.
+	arks *loader.ARKWriter
+	row  loader.ARKRow // the row being added, reused
 
 	// fresh caches, per NAAN, whether the ledger held no ARK of it when this pass first met it
 	fresh  map[string]bool
@@ -103,39 +102,22 @@ func (w *batchWriter) tx() (pgx.Tx, error) {
 
 // drain waits for the COPY in flight, if any, and returns its outcome; the writing goroutine
 // calls it last.
-func (w *batchWriter) drain() error {
-	if w.pending == nil {
-		return nil
-	}
-	err := <-w.pending
-	w.pending = nil
-	return err
-}
+func (w *batchWriter) drain() error { return w.arks.Wait() }
 
-// send starts the COPY of the encoded batch enc once the previous one has finished; want rows
-// must land. The batch ends at line last (for messages).
-func (w *batchWriter) send(ctx context.Context, enc *copyEncoder, want int64, last int) error {
-	tx, err := w.tx()
-	if err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	w.pending = done
-	conn := tx.Conn().PgConn()
-	go func() {
-		tag, err := conn.CopyFrom(ctx, bytes.NewReader(enc.buf), copySQL)
+// sent turns the outcome of the COPY of the batch ending at line last into the import's error.
+func (w *batchWriter) sent(last int) func(want, inserted int64, err error) error {
+	return func(want, inserted int64, err error) error {
 		switch {
-		case err != nil && ledger.SQLState(err) == ledger.CodeUniqueViolation:
-			err = fmt.Errorf("import %s: another writer added one of the ARKs of the batch ending at line %d while it was being imported; nothing of this file was written, run the import again: %w",
+		case ledger.IsUniqueViolation(err):
+			return fmt.Errorf("import %s: another writer added one of the ARKs of the batch ending at line %d while it was being imported; nothing of this file was written, run the import again: %w",
 				w.p.path, last, err)
 		case err != nil:
-			err = fmt.Errorf("import %s: insert the batch ending at line %d: %w", w.p.path, last, err)
-		case tag.RowsAffected() != want:
-			err = fmt.Errorf("import %s: inserted %d ARKs, expected %d", w.p.path, tag.RowsAffected(), want)
+			return fmt.Errorf("import %s: insert the batch ending at line %d: %w", w.p.path, last, err)
+		case inserted != want:
+			return fmt.Errorf("import %s: inserted %d ARKs, expected %d", w.p.path, inserted, want)
 		}
-		done <- err
-	}()
-	return nil
+		return nil
+	}
 }
 
 // detect replaces write for the rest of a pass that will be run again (a conflict spanned
@@ -366,13 +348,11 @@ func (w *batchWriter) write(ctx context.Context, rows []arkItem) error {
 	}
 	// encode while the previous batch's COPY is in flight; the keys join the filter now (a COPY
 	// that fails ends the import, so the filter is never consulted after a failure)
-	enc := &w.enc[w.cur]
-	enc.reset()
 	for k, i := range w.kept {
 		if w.existing[k] {
 			continue
 		}
-		enc.row(&rows[i], w.p.clientPK, w.p.runID)
+		w.add(&rows[i])
 		w.filter.add(rows[i].row.Key())
 		switch c := rows[i].check; {
 		case c == nil:
@@ -383,13 +363,10 @@ func (w *batchWriter) write(ctx context.Context, rows []arkItem) error {
 			w.counts.CheckFailed++
 		}
 	}
-	enc.finish()
-	want := int64(len(w.kept) - nExisting)
-	if err := w.send(ctx, enc, want, rows[len(rows)-1].row.Source.Line); err != nil {
+	if err := w.arks.Send(ctx, w.sent(rows[len(rows)-1].row.Source.Line)); err != nil {
 		return err
 	}
-	w.counts.Imported += want // counted when sent: a COPY that fails ends the import
-	w.cur ^= 1
+	w.counts.Imported += int64(len(w.kept) - nExisting) // counted when sent: a COPY that fails ends the import
 	return nil
 }
 
@@ -544,40 +521,18 @@ func sameJSON(a, b *string) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// copyEncoder holds the binary COPY stream (ledger.AppendCopyHeader and the other ledger.Append
-// functions) of a batch's new ARKs, in ARKColumns order.
-type copyEncoder struct {
-	buf []byte
+// add adds the ARK of r to the batch being sent, the run's client and import run as its writer.
+func (w *batchWriter) add(r *arkItem) {
+	row := &w.row
+	*row = loader.ARKRow{Key: r.row.Key(), NAAN: r.row.ARK.NAAN, ShoulderID: r.entry.ID, Name: r.row.ARK.Name,
+		URL: r.row.Target, Commitment: r.row.Commitment, Who: r.row.Who, What: r.row.What, When: r.row.When,
+		Metadata: r.row.Metadata, Reason: r.row.Reason, Original: r.row.Original, CheckOK: r.check,
+		CreatedAt: r.row.Created, UpdatedAt: r.row.Updated, CreatedBy: w.p.clientPK, ImportRunID: &w.p.runID}
+	if r.row.Status != string(legacy.StatusPublic) { // NULL means public
+		row.Status = &r.row.Status
+	}
+	w.arks.Add(row)
 }
-
-// reset starts a new stream in the same buffer.
-func (e *copyEncoder) reset() { e.buf = ledger.AppendCopyHeader(e.buf[:0]) }
-
-// row appends one ark tuple.
-func (e *copyEncoder) row(r *arkItem, by *int64, run int64) {
-	b := ledger.AppendTuple(e.buf, len(arkColumns))
-	b = ledger.AppendText(b, r.row.Key())
-	b = ledger.AppendText(b, r.row.ARK.NAAN)
-	b = ledger.AppendInt8(b, r.entry.ID)
-	b = ledger.AppendText(b, r.row.ARK.Name)
-	b = ledger.AppendTextPtr(b, r.row.Target)
-	b = ledger.AppendTextPtr(b, r.row.Commitment)
-	b = ledger.AppendTextPtr(b, r.row.Who)
-	b = ledger.AppendTextPtr(b, r.row.What)
-	b = ledger.AppendTextPtr(b, r.row.When)
-	b = ledger.AppendJSONB(b, r.row.Metadata)
-	b = ledger.AppendOptional(b, r.row.Status != string(legacy.StatusPublic), r.row.Status) // NULL means public
-	b = ledger.AppendTextPtr(b, r.row.Reason)
-	b = ledger.AppendTextPtr(b, r.row.Original)
-	b = ledger.AppendBoolPtr(b, r.check)
-	b = ledger.AppendTimestamptzPtr(b, r.row.Created)
-	b = ledger.AppendTimestamptzPtr(b, r.row.Updated)
-	b = ledger.AppendInt8Ptr(b, by)
-	e.buf = ledger.AppendInt8(b, run)
-}
-
-// finish appends the trailer.
-func (e *copyEncoder) finish() { e.buf = ledger.AppendCopyTrailer(e.buf) }
 
 // createNAANSQL creates NAAN $1 for import run $2 (its name unknown until a registry import
 // fills it) unless the ledger holds it.
@@ -951,10 +906,9 @@ func joinNonEmpty(sep string, parts ...string) string {
 // misses a key that was added, and wrongly says yes for a small share of others (those are probed,
 // which costs a lookup, never a wrong answer). A key's bits all lie in one 64-bit word, so adding or
 // testing it touches one cache line (four random lines made it the writer's largest cost). Its size
-// is fixed when created, so memory stays bounded whatever the file's size. Measured at 2^28 bits
-// with 10 million keys added: 2,619 of 2,000,000 other keys matched, 1 probed needlessly in 764
-// (by the textbook formula, not measured, a classic filter of the same size would match ~3.5×
-// less often; the needless probes cost far less than the cache misses saved).
+// is fixed when created, so memory stays bounded whatever the file's size; a blocked filter
+// matches other keys more often than a classic one of the same size, and those needless probes
+// cost less than the cache misses it saves.
 type keyFilter struct {
 	words []uint64
 	mask  uint64 // len(words)-1

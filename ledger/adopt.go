@@ -84,52 +84,10 @@ type AdoptResult struct {
 	BeforeBlade              ark.Template
 }
 
-// AdoptRefusal says why AdoptShoulder refused; callers branch on it.
-type AdoptRefusal string
-
-// The refusals of AdoptShoulder.
-const (
-	AdoptNotRegistered   AdoptRefusal = "not_registered"   // no such shoulder
-	AdoptNotFirstDigit   AdoptRefusal = "not_first_digit"  // the shoulder does not follow the first-digit convention
-	AdoptRetired         AdoptRefusal = "retired"          // retired is one-way
-	AdoptDelegated       AdoptRefusal = "delegated"        // its minting happens elsewhere
-	AdoptNoManager       AdoptRefusal = "no_manager"       // the manager is not registered in the NAAN
-	AdoptManagerInactive AdoptRefusal = "manager_inactive" // the manager is not active
-	AdoptHeld            AdoptRefusal = "held"             // another manager holds the shoulder
-	AdoptSkippedNames    AdoptRefusal = "skipped_names"    // names an import left out are not in the ledger
-	AdoptMinterShoulder  AdoptRefusal = "minter_shoulder"  // the minter state is another shoulder's
-	AdoptIssuedMissing   AdoptRefusal = "issued_missing"   // the old minter issued more names than the ledger holds
-	AdoptZoneDisagrees   AdoptRefusal = "zone_disagrees"   // the existing ARKs verify under different zones
-	AdoptTemplateZone    AdoptRefusal = "template_zone"    // the minter's check character and the zone disagree
-	AdoptCannotMint      AdoptRefusal = "cannot_mint"      // names of the chosen form would not fit the ledger
-	AdoptDatabaseRefused AdoptRefusal = "database_refused" // the database refused the change (Err)
-)
-
-// AdoptError is a refusal of AdoptShoulder: nothing changed, and the shoulder keeps its status.
-type AdoptError struct {
-	NAAN, Shoulder string
-	Refusal        AdoptRefusal
-	Rule           string // the rule that refused it, with what was found
-	Err            error  // the database's refusal, if any
-}
-
-// Error returns "shoulder S of NAAN N not adopted: RULE" (and the database's error when no rule
-// explains it).
-func (e *AdoptError) Error() string {
-	s := fmt.Sprintf("shoulder %s of NAAN %s not adopted: %s", e.Shoulder, e.NAAN, e.Rule)
-	if e.Err != nil && e.Rule == RuleSeeDatabaseError {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns the database's error, if any.
-func (e *AdoptError) Unwrap() error { return e.Err }
-
 // AdoptShoulder gives shoulder cfg.Shoulder of cfg.NAAN to manager cfg.Manager and makes it
 // active, in one transaction that sets shoulder.adopted_at and writes one audit event
 // (ActionShoulderSet: manager, status, check zone, blade and adopted_at, before and after).
-// Registration is the operator role's (RuleOperatorOnly otherwise). The shoulder must be
+// Registration is the operator role's (a refusal naming the operator role otherwise). The shoulder must be
 // registered, reserved (or active without a manager), follow the first-digit convention (a
 // shoulder that does not stays reserved: it keeps its ARKs and does not mint), and not be
 // retired or delegated; the manager must be registered in the NAAN and active, and no other
@@ -151,138 +109,188 @@ func (e *AdoptError) Unwrap() error { return e.Err }
 //
 // A refusal is an *AdoptError; nothing is written then.
 func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResult, error) {
-	sh := ark.StoredShoulder(cfg.Shoulder)
-	res := AdoptResult{NAAN: cfg.NAAN, Shoulder: sh, Manager: cfg.Manager}
-	refuse := func(r AdoptRefusal, format string, args ...any) (AdoptResult, error) {
-		return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: r, Rule: fmt.Sprintf(format, args...)}
-	}
+	a := &adoption{cfg: cfg, sh: ark.StoredShoulder(cfg.Shoulder)}
+	a.res = AdoptResult{NAAN: cfg.NAAN, Shoulder: a.sh, Manager: cfg.Manager}
 	if cfg.CheckZone != "" && !cfg.CheckZone.Valid() {
-		return res, fmt.Errorf("adopt shoulder %s of NAAN %s: check zone %q: want naan_name, name_only or none", sh, cfg.NAAN, cfg.CheckZone)
+		return a.res, fmt.Errorf("adopt shoulder %s of NAAN %s: check zone %q: want naan_name, name_only or none", a.sh, cfg.NAAN, cfg.CheckZone)
 	}
 	tx, err := l.Pool.Begin(ctx)
 	if err != nil {
-		return res, fmt.Errorf("adopt shoulder %s of NAAN %s: %w", sh, cfg.NAAN, err)
+		return a.res, fmt.Errorf("adopt shoulder %s of NAAN %s: %w", a.sh, cfg.NAAN, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	fail := func(err error) (AdoptResult, error) {
-		if SQLState(err) == CodeInsufficientPrivilege {
-			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleOperatorOnly, Err: err}
-		}
-		return res, fmt.Errorf("adopt shoulder %s of NAAN %s: %w", sh, cfg.NAAN, err)
+	a.tx = tx
+	if err := a.open(ctx); err != nil {
+		return a.res, err
 	}
-	// commit runs the shoulder's UPDATE (returning adopted_at) and commits: the adoption done.
-	// statement_timestamp(), not clock_timestamp(), in the UPDATE: Citus refuses a volatile
-	// function in an UPDATE of a reference table.
-	commit := func(update string, args ...any) (AdoptResult, error) {
-		var adoptedAt time.Time
-		if err := tx.QueryRow(ctx, update, args...).Scan(&adoptedAt); err != nil {
-			if SQLState(err) == CodeInsufficientPrivilege {
-				return fail(err)
-			}
-			return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleSeeDatabaseError, Err: err}
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return fail(err)
-		}
-		res.Changed, res.AdoptedAt = true, adoptedAt
-		return res, nil
+	if err := a.readShoulder(ctx); err != nil {
+		return a.res, err
 	}
-	var layout string
-	var registrar bool
-	if err := tx.QueryRow(ctx, `select arkhe_layout(), arkhe_registrar()`).Scan(&layout, &registrar); err != nil {
-		return fail(err)
-	}
-	if !registrar {
-		// the database would refuse the change at the end; say so before reading the ARKs
-		return res, &AdoptError{NAAN: cfg.NAAN, Shoulder: sh, Refusal: AdoptDatabaseRefused, Rule: RuleOperatorOnly}
-	}
-	citus := Layout(layout) == LayoutCitus
-	if citus {
-		// the shoulder (a reference table) is updated after the ARKs (distributed, with a
-		// foreign key to it) were read: one connection per node for both
-		if _, err := tx.Exec(ctx, `set local citus.multi_shard_modify_mode to 'sequential'`); err != nil {
-			return fail(err)
-		}
-	}
-
-	var (
-		id, bladeLength      int64
-		status, zone         string
-		template, holderName *string
-		holder               *int64
-	)
-	err = tx.QueryRow(ctx, `select s.id, s.status, s.check_zone, s.blade_length, s.blade_template, s.manager_id, m.name
-		from shoulder s left join manager m on m.id = s.manager_id
-		where s.naan = $1 and s.shoulder = $2 for update of s`, cfg.NAAN, sh).
-		Scan(&id, &status, &zone, &bladeLength, &template, &holder, &holderName)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return refuse(AdoptNotRegistered, "no such shoulder is registered (arkhe shoulder list --naan %s)", cfg.NAAN)
-	}
+	handOver, err := a.readManager(ctx)
 	if err != nil {
-		return fail(err)
-	}
-	res.BeforeStatus, res.BeforeZone = status, zone
-	res.BeforeBlade = ark.Betanumerics(int(bladeLength))
-	if template != nil {
-		res.BeforeBlade = ark.Template(*template)
+		return a.res, err
 	}
 	switch {
-	case status == "retired":
-		return refuse(AdoptRetired, "it is retired, and retired is one-way: a name it held may have been used meanwhile, so it never mints again")
-	case !ark.IsMintableShoulder(sh):
-		return refuse(AdoptNotFirstDigit, "%s does not follow the first-digit convention (one or more consonants bcdfghjkmnpqrstvwxz, then one digit, "+
-			"e.g. /x9 or /bc7), and only such a shoulder mints: it stays reserved, keeping its ARKs, which still resolve", sh)
-	case status == "delegated":
-		return refuse(AdoptDelegated, "it is delegated: its names are minted elsewhere")
+	case handOver && a.status == "active":
+		// the successor takes the shoulder as it is: its ARKs were minted here, under its zone and blade
+		a.res.CheckZone, a.res.ZoneFrom = ark.Zone(a.zone), "the shoulder's own (taken over by succession)"
+		a.res.Template, a.res.TemplateFrom = a.res.BeforeBlade, "the shoulder's own"
+		a.res.Space = a.res.Template.Space()
+		return a.commit(ctx, `update shoulder set manager_id = $2, adopted_at = statement_timestamp() where id = $1 returning adopted_at`,
+			a.id, a.managerID)
+	case a.status == "active" && a.holder != nil && !handOver:
+		a.res.CheckZone, a.res.Template = ark.Zone(a.zone), a.res.BeforeBlade
+		a.res.Space = a.res.Template.Space()
+		return a.res, nil
+	case cfg.Minter != nil && cfg.Minter.Label != cfg.NAAN+a.sh:
+		return a.res, a.refuse(AdoptMinterShoulder, "the minter state %s is the minter of %s, not of %s%s", cfg.Minter.Source, cfg.Minter.Label, cfg.NAAN, a.sh)
 	}
-	var managerID int64
-	var managerActive bool
-	err = tx.QueryRow(ctx, `select id, active from manager where naan = $1 and name = $2`, cfg.NAAN, cfg.Manager).Scan(&managerID, &managerActive)
+	if err := a.checkSkipped(ctx); err != nil {
+		return a.res, err
+	}
+	withCheck := map[int]int64{}
+	if err := l.surveyShoulder(ctx, tx, a.id, cfg, &a.res, withCheck); err != nil {
+		return a.res, a.fail(err)
+	}
+	if err := a.chooseZone(); err != nil {
+		return a.res, err
+	}
+	if err := a.chooseBlade(withCheck); err != nil {
+		return a.res, err
+	}
+	var stored *string
+	if a.res.Template.Digits() {
+		s := string(a.res.Template)
+		stored = &s
+	}
+	return a.commit(ctx, `update shoulder set manager_id = $2, status = 'active', check_zone = $3,
+		blade_length = $4, blade_template = $5, adopted_at = statement_timestamp() where id = $1 returning adopted_at`,
+		a.id, a.managerID, string(a.res.CheckZone), a.res.Template.Len(), stored)
+}
+
+// adoption is one AdoptShoulder in its transaction, read and decided phase by phase: open
+// (the session may register), readShoulder, readManager, checkSkipped, then surveyShoulder,
+// chooseZone and chooseBlade, and commit.
+type adoption struct {
+	cfg AdoptConfig
+	sh  string // the shoulder as stored ("/x9")
+	res AdoptResult
+	tx  pgx.Tx
+
+	// the shoulder as read (readShoulder) and the adopting manager (readManager)
+	id, managerID int64
+	status, zone  string
+	holder        *int64 // the manager holding the shoulder, if any
+	holderName    *string
+}
+
+// refuse returns the *AdoptError of refusal r with its rule.
+func (a *adoption) refuse(r AdoptRefusal, format string, args ...any) error {
+	return &AdoptError{NAAN: a.cfg.NAAN, Shoulder: a.sh, Refusal: r, Rule: fmt.Sprintf(format, args...)}
+}
+
+// fail returns a database error: an *AdoptError naming the operator role for a refused
+// privilege, else err wrapped.
+func (a *adoption) fail(err error) error {
+	if IsInsufficientPrivilege(err) {
+		return &AdoptError{NAAN: a.cfg.NAAN, Shoulder: a.sh, Refusal: AdoptDatabaseRefused, Rule: ruleOperatorOnly, Err: err}
+	}
+	return fmt.Errorf("adopt shoulder %s of NAAN %s: %w", a.sh, a.cfg.NAAN, err)
+}
+
+// open refuses a session that may not register before any ARK is read (the database would
+// refuse the change at the end), and on Citus runs the transaction's multi-shard statements
+// sequentially: the shoulder (a reference table) is updated after the ARKs (distributed, with
+// a foreign key to it) were read, over one connection per node for both.
+func (a *adoption) open(ctx context.Context) error {
+	var layout string
+	var registrar bool
+	if err := a.tx.QueryRow(ctx, `select arkhe_layout(), arkhe_registrar()`).Scan(&layout, &registrar); err != nil {
+		return a.fail(err)
+	}
+	if !registrar {
+		return &AdoptError{NAAN: a.cfg.NAAN, Shoulder: a.sh, Refusal: AdoptDatabaseRefused, Rule: ruleOperatorOnly}
+	}
+	if Layout(layout) == LayoutCitus {
+		if _, err := a.tx.Exec(ctx, `set local citus.multi_shard_modify_mode to 'sequential'`); err != nil {
+			return a.fail(err)
+		}
+	}
+	return nil
+}
+
+// readShoulder locks the shoulder's row, records its state before the adoption in a.res, and
+// refuses a shoulder that is not registered, retired (one-way), outside the first-digit
+// convention, or delegated.
+func (a *adoption) readShoulder(ctx context.Context) error {
+	var bladeLength int64
+	var template *string
+	err := a.tx.QueryRow(ctx, `select s.id, s.status, s.check_zone, s.blade_length, s.blade_template, s.manager_id, m.name
+		from shoulder s left join manager m on m.id = s.manager_id
+		where s.naan = $1 and s.shoulder = $2 for update of s`, a.cfg.NAAN, a.sh).
+		Scan(&a.id, &a.status, &a.zone, &bladeLength, &template, &a.holder, &a.holderName)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return refuse(AdoptNoManager, "no manager %q is registered in NAAN %s (arkhe manager add first)", cfg.Manager, cfg.NAAN)
+		return a.refuse(AdoptNotRegistered, "no such shoulder is registered (arkhe shoulder list --naan %s)", a.cfg.NAAN)
 	}
 	if err != nil {
-		return fail(err)
+		return a.fail(err)
 	}
-	if !managerActive {
-		return refuse(AdoptManagerInactive, "manager %q is not active", cfg.Manager)
+	a.res.BeforeStatus, a.res.BeforeZone = a.status, a.zone
+	a.res.BeforeBlade = ark.Betanumerics(int(bladeLength))
+	if template != nil {
+		a.res.BeforeBlade = ark.Template(*template)
 	}
-	handOver := false
-	if holder != nil && *holder != managerID {
-		// a departed manager's shoulder passes to its successor (along the chain) by adoption
-		if err := tx.QueryRow(ctx, `select arkhe_succeeds($1, $2)`, managerID, *holder).Scan(&handOver); err != nil {
-			return fail(err)
-		}
-		if !handOver {
-			return refuse(AdoptHeld, "manager %q holds it; it passes to another manager only by succession (arkhe manager succeed %q --by %q), "+
-				"after which the successor adopts it", deref(holderName), deref(holderName), cfg.Manager)
-		}
+	switch {
+	case a.status == "retired":
+		return a.refuse(AdoptRetired, "it is retired, and retired is one-way: a name it held may have been used meanwhile, so it never mints again")
+	case !ark.IsMintableShoulder(a.sh):
+		return a.refuse(AdoptNotFirstDigit, "%s does not follow the first-digit convention (one or more consonants bcdfghjkmnpqrstvwxz, then one digit, "+
+			"e.g. /x9 or /bc7), and only such a shoulder mints: it stays reserved, keeping its ARKs, which still resolve", a.sh)
+	case a.status == "delegated":
+		return a.refuse(AdoptDelegated, "it is delegated: its names are minted elsewhere")
 	}
-	if handOver && status == "active" {
-		// the successor takes the shoulder as it is: its ARKs were minted here, under its zone and blade
-		res.CheckZone, res.ZoneFrom, res.Template, res.TemplateFrom = ark.Zone(zone), "the shoulder's own (taken over by succession)", res.BeforeBlade, "the shoulder's own"
-		res.Space = res.Template.Space()
-		return commit(`update shoulder set manager_id = $2, adopted_at = statement_timestamp() where id = $1 returning adopted_at`,
-			id, managerID)
-	}
-	if status == "active" && holder != nil && !handOver {
-		res.CheckZone, res.Template = ark.Zone(zone), res.BeforeBlade
-		res.Space = res.Template.Space()
-		return res, nil
-	}
-	if m := cfg.Minter; m != nil && m.Label != cfg.NAAN+sh {
-		return refuse(AdoptMinterShoulder, "the minter state %s is the minter of %s, not of %s%s", m.Source, m.Label, cfg.NAAN, sh)
-	}
+	return nil
+}
 
-	// names an import left out that the ledger does not hold: a new mint could draw them
-	bare := ark.BareShoulder(sh)
-	rows, err := tx.Query(ctx, `select s.reason, count(distinct s.ark), min(s.ark)
+// readManager reads the adopting manager, which must be registered in the NAAN and active, and
+// reports whether it takes the shoulder over from the manager holding it by succession (a
+// departed manager's shoulder passes to its successor, along the chain, by adoption); another
+// holder refuses.
+func (a *adoption) readManager(ctx context.Context) (handOver bool, err error) {
+	var active bool
+	err = a.tx.QueryRow(ctx, `select id, active from manager where naan = $1 and name = $2`, a.cfg.NAAN, a.cfg.Manager).Scan(&a.managerID, &active)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, a.refuse(AdoptNoManager, "no manager %q is registered in NAAN %s (arkhe manager add first)", a.cfg.Manager, a.cfg.NAAN)
+	}
+	if err != nil {
+		return false, a.fail(err)
+	}
+	if !active {
+		return false, a.refuse(AdoptManagerInactive, "manager %q is not active", a.cfg.Manager)
+	}
+	if a.holder == nil || *a.holder == a.managerID {
+		return false, nil
+	}
+	if err := a.tx.QueryRow(ctx, `select arkhe_succeeds($1, $2)`, a.managerID, *a.holder).Scan(&handOver); err != nil {
+		return false, a.fail(err)
+	}
+	if !handOver {
+		return false, a.refuse(AdoptHeld, "manager %q holds it; it passes to another manager only by succession (arkhe manager succeed %q --by %q), "+
+			"after which the successor adopts it", deref(a.holderName), deref(a.holderName), a.cfg.Manager)
+	}
+	return true, nil
+}
+
+// checkSkipped refuses while names an import left out under the shoulder are not in the
+// ledger: a new mint could draw them (names are never reissued).
+func (a *adoption) checkSkipped(ctx context.Context) error {
+	rows, err := a.tx.Query(ctx, `select s.reason, count(distinct s.ark), min(s.ark)
 		from import_skipped s
 		where s.naan = $1 and s.assigned_name like $2::text || '%'
 		  and not exists (select 1 from ark a where a.ark = s.ark)
-		group by s.reason order by s.reason`, cfg.NAAN, bare)
+		group by s.reason order by s.reason`, a.cfg.NAAN, ark.BareShoulder(a.sh))
 	if err != nil {
-		return fail(err)
+		return a.fail(err)
 	}
 	var missing []string
 	for rows.Next() {
@@ -290,25 +298,25 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 		var n int64
 		if err := rows.Scan(&reason, &n, &example); err != nil {
 			rows.Close()
-			return fail(err)
+			return a.fail(err)
 		}
 		missing = append(missing, skippedNote(reason, n, example))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fail(err)
+		return a.fail(err)
 	}
 	if len(missing) > 0 {
-		return refuse(AdoptSkippedNames, "names the old system issued under it are not in the ledger, and a new mint could issue them again: %s. "+
+		return a.refuse(AdoptSkippedNames, "names the old system issued under it are not in the ledger, and a new mint could issue them again: %s. "+
 			"Freeze the old minter first, so that its export holds every name it issued", strings.Join(missing, "; "))
 	}
+	return nil
+}
 
-	withCheck := map[int]int64{}
-	if err := l.surveyShoulder(ctx, tx, id, cfg, &res, withCheck); err != nil {
-		return fail(err)
-	}
-
-	// the check zone of new mints
+// chooseZone sets the check zone of new mints (see AdoptShoulder) from the survey in a.res, and
+// refuses when the existing ARKs disagree or the old minter's names and the zone do.
+func (a *adoption) chooseZone() error {
+	res, cfg := &a.res, a.cfg
 	switch {
 	case cfg.CheckZone != "":
 		res.CheckZone, res.ZoneFrom = cfg.CheckZone, "named by the operator"
@@ -325,8 +333,8 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 	case res.VerifyNeither == res.ARKs:
 		res.CheckZone, res.ZoneFrom = ark.ZoneNone, "no existing ARK verifies under a zone"
 	default:
-		return refuse(AdoptZoneDisagrees, "its %s ARKs disagree on the check zone: %s; name the zone of new mints with --check-zone (the existing ARKs keep their recorded verdict)",
-			thousands(res.ARKs), zoneCounts(res))
+		return a.refuse(AdoptZoneDisagrees, "its %s ARKs disagree on the check zone: %s; name the zone of new mints with --check-zone (the existing ARKs keep their recorded verdict)",
+			thousands(res.ARKs), zoneCounts(*res))
 	}
 	if m := cfg.Minter; m != nil {
 		want := ark.ZoneNone
@@ -338,17 +346,22 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 			if m.Check {
 				what = "end in a check character over NAAN/name (zone naan_name)"
 			}
-			return refuse(AdoptTemplateZone, "the old minter's names (mask %s) %s, but the check zone of new mints would be %s (%s)", m.Mask, what, res.CheckZone, res.ZoneFrom)
+			return a.refuse(AdoptTemplateZone, "the old minter's names (mask %s) %s, but the check zone of new mints would be %s (%s)", m.Mask, what, res.CheckZone, res.ZoneFrom)
 		}
 	}
+	return nil
+}
 
+// chooseBlade refuses while the ledger holds fewer names of the old minter's template than it
+// issued, then sets the blade of new mints (see AdoptShoulder) and refuses one whose names
+// would not fit. withCheck counts the blade lengths taken as ending in a check character.
+func (a *adoption) chooseBlade(withCheck map[int]int64) error {
+	res, cfg := &a.res, a.cfg
 	if m := cfg.Minter; m != nil && m.Issued >= 0 && res.FitTemplate < m.Issued {
-		return refuse(AdoptIssuedMissing, "the minter state %s says the old minter issued %s names of its template %s; the ledger holds %s names of that form under %s: "+
+		return a.refuse(AdoptIssuedMissing, "the minter state %s says the old minter issued %s names of its template %s; the ledger holds %s names of that form under %s: "+
 			"%s issued names are not in the ledger, and a new mint could issue them again. Import every export of the old system (with --include-reserved) first",
-			m.Source, thousands(m.Issued), m.Mask, thousands(res.FitTemplate), sh, thousands(m.Issued-res.FitTemplate))
+			m.Source, thousands(m.Issued), m.Mask, thousands(res.FitTemplate), a.sh, thousands(m.Issued-res.FitTemplate))
 	}
-
-	// the blade of new mints
 	if res.CheckZone != ark.ZoneNone {
 		res.BladeLengths = withCheck
 	}
@@ -365,18 +378,28 @@ func (l *Ledger) AdoptShoulder(ctx context.Context, cfg AdoptConfig) (AdoptResul
 		res.Template, res.TemplateFrom = res.BeforeBlade, "the shoulder's blade (no existing blade of betanumerics to follow)"
 	}
 	res.Space = res.Template.Space()
-	if _, err := ark.NewMinter(cfg.NAAN, sh, res.Template.Len(), ark.NewScriptedBlades()); err != nil {
-		return refuse(AdoptCannotMint, "its names would not fit: %v", err)
+	if _, err := ark.NewMinter(cfg.NAAN, a.sh, res.Template.Len(), ark.NewScriptedBlades()); err != nil {
+		return a.refuse(AdoptCannotMint, "its names would not fit: %v", err)
 	}
+	return nil
+}
 
-	var stored *string
-	if res.Template.Digits() {
-		s := string(res.Template)
-		stored = &s
+// commit runs the shoulder's UPDATE (returning adopted_at) and commits: the adoption done.
+// statement_timestamp(), not clock_timestamp(), in the UPDATE: Citus refuses a volatile
+// function in an UPDATE of a reference table.
+func (a *adoption) commit(ctx context.Context, update string, args ...any) (AdoptResult, error) {
+	var adoptedAt time.Time
+	if err := a.tx.QueryRow(ctx, update, args...).Scan(&adoptedAt); err != nil {
+		if IsInsufficientPrivilege(err) {
+			return a.res, a.fail(err)
+		}
+		return a.res, &AdoptError{NAAN: a.cfg.NAAN, Shoulder: a.sh, Refusal: AdoptDatabaseRefused, Rule: ruleSeeDatabaseError, Err: err}
 	}
-	return commit(`update shoulder set manager_id = $2, status = 'active', check_zone = $3,
-		blade_length = $4, blade_template = $5, adopted_at = statement_timestamp() where id = $1 returning adopted_at`,
-		id, managerID, string(res.CheckZone), res.Template.Len(), stored)
+	if err := a.tx.Commit(ctx); err != nil {
+		return a.res, a.fail(err)
+	}
+	a.res.Changed, a.res.AdoptedAt = true, adoptedAt
+	return a.res, nil
 }
 
 // surveyShoulder reads the shoulder's ARKs (by its id) into res: how many, under which zones

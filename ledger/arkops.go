@@ -13,25 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// MaxTargetOctets is the longest target URL the ledger stores (ark.url is varchar(2048)).
-const MaxTargetOctets = 2048
-
-// UnknownARKError reports an ARK that is not in the ledger. ARK is the printed form "ark:NAAN/name".
-type UnknownARKError struct {
-	ARK string
-}
-
-func (e *UnknownARKError) Error() string { return e.ARK + " is not in the ledger" }
-
-// ARKRefusedError is a refusal of a single-ARK change (repoint, tombstone) before the ledger is
-// touched: the client is not registered, not active, expired, lacks the scope, or does not reach
-// the ARK's shoulder; or the target or reason is not acceptable. Rule says which, in words.
-type ARKRefusedError struct {
-	ARK  string // "ark:NAAN/name"
-	Rule string
-}
-
-func (e *ARKRefusedError) Error() string { return e.ARK + ": " + e.Rule }
+// maxTargetOctets is the longest target URL the ledger stores (ark.url is varchar(2048)).
+const maxTargetOctets = 2048
 
 // ARKChangeEntry is one ARK_CHANGE row as shown to a user: when, what, before and after target
 // and status, the reason (ChangeReason: a tombstone's, an applied export's, or the --reason of
@@ -71,17 +54,17 @@ type ARKRecord struct {
 	History         []ARKChangeEntry
 }
 
-// RepointNote is the by_text of a change made by RepointARK. A reason given follows it after
+// repointNote is the by_text of a change made by RepointARK. A reason given follows it after
 // ": " (ark_repoint records no reason of its own), which ChangeReason reads back.
-const RepointNote = "arkhe ark repoint"
+const repointNote = "arkhe ark repoint"
 
 // changeReasonSQL is the reason of the ark_change row h: its reason column (a tombstone, an
-// applied export), else the reason a repoint recorded after RepointNote in by_text.
-const changeReasonSQL = `coalesce(h.reason, case when starts_with(h.by_text, '` + RepointNote + `: ')
-	then substr(h.by_text, length('` + RepointNote + `: ') + 1) end)`
+// applied export), else the reason a repoint recorded after repointNote in by_text.
+const changeReasonSQL = `coalesce(h.reason, case when starts_with(h.by_text, '` + repointNote + `: ')
+	then substr(h.by_text, length('` + repointNote + `: ') + 1) end)`
 
 // changeNoteSQL is the by_text of the ark_change row h without a repoint's reason.
-const changeNoteSQL = `case when starts_with(h.by_text, '` + RepointNote + `: ') then '` + RepointNote + `' else h.by_text end`
+const changeNoteSQL = `case when starts_with(h.by_text, '` + repointNote + `: ') then '` + repointNote + `' else h.by_text end`
 
 // ShowARK reads the ARK with ledger key key ("NAAN/name", ark.ARK.Key()) and its ARK_CHANGE
 // history. An ARK not in the ledger is an *UnknownARKError.
@@ -121,10 +104,10 @@ func (l *Ledger) ShowARK(ctx context.Context, key string) (ARKRecord, error) {
 }
 
 // ValidateTarget checks a target URL: absolute http or https with a host, at most
-// MaxTargetOctets octets. The error names the rule broken.
+// 2048 octets (ark.url is varchar(2048)). The error names the rule broken.
 func ValidateTarget(target string) error {
-	if len(target) > MaxTargetOctets {
-		return fmt.Errorf("target is %d octets; at most %d are stored", len(target), MaxTargetOctets)
+	if len(target) > maxTargetOctets {
+		return fmt.Errorf("target is %d octets; at most %d are stored", len(target), maxTargetOctets)
 	}
 	u, err := url.Parse(target)
 	if err != nil {
@@ -147,7 +130,7 @@ func (l *Ledger) RepointARK(ctx context.Context, key, target, clientID, reason s
 	if err := ValidateTarget(target); err != nil {
 		return false, &ARKRefusedError{ARK: "ark:" + key, Rule: err.Error()}
 	}
-	by := RepointNote
+	by := repointNote
 	if r := strings.TrimSpace(reason); r != "" {
 		by += ": " + r
 	}

@@ -19,8 +19,8 @@ import (
 // registration trigger on a single node, here on Citus (where that trigger fires on the
 // reference table's placements, which may not write another table).
 
-// Scopes are the scopes a client may hold.
-var Scopes = [...]string{"ark:mint", "ark:update", "ark:tombstone", "ark:import", "ark:read"}
+// clientScopes are the scopes a client may hold.
+var clientScopes = [...]string{"ark:mint", "ark:update", "ark:tombstone", "ark:import", "ark:read"}
 
 // Change is one registered value an update changed: Field (as printed: "quota", "scopes", ...)
 // from Before to After, each as printed ("none" for no value).
@@ -152,7 +152,7 @@ func (l *Ledger) SetManager(ctx context.Context, naan, name string, u ManagerUpd
 	_, err = tx.Exec(ctx, `update manager set quota_per_day = $2, commitment_level = $3, active = $4, default_shoulder_id = $5
 		where id = $1`, have.id, quotaValue(want.QuotaPerDay), nullable(want.CommitmentLevel), want.Active, defaultID)
 	if err != nil {
-		rule := RuleSeeDatabaseError
+		rule := ruleSeeDatabaseError
 		var pgErr *pgconn.PgError
 		switch SQLState(err) {
 		case CodeForeignKeyViolation:
@@ -163,7 +163,7 @@ func (l *Ledger) SetManager(ctx context.Context, naan, name string, u ManagerUpd
 				rule = "a departed manager stays inactive and holds no default shoulder: register a new manager"
 			}
 		case CodeInsufficientPrivilege:
-			rule = RuleOperatorOnly
+			rule = ruleOperatorOnly
 		}
 		return nil, &RegistrationError{What: what, Rule: rule, Err: err}
 	}
@@ -306,14 +306,14 @@ func (l *Ledger) depart(ctx context.Context, naan, name, successor string) (Depa
 	}
 	err = tx.QueryRow(ctx, `update manager set `+set+` where id = $1 returning departed_at`, args...).Scan(&d.DepartedAt)
 	if err != nil {
-		rule := RuleSeeDatabaseError
+		rule := ruleSeeDatabaseError
 		switch SQLState(err) {
 		case CodeSuccessionRefused:
 			rule = successionRule
 		case CodeRetiredOneWay:
 			rule = "a departure and a succession are one-way"
 		case CodeInsufficientPrivilege:
-			rule = RuleOperatorOnly
+			rule = ruleOperatorOnly
 		}
 		return d, &RegistrationError{What: what, Rule: rule, Err: err}
 	}
@@ -350,7 +350,7 @@ func (l *Ledger) depart(ctx context.Context, naan, name, successor string) (Depa
 // database refuses it to anyone else (on a ledger without roles, to everyone: register a new
 // client there).
 type ClientUpdate struct {
-	Scopes    []string   // the client's scopes from now on (each one of Scopes); nil: unchanged
+	Scopes    []string   // the client's scopes from now on, each one of ark:mint, ark:update, ark:tombstone, ark:import, ark:read; nil: unchanged
 	ExpiresAt *time.Time // a new expiry
 	NoExpiry  bool       // remove the expiry: the client never expires (not with ExpiresAt)
 	Shoulder  *string    // pin the client to this shoulder ("/x9"); "" removes the pin
@@ -378,17 +378,9 @@ func (l *Ledger) SetClient(ctx context.Context, clientID string, u ClientUpdate)
 	if u.ExpiresAt != nil && u.NoExpiry {
 		return nil, &RegistrationError{What: what, Rule: "give a new expiry or none, not both"}
 	}
-	var scopes []string
-	if u.Scopes != nil {
-		scopes = []string{}
-		for _, s := range u.Scopes {
-			if !slices.Contains(Scopes[:], s) {
-				return nil, &RegistrationError{What: what, Rule: fmt.Sprintf("unknown scope %q; scopes are %s", s, strings.Join(Scopes[:], " "))}
-			}
-			if !slices.Contains(scopes, s) {
-				scopes = append(scopes, s)
-			}
-		}
+	scopes, err := scopeSet(what, u.Scopes)
+	if err != nil {
+		return nil, err
 	}
 	tx, err := l.Pool.Begin(ctx)
 	if err != nil {
@@ -432,8 +424,44 @@ func (l *Ledger) SetClient(ctx context.Context, clientID string, u ClientUpdate)
 			return nil, fmt.Errorf("%s: read shoulder %s: %w", what, want.shoulder, err)
 		}
 	}
-	var widened []string
-	var cs []Change
+	cs, widened := clientChanges(have, &want)
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	// plain values only: Citus evaluates no function of a column in an UPDATE of a reference table
+	_, err = tx.Exec(ctx, `update client set allowed_scopes = $2, expires_at = $3, active = $4, shoulder_id = $5
+		where id = $1`, have.id, want.scopes, want.expiresAt, want.active, pinID)
+	if err != nil {
+		return nil, &RegistrationError{What: what, Rule: l.clientSetRule(ctx, err, widened), Err: err}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("%s: commit: %w", what, err)
+	}
+	return cs, nil
+}
+
+// scopeSet returns the scopes of a client update without repeats, nil for nil (unchanged); an
+// unknown scope is a *RegistrationError of what.
+func scopeSet(what string, given []string) ([]string, error) {
+	if given == nil {
+		return nil, nil
+	}
+	scopes := []string{}
+	for _, s := range given {
+		if !slices.Contains(clientScopes[:], s) {
+			return nil, &RegistrationError{What: what, Rule: fmt.Sprintf("unknown scope %q; scopes are %s", s, strings.Join(clientScopes[:], " "))}
+		}
+		if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	return scopes, nil
+}
+
+// clientChanges returns what changes from client row have to *want, and in words how it widens
+// the client's reach (a scope added, an expiry later or removed, a pin removed or moved); a
+// scope set equal to have's keeps have's order in *want.
+func clientChanges(have clientRow, want *clientRow) (cs []Change, widened []string) {
 	sameScopes := len(want.scopes) == len(have.scopes) && !slices.ContainsFunc(want.scopes, func(s string) bool { return !slices.Contains(have.scopes, s) })
 	if sameScopes {
 		want.scopes = have.scopes // the same set: kept in its order, unchanged
@@ -471,19 +499,7 @@ func (l *Ledger) SetClient(ctx context.Context, clientID string, u ClientUpdate)
 		cs = append(cs, Change{Field: "active", Before: fmt.Sprint(have.active), After: fmt.Sprint(want.active),
 			column: "active", before: have.active, after: want.active})
 	}
-	if len(cs) == 0 {
-		return nil, nil
-	}
-	// plain values only: Citus evaluates no function of a column in an UPDATE of a reference table
-	_, err = tx.Exec(ctx, `update client set allowed_scopes = $2, expires_at = $3, active = $4, shoulder_id = $5
-		where id = $1`, have.id, want.scopes, want.expiresAt, want.active, pinID)
-	if err != nil {
-		return nil, &RegistrationError{What: what, Rule: l.clientSetRule(ctx, err, widened), Err: err}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("%s: commit: %w", what, err)
-	}
-	return cs, nil
+	return cs, widened
 }
 
 // clientSetRule explains the database's refusal err of a client update that widens the
@@ -505,11 +521,11 @@ func (l *Ledger) clientSetRule(ctx context.Context, err error, widened []string)
 		if errors.As(err, &pgErr) && pgErr.ConstraintName == "client_naan_expires" {
 			return "a client of authority naan always has an expiry"
 		}
-		return "scopes are " + strings.Join(Scopes[:], " ")
+		return "scopes are " + strings.Join(clientScopes[:], " ")
 	case CodeInsufficientPrivilege:
-		return RuleOperatorOnly
+		return ruleOperatorOnly
 	}
-	return RuleSeeDatabaseError
+	return ruleSeeDatabaseError
 }
 
 // scopesText prints scopes space-separated; "none" for none.

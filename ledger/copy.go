@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The binary COPY encoder: what the mint sink and the importer send to
+// The binary COPY encoder: what package loader's bulk writers send to
 // COPY ... FROM STDIN (FORMAT binary), encoded straight from their rows, without pgx's generic
 // per-value encoding (no [][]any, no boxing, no encode-plan lookup per value).
 //
@@ -113,3 +113,9 @@ func AppendBytea(dst []byte, b []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b)))
 	return append(dst, b...)
 }
+
+// ReceiptDigestOctets is how many octets of a row's 16-octet payload digest (pipeline.PayloadDigest)
+// a new receipt stores on its ARK row (one node): the first 8, 64 bits, enough to tell a changed
+// payload from a replay. A receipt written with all 16 (before, or in the receipt table on
+// Citus) is compared on its own length.
+const ReceiptDigestOctets = 8

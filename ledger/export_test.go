@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"context"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,23 +16,6 @@ func LinkDueArgs(now time.Time) pgx.NamedArgs {
 	return a
 }
 
-// MintSessionSetting returns setting name as worker's session of s has it once its session
-// settings are made (OpenWorker, then connect, as before its first batch).
-func MintSessionSetting(ctx context.Context, s *MintSink, worker int, name string) (string, error) {
-	sw, err := s.OpenWorker(ctx, worker)
-	if err != nil {
-		return "", err
-	}
-	w := sw.(*mintWorker)
-	defer w.Close()
-	if err := w.connect(ctx); err != nil {
-		return "", err
-	}
-	var v string
-	err = w.conn.QueryRow(ctx, `select current_setting($1)`, name).Scan(&v)
-	return v, err
-}
-
 // SetKeyParams makes l hash new API keys with p and rehash keys stored with other parameters
 // to p, in place of DefaultKeyParams. p.KeyLength must be DefaultKeyParams().KeyLength (a
 // stored hash's length is not in its PHC string).
@@ -45,3 +27,12 @@ func SetKeyParams(l *Ledger, p KeyParams) { l.keyParams = p }
 func CheapKeyParams() KeyParams {
 	return KeyParams{Time: 1, MemoryKiB: 8, Threads: 1, KeyLength: DefaultKeyParams().KeyLength, SaltBytes: DefaultKeyParams().SaltBytes}
 }
+
+// KeyParams, DefaultKeyParams and HashKeySecret expose the Argon2id parameters and the hash
+// of a key's secret to the tests of the key lifecycle.
+type KeyParams = argonParams
+
+var (
+	DefaultKeyParams = defaultArgonParams
+	HashKeySecret    = hashKeySecret
+)

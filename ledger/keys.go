@@ -22,7 +22,7 @@ import (
 // (a-z, 2-7). The prefix (60 random bits) is public: it names the key in `key list`, in audit
 // records and in the ledger. The secret (32 random bytes, 256 bits) is never stored: the ledger
 // keeps an Argon2id hash of it in the PHC string format, $argon2id$v=19$m=65536,t=2,p=2$SALT$HASH
-// (DefaultKeyParams).
+// (Argon2id with time 2, memory 64 MiB, two lanes).
 //
 // A key is checked by the ledger itself (arkhe_key_verify): the caller derives the hash of the
 // secret it holds with the key's own parameters and salt (arkhe_key_params; the hash is never
@@ -42,8 +42,8 @@ const (
 	KeyLockDuration = 15 * time.Minute // how long a key stays locked
 )
 
-// KeyParams are Argon2id parameters (RFC 9106).
-type KeyParams struct {
+// argonParams are Argon2id parameters (RFC 9106).
+type argonParams struct {
 	Time      uint32 // passes over memory
 	MemoryKiB uint32 // memory in KiB
 	Threads   uint8  // parallelism
@@ -51,11 +51,11 @@ type KeyParams struct {
 	SaltBytes int    // salt length in bytes
 }
 
-// DefaultKeyParams returns the parameters new keys are hashed with: time 2, memory 64 MiB,
+// defaultArgonParams returns the parameters new keys are hashed with: time 2, memory 64 MiB,
 // 2 threads, a 32-byte hash and a 16-byte salt. A key hashed with other parameters is rehashed
 // with these on its next successful use (arkhe_key_rehash).
-func DefaultKeyParams() KeyParams {
-	return KeyParams{Time: 2, MemoryKiB: 64 * 1024, Threads: 2, KeyLength: 32, SaltBytes: 16}
+func defaultArgonParams() argonParams {
+	return argonParams{Time: 2, MemoryKiB: 64 * 1024, Threads: 2, KeyLength: 32, SaltBytes: 16}
 }
 
 // keyParamLimits bound the parameters arkhe accepts from a stored hash (a hash with m=4 GiB
@@ -69,11 +69,11 @@ const (
 // keyAlphabet is lowercase base32 (RFC 4648 letters, lowercased).
 const keyAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 
-// hashParams returns the parameters l hashes keys with: DefaultKeyParams unless the package's
+// hashParams returns the parameters l hashes keys with: defaultArgonParams unless the package's
 // tests set others.
-func (l *Ledger) hashParams() KeyParams {
-	if l.keyParams == (KeyParams{}) {
-		return DefaultKeyParams()
+func (l *Ledger) hashParams() argonParams {
+	if l.keyParams == (argonParams{}) {
+		return defaultArgonParams()
 	}
 	return l.keyParams
 }
@@ -98,9 +98,9 @@ func ParseKey(key string) (prefix, secret string, err error) {
 	return m[1], m[2], nil
 }
 
-// HashKeySecret returns the Argon2id hash of secret with a new random salt, in the PHC string
+// hashKeySecret returns the Argon2id hash of secret with a new random salt, in the PHC string
 // format ($argon2id$v=19$m=M,t=T,p=P$SALT$HASH, unpadded standard base64).
-func HashKeySecret(secret string, p KeyParams) (string, error) {
+func hashKeySecret(secret string, p argonParams) (string, error) {
 	salt := make([]byte, p.SaltBytes)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("hash API key: %w", err)
@@ -108,34 +108,34 @@ func HashKeySecret(secret string, p KeyParams) (string, error) {
 	return phcHead(p, salt) + "$" + base64.RawStdEncoding.EncodeToString(deriveKey(secret, p, salt)), nil
 }
 
-func phcHead(p KeyParams, salt []byte) string {
+func phcHead(p argonParams, salt []byte) string {
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s", argon2.Version, p.MemoryKiB, p.Time, p.Threads,
 		base64.RawStdEncoding.EncodeToString(salt))
 }
 
-func deriveKey(secret string, p KeyParams, salt []byte) []byte {
+func deriveKey(secret string, p argonParams, salt []byte) []byte {
 	return argon2.IDKey([]byte(secret), salt, p.Time, p.MemoryKiB, p.Threads, p.KeyLength)
 }
 
 // parsePHCHead reads the parameters and salt of a stored hash's head (arkhe_key_params); the
-// hash length is always DefaultKeyParams().KeyLength.
-func parsePHCHead(head string) (KeyParams, []byte, error) {
+// hash length is always defaultArgonParams().KeyLength.
+func parsePHCHead(head string) (argonParams, []byte, error) {
 	m := phcHeadRE.FindStringSubmatch(head)
 	if m == nil {
-		return KeyParams{}, nil, fmt.Errorf("the stored key hash is not an Argon2id PHC string")
+		return argonParams{}, nil, fmt.Errorf("the stored key hash is not an Argon2id PHC string")
 	}
 	mem, _ := strconv.ParseUint(m[1], 10, 32)
 	t, _ := strconv.ParseUint(m[2], 10, 32)
 	th, _ := strconv.ParseUint(m[3], 10, 8)
 	if mem == 0 || mem > maxKeyMemoryKiB || t == 0 || t > maxKeyTime || th == 0 || th > maxKeyThreads {
-		return KeyParams{}, nil, fmt.Errorf("the stored key hash has parameters m=%s,t=%s,p=%s outside the accepted bounds (m <= %d, t <= %d, p <= %d)",
+		return argonParams{}, nil, fmt.Errorf("the stored key hash has parameters m=%s,t=%s,p=%s outside the accepted bounds (m <= %d, t <= %d, p <= %d)",
 			m[1], m[2], m[3], maxKeyMemoryKiB, maxKeyTime, maxKeyThreads)
 	}
 	salt, err := base64.RawStdEncoding.DecodeString(m[4])
 	if err != nil {
-		return KeyParams{}, nil, fmt.Errorf("the stored key hash has a bad salt: %w", err)
+		return argonParams{}, nil, fmt.Errorf("the stored key hash has a bad salt: %w", err)
 	}
-	return KeyParams{Time: uint32(t), MemoryKiB: uint32(mem), Threads: uint8(th), KeyLength: DefaultKeyParams().KeyLength, SaltBytes: len(salt)}, salt, nil
+	return argonParams{Time: uint32(t), MemoryKiB: uint32(mem), Threads: uint8(th), KeyLength: defaultArgonParams().KeyLength, SaltBytes: len(salt)}, salt, nil
 }
 
 // NewKey is an API key just created: Key is the whole printed key, shown once and never stored.
@@ -145,7 +145,7 @@ type NewKey struct {
 	Key      string
 }
 
-// CreateKey issues client clientID a new API key (hashed with DefaultKeyParams) and returns it;
+// CreateKey issues client clientID a new API key (Argon2id, the default parameters) and returns it;
 // only its prefix and hash are stored. The database refuses a key for a person client (AK005:
 // people sign in, machines hold keys) and records the creation (key.create). Errors: a
 // *RegistrationError for an unknown client or a person, or a wrapped database error.
@@ -158,19 +158,19 @@ func (l *Ledger) CreateKey(ctx context.Context, clientID string) (NewKey, error)
 		}
 		secret := enc.EncodeToString(raw[:32])
 		prefix := enc.EncodeToString(raw[32:])[:KeyPrefixLength]
-		phc, err := HashKeySecret(secret, l.hashParams())
+		phc, err := hashKeySecret(secret, l.hashParams())
 		if err != nil {
 			return NewKey{}, err
 		}
 		tag, err := l.Pool.Exec(ctx, `insert into credential (client_pk, kind, prefix, hashed)
 			select id, 'api_key', $2, $3 from client where client_id = $1`, clientID, prefix, phc)
 		switch {
-		case SQLState(err) == CodeUniqueViolation:
+		case IsUniqueViolation(err):
 			continue // a prefix drawn twice: draw again
 		case SQLState(err) == CodeCredentialFit:
 			return NewKey{}, &RegistrationError{What: "API key for client " + clientID, Rule: "a person client cannot hold an API key (people sign in; machine clients hold keys)", Err: err}
 		case err != nil:
-			return NewKey{}, &RegistrationError{What: "API key for client " + clientID, Rule: RuleSeeDatabaseError, Err: err}
+			return NewKey{}, &RegistrationError{What: "API key for client " + clientID, Rule: ruleSeeDatabaseError, Err: err}
 		case tag.RowsAffected() == 0:
 			return NewKey{}, &RegistrationError{What: "client " + clientID, Rule: "not registered"}
 		}
@@ -235,54 +235,9 @@ func (l *Ledger) RevokeKey(ctx context.Context, prefix string) (changed bool, er
 	return false, nil
 }
 
-// KeyError is an API key refused for client ClientID: Reason is "missing" (the ledger requires
-// keys and none was given), "malformed", "unknown" (no such key for that client), "revoked",
-// "locked" (LockedUntil says until when), "wrong", or "unproved" (the database refused a write,
-// AK009, because the session had not proved the client's key: Err is its error).
-type KeyError struct {
-	ClientID    string
-	Prefix      string // "" when the key was missing or malformed
-	Reason      string
-	LockedUntil *time.Time
-	Err         error // the parse error of a malformed key, the database's refusal of an unproved one
-}
-
-// Error states the refusal and what to do, never the key.
-func (e *KeyError) Error() string {
-	key := "API key"
-	if e.Prefix != "" {
-		key = fmt.Sprintf("API key %s_%s", KeyLabel, e.Prefix)
-	}
-	switch e.Reason {
-	case "missing":
-		if e.ClientID == "" {
-			return "this ledger requires writing commands to act as a registered client (--client) with its API key, in a file named by --api-key-file or in ARKHE_API_KEY (never on the command line)"
-		}
-		return fmt.Sprintf("client %s: this ledger requires the client's API key for writing commands; put it in a file named by --api-key-file or in ARKHE_API_KEY (never on the command line)", e.ClientID)
-	case "malformed":
-		return fmt.Sprintf("client %s: %v", e.ClientID, e.Err)
-	case "unknown":
-		return fmt.Sprintf("client %s: %s is not a key of this client", e.ClientID, key)
-	case "revoked":
-		return fmt.Sprintf("client %s: %s was revoked; ask the operator for a new one (arkhe client key create)", e.ClientID, key)
-	case "locked":
-		until := ""
-		if e.LockedUntil != nil {
-			until = " until " + e.LockedUntil.UTC().Format(time.RFC3339)
-		}
-		return fmt.Sprintf("client %s: %s is locked%s after %d wrong attempts in a row; wait, or ask the operator for a new key", e.ClientID, key, until, KeyMaxFailures)
-	case "unproved":
-		return fmt.Sprintf("client %s: the ledger requires the client's API key, and this session has not proved it; give it in a file named by --api-key-file or in ARKHE_API_KEY", e.ClientID)
-	default:
-		return fmt.Sprintf("client %s: %s is wrong (the attempt was counted; %d in a row lock the key for %s)", e.ClientID, key, KeyMaxFailures, KeyLockDuration)
-	}
-}
-
-func (e *KeyError) Unwrap() error { return e.Err }
-
-// KeysRequired reports whether writing commands on this ledger need the client's API key
+// keysRequired reports whether writing commands on this ledger need the client's API key
 // (RequireKeys).
-func (l *Ledger) KeysRequired(ctx context.Context) (bool, error) {
+func (l *Ledger) keysRequired(ctx context.Context) (bool, error) {
 	var on bool
 	if err := l.Pool.QueryRow(ctx, `select exists (select 1 from ledger_setting where name = 'require_keys' and value = 'on')`).Scan(&on); err != nil {
 		return false, fmt.Errorf("read ledger settings: %w", err)
@@ -303,13 +258,13 @@ type keyProof struct {
 // command acts as it. Without a key it returns nil unless the ledger requires keys; a key given
 // is always checked. The ledger compares the key's hash, counts a failure and records the
 // session as the client's (arkhe_key_login); a key hashed with parameters other than
-// DefaultKeyParams is rehashed with them on success (arkhe_key_rehash). On a ledger from Open,
+// the default ones is rehashed with them on success (arkhe_key_rehash). On a ledger from Open,
 // every other connection of the pool then proves the key before its first use, so the database
 // accepts the writes of each (on a ledger requiring keys it refuses, AK009, those of a session
 // that has not proved the client's key). A refusal is a *KeyError.
 func (l *Ledger) Authenticate(ctx context.Context, clientID, key string) error {
 	if key == "" {
-		required, err := l.KeysRequired(ctx)
+		required, err := l.keysRequired(ctx)
 		if err != nil {
 			return err
 		}
@@ -341,7 +296,7 @@ func (l *Ledger) Authenticate(ctx context.Context, clientID, key string) error {
 	hash := deriveKey(secret, p, salt)
 	var verdict string
 	if want := l.hashParams(); p != want || len(salt) != want.SaltBytes {
-		phc, err := HashKeySecret(secret, want)
+		phc, err := hashKeySecret(secret, want)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,8 @@
-// Package ledger owns the ARK ledger in PostgreSQL: the schema as embedded, versioned SQL
-// migrations, Open and its pool, registration of NAANs, shoulders and clients, single-ARK
-// operations, the mint sink (binary COPY, receipts, collision redraw), the one binary COPY
-// encoder, and the queries behind `arkhe report`. The local cluster lives in package localpg,
+// Package ledger owns the ARK ledger in PostgreSQL as a store: the schema as embedded, versioned
+// SQL migrations, Open and its pool, SQLSTATE classification (errors.go), the ledger's roles,
+// registration of NAANs, shoulders and clients, API keys, the audit vocabulary, single-ARK
+// operations, the one binary COPY encoder, and the queries behind `arkhe report`. Bulk writing
+// (mint, the import's new ARKs) lives in package loader, the local cluster in package localpg,
 // the legacy importer in package importer.
 //
 // Physical keys: an ARK is referenced about once, so receipts and ARK_CHANGE reference an
@@ -93,20 +94,6 @@ const (
 	LayoutCitus Layout = "citus"
 )
 
-// LayoutError is a layout Migrate cannot apply: an unknown name, LayoutCitus asked for on a
-// database without the citus extension, or a layout other than the one the ledger was created
-// with (a layout never changes).
-type LayoutError struct {
-	Want Layout // the layout asked for
-	Have Layout // the existing ledger's layout; "" for a new ledger
-	Rule string // what forbids it
-}
-
-// Error names the layout asked for and the rule.
-func (e *LayoutError) Error() string {
-	return fmt.Sprintf("ledger layout %q: %s", e.Want, e.Rule)
-}
-
 // MigrateResult says what Migrate did: the versions applied now (empty when the ledger was current).
 type MigrateResult struct {
 	Applied []Migration
@@ -140,38 +127,9 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `select pg_advisory_unlock($1)`, migrationAdvisoryLock)
 	}()
-	// created once, by the first init (a role that may not create tables is refused below, by the
-	// owner check, rather than here)
-	var haveTable bool
-	if err := conn.QueryRow(ctx, `select to_regclass('schema_migration') is not null`).Scan(&haveTable); err != nil {
-		return res, fmt.Errorf("read schema_migration: %w", err)
-	}
-	if !haveTable {
-		if _, err := conn.Exec(ctx, `create table if not exists schema_migration (
-			version    integer primary key,
-			name       text not null,
-			checksum   text not null,
-			applied_at timestamptz not null default now())`); err != nil {
-			return res, fmt.Errorf("create schema_migration: %w", err)
-		}
-	}
-	applied := map[int]string{}
-	rows, err := conn.Query(ctx, `select version, checksum from schema_migration`)
+	applied, err := appliedMigrations(ctx, conn)
 	if err != nil {
-		return res, fmt.Errorf("read schema_migration: %w", err)
-	}
-	for rows.Next() {
-		var v int
-		var sum string
-		if err := rows.Scan(&v, &sum); err != nil {
-			rows.Close()
-			return res, fmt.Errorf("read schema_migration: %w", err)
-		}
-		applied[v] = sum
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return res, fmt.Errorf("read schema_migration: %w", err)
+		return res, err
 	}
 	latest := 0
 	for _, m := range ms {
@@ -192,14 +150,9 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 	if err != nil {
 		return res, err
 	}
-	asOwner := func(tx pgx.Tx, what string) error {
-		if !hasRoles {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, "set local role "+ident(roles.Owner)); err != nil {
-			return fmt.Errorf("%s: a ledger with roles is migrated by its owner role %s; connect as a member of it: %w", what, roles.Owner, err)
-		}
-		return nil
+	owner := ""
+	if hasRoles {
+		owner = roles.Owner
 	}
 	for _, m := range ms {
 		sum := checksum(m.SQL)
@@ -210,53 +163,116 @@ func Migrate(ctx context.Context, conn *pgx.Conn, layout Layout) (MigrateResult,
 			res.Current = m.Version
 			continue
 		}
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			return res, fmt.Errorf("migration %s: %w", m.Name, err)
-		}
-		if err := asOwner(tx, "migration "+m.Name); err != nil {
-			_ = tx.Rollback(ctx)
+		if err := applyMigration(ctx, conn, m, sum, layout, owner); err != nil {
 			return res, err
-		}
-		if _, err := tx.Exec(ctx, `select set_config('arkhe.layout', $1, true)`, string(layout)); err != nil {
-			_ = tx.Rollback(ctx)
-			return res, fmt.Errorf("migration %s: set layout: %w", m.Name, err)
-		}
-		for _, st := range splitStatements(m.SQL) {
-			if _, err := tx.Exec(ctx, st.SQL); err != nil {
-				_ = tx.Rollback(ctx)
-				return res, fmt.Errorf("migration %s, statement at line %d: %w", m.Name, st.Line, err)
-			}
-		}
-		if _, err := tx.Exec(ctx, `insert into schema_migration (version, name, checksum) values ($1, $2, $3)`,
-			m.Version, m.Name, sum); err != nil {
-			_ = tx.Rollback(ctx)
-			return res, fmt.Errorf("migration %s: record: %w", m.Name, err)
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return res, fmt.Errorf("migration %s: commit: %w", m.Name, err)
 		}
 		res.Applied = append(res.Applied, m)
 		res.Current = m.Version
 	}
 	if hasRoles {
-		// the roles get the privileges of what the migrations created (idempotent)
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			return res, fmt.Errorf("grant the ledger's roles: %w", err)
-		}
-		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-		if err := asOwner(tx, "grant the ledger's roles"); err != nil {
+		if err := grantRoles(ctx, conn, owner); err != nil {
 			return res, err
-		}
-		if _, err := tx.Exec(ctx, `select arkhe_grant_roles()`); err != nil {
-			return res, fmt.Errorf("grant the ledger's roles: %w", err)
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return res, fmt.Errorf("grant the ledger's roles: %w", err)
 		}
 	}
 	return res, nil
+}
+
+// appliedMigrations returns the checksum of each migration schema_migration records by version,
+// creating the table on the first init (a role that may not create tables is refused later, by
+// the owner check, rather than here).
+func appliedMigrations(ctx context.Context, conn *pgx.Conn) (map[int]string, error) {
+	var haveTable bool
+	if err := conn.QueryRow(ctx, `select to_regclass('schema_migration') is not null`).Scan(&haveTable); err != nil {
+		return nil, fmt.Errorf("read schema_migration: %w", err)
+	}
+	if !haveTable {
+		if _, err := conn.Exec(ctx, `create table if not exists schema_migration (
+			version    integer primary key,
+			name       text not null,
+			checksum   text not null,
+			applied_at timestamptz not null default now())`); err != nil {
+			return nil, fmt.Errorf("create schema_migration: %w", err)
+		}
+	}
+	applied := map[int]string{}
+	rows, err := conn.Query(ctx, `select version, checksum from schema_migration`)
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migration: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		var sum string
+		if err := rows.Scan(&v, &sum); err != nil {
+			return nil, fmt.Errorf("read schema_migration: %w", err)
+		}
+		applied[v] = sum
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read schema_migration: %w", err)
+	}
+	return applied, nil
+}
+
+// setOwner makes tx run as the ledger's owner role, unless owner is "" (a ledger without roles).
+func setOwner(ctx context.Context, tx pgx.Tx, owner, what string) error {
+	if owner == "" {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, "set local role "+ident(owner)); err != nil {
+		return fmt.Errorf("%s: a ledger with roles is migrated by its owner role %s; connect as a member of it: %w", what, owner, err)
+	}
+	return nil
+}
+
+// applyMigration runs migration m, whose checksum is sum, in a transaction of its own (as the
+// owner role unless owner is "", with arkhe.layout set to layout) and records it in
+// schema_migration; nothing of it stays when it fails.
+func applyMigration(ctx context.Context, conn *pgx.Conn, m Migration, sum string, layout Layout, owner string) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := setOwner(ctx, tx, owner, "migration "+m.Name); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `select set_config('arkhe.layout', $1, true)`, string(layout)); err != nil {
+		return fmt.Errorf("migration %s: set layout: %w", m.Name, err)
+	}
+	for _, st := range splitStatements(m.SQL) {
+		if _, err := tx.Exec(ctx, st.SQL); err != nil {
+			return fmt.Errorf("migration %s, statement at line %d: %w", m.Name, st.Line, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `insert into schema_migration (version, name, checksum) values ($1, $2, $3)`,
+		m.Version, m.Name, sum); err != nil {
+		return fmt.Errorf("migration %s: record: %w", m.Name, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migration %s: commit: %w", m.Name, err)
+	}
+	return nil
+}
+
+// grantRoles gives the ledger's roles the privileges of what the migrations created
+// (arkhe_grant_roles, idempotent), as the owner role.
+func grantRoles(ctx context.Context, conn *pgx.Conn, owner string) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("grant the ledger's roles: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := setOwner(ctx, tx, owner, "grant the ledger's roles"); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `select arkhe_grant_roles()`); err != nil {
+		return fmt.Errorf("grant the ledger's roles: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("grant the ledger's roles: %w", err)
+	}
+	return nil
 }
 
 // chooseLayout returns the layout the migrations run with: an existing ledger's own (its

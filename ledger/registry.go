@@ -30,9 +30,9 @@ type Ledger struct {
 	// proved holds the connections (*pgconn.PgConn) that proved proof, mapped to it.
 	proved sync.Map
 	// keyParams are the Argon2id parameters CreateKey hashes new keys with and Authenticate
-	// rehashes other keys to; the zero value means DefaultKeyParams (only the package's own
+	// rehashes other keys to; the zero value means defaultArgonParams (only the package's own
 	// tests set others).
-	keyParams KeyParams
+	keyParams argonParams
 }
 
 // Open connects to the ledger at url (a libpq URL or key/value string; "" reads the libpq
@@ -95,98 +95,35 @@ func (l *Ledger) Init(ctx context.Context, layout Layout) (MigrateResult, error)
 	return Migrate(ctx, conn.Conn(), layout)
 }
 
-// SQLSTATE codes raised by the ledger's own triggers and functions, and the PostgreSQL codes
-// callers branch on.
-const (
-	CodeDeleteRefused = "AK001" // nothing is deleted
-	CodeUpdateRefused = "AK002" // identity columns, append-only tables, the repoint path
-	CodeRetiredOneWay = "AK003" // a retired shoulder stays retired; a manager's departure and succession are one-way
-	CodeReachRefused  = "AK004" // reach comes from the client's registration only
-	CodeCredentialFit = "AK005" // machine clients hold no password, person clients no API key
-	CodeRoleBinding   = "AK006" // the client is bound to a database role the session is not in
-	// CodeKeyRequired: the ledger requires keys (init --require-keys) and the session has not
-	// proved the API key of the client its write acts as (arkhe_key_login).
-	CodeKeyRequired = "AK009"
-	// CodeSuccessionRefused: a manager's successor must be another active manager of the same
-	// NAAN, and a chain of successions never comes back to a manager on it.
-	CodeSuccessionRefused = "AK008"
-	// CodeInsufficientPrivilege is PostgreSQL's insufficient_privilege: the session's role may
-	// not do this (a writer's DELETE, an auditor's INSERT into ark, ...).
-	CodeInsufficientPrivilege = "42501"
-	// CodeUndefinedObject is PostgreSQL's undefined_object (e.g. a database role that does not exist).
-	CodeUndefinedObject = "42704"
-	// CodeUniqueViolation is PostgreSQL's unique_violation.
-	CodeUniqueViolation = "23505"
-	// CodeForeignKeyViolation is PostgreSQL's foreign_key_violation.
-	CodeForeignKeyViolation = "23503"
-	// CodeCheckViolation is PostgreSQL's check_violation.
-	CodeCheckViolation = "23514"
-)
-
-// SQLState returns the SQLSTATE of err if it wraps a *pgconn.PgError, else "".
-func SQLState(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code
-	}
-	return ""
-}
-
-// RegistrationError is a refusal of a registration command, naming the rule. Callers show it as is.
-type RegistrationError struct {
-	What string // e.g. "shoulder /x9 of NAAN 99999"
-	Rule string // the rule that refused it; RuleSeeDatabaseError when no rule explains it
-	Err  error  // the database error, if any (kept for errors.As and SQLState)
-}
-
-// RuleSeeDatabaseError is the RegistrationError.Rule of a database error no known rule explains;
-// only then does Error() append the database's own text.
-const RuleSeeDatabaseError = "see the database error"
-
 // ShoulderRule is the rule an active shoulder follows (the first-digit convention): what a
 // registration refused by shoulder_active_first_digit is told.
 const ShoulderRule = "an active shoulder must be one or more consonants (bcdfghjkmnpqrstvwxz) followed by one digit, " +
 	"e.g. /x9 or /bc7; register other forms as --status reserved"
 
-// Error returns "What: Rule", and the database error's text only when Rule is RuleSeeDatabaseError.
-func (e *RegistrationError) Error() string {
-	if e.Err != nil && e.Rule == RuleSeeDatabaseError {
-		return fmt.Sprintf("%s: %s: %v", e.What, e.Rule, e.Err)
-	}
-	return fmt.Sprintf("%s: %s", e.What, e.Rule)
-}
-
-// RuleOperatorOnly is the RegistrationError.Rule of a registration the database refused for the
-// session's role (insufficient_privilege): on a ledger with roles, registration is the
-// operator role's.
-const RuleOperatorOnly = "registration is the operator role's, and this session's database role is not a member of it"
-
 // naanRule explains a refused NAAN insert: a check violation or an over-long value breaks the
-// NAAN form (draft-kunze-ark §2.3); a refused privilege is RuleOperatorOnly; anything else is
-// RuleSeeDatabaseError.
+// NAAN form (draft-kunze-ark §2.3); a refused privilege is ruleOperatorOnly; anything else is
+// ruleSeeDatabaseError.
 func naanRule(err error) string {
 	switch SQLState(err) {
 	case CodeCheckViolation, "22001": // 22001 string_data_right_truncation: over 16 octets
 		return "a NAAN is 1-16 digits or lowercase consonants bcdfghjkmnpqrstvwxz (draft-kunze-ark §2.3)"
 	case CodeInsufficientPrivilege:
-		return RuleOperatorOnly
+		return ruleOperatorOnly
 	}
-	return RuleSeeDatabaseError
+	return ruleSeeDatabaseError
 }
 
-// registrationRule returns rule when err carries SQLSTATE code, RuleOperatorOnly for a refused
-// privilege, else RuleSeeDatabaseError.
+// registrationRule returns rule when err carries SQLSTATE code, ruleOperatorOnly for a refused
+// privilege, else ruleSeeDatabaseError.
 func registrationRule(err error, code, rule string) string {
 	switch SQLState(err) {
 	case code:
 		return rule
 	case CodeInsufficientPrivilege:
-		return RuleOperatorOnly
+		return ruleOperatorOnly
 	}
-	return RuleSeeDatabaseError
+	return ruleSeeDatabaseError
 }
-
-func (e *RegistrationError) Unwrap() error { return e.Err }
 
 // NAAN is a Name Assigning Authority Number registration (draft-kunze-ark §2.3:
 // a string of betanumerics, at most 16 octets; "099999" is not "99999").
@@ -452,8 +389,8 @@ type Shoulder struct {
 	BladeTemplate string
 }
 
-// ShoulderDrawTries bounds the random search for an unused shoulder name.
-const ShoulderDrawTries = 1000
+// shoulderDrawTries bounds the random search for an unused shoulder name.
+const shoulderDrawTries = 1000
 
 // AddShoulder registers a shoulder. If s.Shoulder is empty, one is drawn at random (crypto/rand,
 // never a sequence: a sequence would leak the order organisations joined) among
@@ -477,7 +414,7 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 			on conflict (naan, shoulder) do nothing`,
 			s.NAAN, name, s.Manager, s.Status, s.CheckZone, s.BladeLength)
 		if err != nil {
-			rule := RuleSeeDatabaseError
+			rule := ruleSeeDatabaseError
 			switch SQLState(err) {
 			case CodeCheckViolation:
 				rule = "status is active, reserved or delegated; check zone naan_name, name_only or none; blade length 1-64"
@@ -488,7 +425,7 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 			case CodeForeignKeyViolation:
 				rule = "the NAAN must be registered first"
 			case CodeInsufficientPrivilege:
-				rule = RuleOperatorOnly
+				rule = ruleOperatorOnly
 			}
 			return false, &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", name, s.NAAN), Rule: rule, Err: err}
 		}
@@ -520,7 +457,7 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 	if drawLength < 2 {
 		return "", &RegistrationError{What: "shoulder", Rule: "a drawn shoulder has at least 2 characters (one consonant and a digit)"}
 	}
-	for i := 0; i < ShoulderDrawTries; i++ {
+	for i := 0; i < shoulderDrawTries; i++ {
 		name, err := drawShoulder(drawLength)
 		if err != nil {
 			return "", err
@@ -533,7 +470,7 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 			return name, nil
 		}
 	}
-	return "", &RegistrationError{What: "shoulder", Rule: fmt.Sprintf("no unused shoulder of length %d found in %d random draws; the namespace is nearly full, use a longer length", drawLength, ShoulderDrawTries)}
+	return "", &RegistrationError{What: "shoulder", Rule: fmt.Sprintf("no unused shoulder of length %d found in %d random draws; the namespace is nearly full, use a longer length", drawLength, shoulderDrawTries)}
 }
 
 const shoulderConsonants = "bcdfghjkmnpqrstvwxz"
@@ -657,7 +594,7 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 		values ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''))`,
 		c.ClientID, c.NAAN, managerID, c.SubjectType, c.Authority, shoulderID, c.Scopes, c.ExpiresAt, c.DBRole)
 	if err != nil {
-		rule := RuleSeeDatabaseError
+		rule := ruleSeeDatabaseError
 		switch SQLState(err) {
 		case CodeUniqueViolation:
 			rule = "client_id is registered already; nothing changed (`client set` changes its scopes, expiry, pinned shoulder or state)"
@@ -670,15 +607,12 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 		case CodeUndefinedObject:
 			rule = fmt.Sprintf("database role %s does not exist; create the login role first", c.DBRole)
 		case CodeInsufficientPrivilege:
-			rule = RuleOperatorOnly
+			rule = ruleOperatorOnly
 		}
 		return &RegistrationError{What: "client " + c.ClientID, Rule: rule, Err: err}
 	}
 	return nil
 }
-
-// errNotRegistered is returned by lookupID when a name matches no row.
-var errNotRegistered = errors.New("not registered")
 
 // lookupID returns the id that query ($1 NAAN, $2 name) finds, nil when name is "", and
 // errNotRegistered when name is given but matches nothing.

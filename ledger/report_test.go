@@ -114,7 +114,7 @@ func TestReasonMetadataAndMicroseconds(t *testing.T) {
 		r, err := l.ShowARK(ctx, "99999/x9meta")
 		must(t, err)
 		if r.Metadata != `{"dc.date": "2000-09-22", "ezid.owner": "432"}` || len(r.History) != 3 ||
-			r.History[0].Reason != "moved to the new site" || r.History[0].Note != ledger.RepointNote ||
+			r.History[0].Reason != "moved to the new site" || r.History[0].Note != "arkhe ark repoint" ||
 			r.History[1].Reason != "" || r.History[2].Reason != "withdrawn by depositor" ||
 			r.CreatedAt.Nanosecond() != 123456000 {
 			t.Errorf("show: metadata %s, created %v, history %+v", r.Metadata, r.CreatedAt, r.History)

@@ -59,27 +59,10 @@ func (r Roles) Name(kind string) string {
 	return ""
 }
 
-// RoleNames returns the role names for prefix: prefix + kind.
-func RoleNames(prefix string) Roles {
+// roleNames returns the role names for prefix: prefix + kind.
+func roleNames(prefix string) Roles {
 	return Roles{Owner: prefix + RoleOwner, Operator: prefix + RoleOperator, Writer: prefix + RoleWriter, Auditor: prefix + RoleAuditor}
 }
-
-// RolesError is a refusal of InitRoles: a bad prefix, a ledger whose roles have other names (a
-// ledger's roles never change), or a session that may not create roles or hand the ledger over.
-type RolesError struct {
-	Rule string
-	Err  error // the database error, if any
-}
-
-// Error states the rule, and the database error when there is one.
-func (e *RolesError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("ledger roles: %s: %v", e.Rule, e.Err)
-	}
-	return "ledger roles: " + e.Rule
-}
-
-func (e *RolesError) Unwrap() error { return e.Err }
 
 // LedgerRoles returns the names of the ledger's roles, and ok=false for a ledger without roles.
 func (l *Ledger) LedgerRoles(ctx context.Context) (r Roles, ok bool, err error) {
@@ -156,7 +139,7 @@ func (l *Ledger) InitRoles(ctx context.Context, prefix string) (InitRolesResult,
 	if !rolePrefixRE.MatchString(prefix) {
 		return res, &RolesError{Rule: fmt.Sprintf("role prefix %q: lowercase letters, digits and _, not starting with a digit, at most 51 characters", prefix)}
 	}
-	want := RoleNames(prefix)
+	want := roleNames(prefix)
 	res.Roles = want
 	tx, err := l.Pool.Begin(ctx)
 	if err != nil {
@@ -293,30 +276,6 @@ func (l *Ledger) RequireKeys(ctx context.Context) (changed bool, err error) {
 		return false, fmt.Errorf("require keys: commit: %w", err)
 	}
 	return true, nil
-}
-
-// SchemaError is a database that does not hold the ledger schema this arkhe works with: no
-// ledger at all (Have empty), one that lacks migrations this arkhe knows (Missing: run `arkhe
-// init`), or one newer than this arkhe (Newer: use a newer arkhe). Only `arkhe init` creates or
-// upgrades the schema; every other command refuses such a database and changes nothing.
-type SchemaError struct {
-	Have    int   // the newest migration the ledger recorded; 0 for no ledger
-	Want    int   // the newest migration this arkhe knows
-	Missing []int // migrations this arkhe knows that the ledger lacks
-	Newer   []int // migrations the ledger recorded that this arkhe does not know
-}
-
-// Error says what the database holds and what to do.
-func (e *SchemaError) Error() string {
-	switch {
-	case e.Have == 0:
-		return "this database holds no arkhe ledger; create one with `arkhe init`"
-	case len(e.Newer) > 0:
-		return fmt.Sprintf("the ledger's schema is version %d, newer than this arkhe knows (%d): use a newer arkhe", e.Have, e.Want)
-	default:
-		return fmt.Sprintf("the ledger's schema is version %d and this arkhe needs version %d (missing %s): upgrade it with `arkhe init`",
-			e.Have, e.Want, joinInts(e.Missing))
-	}
 }
 
 func joinInts(v []int) string {

@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/bench"
-	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
@@ -57,11 +57,11 @@ func benchMintCommand(e *env) *cli.Command {
 			if c.Int("rows") < 1 || c.Int("preload") < 0 || c.Int("batch") < 1 || c.Int("workers") < 1 || c.Int("floor-workers") < 0 || c.Int("repeat") < 1 {
 				return cannot(errors.New("bench mint: --rows, --batch, --workers, --repeat must be positive, --preload and --floor-workers not negative"))
 			}
-			nameCheck, err := ledger.ParseCheck(c.String("name-check"))
+			nameCheck, err := loader.ParseCheck(c.String("name-check"))
 			if err != nil {
 				return cannot(err)
 			}
-			receiptCheck, err := ledger.ParseCheck(c.String("receipt-check"))
+			receiptCheck, err := loader.ParseCheck(c.String("receipt-check"))
 			if err != nil {
 				return cannot(err)
 			}

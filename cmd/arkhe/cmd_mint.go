@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -45,8 +46,8 @@ func mintCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable)", DefaultText: "http and https"},
 			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "how drawn names are checked against the ledger: auto, always (look up before COPY), never (look up after a refused COPY), chunks (COPY in chunks under savepoints, look up a refused chunk)"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "look request IDs up before COPY: auto, always, never"},
-			&cli.DurationFlag{Name: "retry-for", Value: ledger.DefaultRetryFor, Usage: "after a fault (lost connection, server restart, no answer within --batch-timeout) retry a batch with back-off for this long, resuming from its receipts; 0s stops at the first fault"},
-			&cli.DurationFlag{Name: "batch-timeout", Value: ledger.DefaultBatchTimeout, Usage: "deadline of one attempt at a batch, which detects a frozen server; the session's lock_timeout is half of it, its statement_timeout three quarters"},
+			&cli.DurationFlag{Name: "retry-for", Value: loader.DefaultRetryFor, Usage: "after a fault (lost connection, server restart, no answer within --batch-timeout) retry a batch with back-off for this long, resuming from its receipts; 0s stops at the first fault"},
+			&cli.DurationFlag{Name: "batch-timeout", Value: loader.DefaultBatchTimeout, Usage: "deadline of one attempt at a batch, which detects a frozen server; the session's lock_timeout is half of it, its statement_timeout three quarters"},
 		},
 		Action: func(c *cli.Context) error { return mintAction(c, e) },
 	}
@@ -63,11 +64,11 @@ func mintAction(c *cli.Context, e *env) error {
 	if err != nil {
 		return cannot(fmt.Errorf("mint: --map: %w", err))
 	}
-	nameCheck, err := ledger.ParseCheck(c.String("name-check"))
+	nameCheck, err := loader.ParseCheck(c.String("name-check"))
 	if err != nil {
 		return cannot(fmt.Errorf("mint: --name-check: %w", err))
 	}
-	receiptCheck, err := ledger.ParseCheck(c.String("receipt-check"))
+	receiptCheck, err := loader.ParseCheck(c.String("receipt-check"))
 	if err != nil {
 		return cannot(fmt.Errorf("mint: --receipt-check: %w", err))
 	}
@@ -112,8 +113,8 @@ func mintAction(c *cli.Context, e *env) error {
 
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "minting", "rows")
 	measured := false
-	job := ledger.MintJob{
-		Mint: ledger.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
+	job := loader.MintJob{
+		Mint: loader.MintConfig{ClientID: c.String("client"), Shoulder: c.String("shoulder"),
 			NameCheck: nameCheck, ReceiptCheck: receiptCheck, Retry: retry, EntryNodes: entryNodes},
 		Inputs:  inputs,
 		Mapping: mapping,
@@ -134,9 +135,9 @@ func mintAction(c *cli.Context, e *env) error {
 			prog.Set(p.Read, p.Input.Done)
 		},
 	}
-	rep, err := l.Mint(c.Context, job)
+	rep, err := loader.Mint(c.Context, l, job)
 	prog.Finish()
-	var reach *ledger.ReachError
+	var reach *loader.ReachError
 	if errors.As(err, &reach) && rep.Summary.Read == 0 {
 		return cannot(err) // refused before reading: nothing written
 	}
@@ -161,7 +162,7 @@ func mintAction(c *cli.Context, e *env) error {
 // has no receipts, so no row could replay) or after (every row needed a new mint): the
 // target takes no new mints (unknown shoulder, out of reach, not active: reserved,
 // delegated or retired), or the manager's daily quota was used up before the run.
-func mintRefusal(rep ledger.MintReport) error {
+func mintRefusal(rep loader.MintReport) error {
 	s, t := rep.Summary, rep.Target
 	switch {
 	case s.Minted > 0 || s.Replayed > 0:
@@ -169,8 +170,8 @@ func mintRefusal(rep ledger.MintReport) error {
 	case t.NoNewMints != nil:
 		return t.NoNewMints
 	case t.QuotaPerDay > 0 && t.QuotaUsed >= t.QuotaPerDay:
-		return &ledger.ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the manager's daily quota is used up",
-			Err: &ledger.QuotaError{Manager: t.Manager, Quota: t.QuotaPerDay}}
+		return &loader.ReachError{ClientID: t.ClientID, Shoulder: t.NAAN + t.Shoulder, Rule: "the manager's daily quota is used up",
+			Err: &loader.QuotaError{Manager: t.Manager, Quota: t.QuotaPerDay}}
 	}
 	return nil
 }
@@ -206,10 +207,10 @@ func rejectsBeside(out string) string {
 }
 
 // printMintSummary prints the one-screen summary of a mint run.
-func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runErr error) {
+func printMintSummary(w io.Writer, inputs []string, rep loader.MintReport, runErr error) {
 	s, t := rep.Summary, rep.Target
 	status := "done"
-	var refused *ledger.ReachError
+	var refused *loader.ReachError
 	switch {
 	case errors.As(runErr, &refused) && s.Minted == 0 && s.Replayed == 0:
 		status = "refused: nothing minted or replayed (the reason is on stderr)"
@@ -262,15 +263,15 @@ func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runEr
 
 // retryPolicy reads --retry-for and --batch-timeout; each retry and each batch that resumes
 // after one is logged (stderr).
-func retryPolicy(c *cli.Context, e *env) (ledger.RetryPolicy, error) {
-	p := ledger.RetryPolicy{For: c.Duration("retry-for"), BatchTimeout: c.Duration("batch-timeout")}
+func retryPolicy(c *cli.Context, e *env) (loader.RetryPolicy, error) {
+	p := loader.RetryPolicy{For: c.Duration("retry-for"), BatchTimeout: c.Duration("batch-timeout")}
 	if p.For < 0 || p.BatchTimeout < time.Second {
 		return p, errors.New("mint: --retry-for must not be negative and --batch-timeout must be at least 1s")
 	}
 	if p.For == 0 {
 		p.For = -1 // no retries
 	}
-	p.Notify = func(n ledger.RetryNotice) {
+	p.Notify = func(n loader.RetryNotice) {
 		if n.Resumed {
 			e.log.Info("mint: " + n.String())
 		} else {

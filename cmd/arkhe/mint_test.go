@@ -15,7 +15,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
-	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -169,25 +169,25 @@ func TestManifestName(t *testing.T) {
 // stopped run's error is left to stderr.
 func TestPrintMintSummary(t *testing.T) {
 	t.Parallel()
-	target := ledger.MintTarget{ClientID: "c1", NAAN: "12345", Shoulder: "/b5"}
+	target := loader.MintTarget{ClientID: "c1", NAAN: "12345", Shoulder: "/b5"}
 	cases := []struct {
 		name   string
-		rep    ledger.MintReport
+		rep    loader.MintReport
 		err    error
 		want   []string
 		unwant []string
 	}{
-		{"all replayed", ledger.MintReport{Target: target, MintMap: "m.csv", Summary: pipeline.Summary{Read: 9, Replayed: 9}}, nil,
+		{"all replayed", loader.MintReport{Target: target, MintMap: "m.csv", Summary: pipeline.Summary{Read: 9, Replayed: 9}}, nil,
 			[]string{"new mints in ark:12345/b5", "nothing new minted: all 9 ARKs replayed"}, []string{"rejected)"}},
-		{"replayed and rejected", ledger.MintReport{Target: target, MintMap: "m.csv", Summary: pipeline.Summary{Read: 9, Replayed: 8, Rejected: 1}}, nil,
+		{"replayed and rejected", loader.MintReport{Target: target, MintMap: "m.csv", Summary: pipeline.Summary{Read: 9, Replayed: 8, Rejected: 1}}, nil,
 			[]string{"nothing new minted: 8 replayed, 1 rejected", "done with rejects"}, []string{"all 8"}},
-		{"no new mints", ledger.MintReport{Target: ledger.MintTarget{ClientID: "c1", NAAN: "12345",
-			NoNewMints: &ledger.ReachError{Rule: "the shoulder is retired"}}, MintMap: "m.csv", Summary: pipeline.Summary{Read: 3, Replayed: 3}}, nil,
+		{"no new mints", loader.MintReport{Target: loader.MintTarget{ClientID: "c1", NAAN: "12345",
+			NoNewMints: &loader.ReachError{Rule: "the shoulder is retired"}}, MintMap: "m.csv", Summary: pipeline.Summary{Read: 3, Replayed: 3}}, nil,
 			[]string{"no new mints: the shoulder is retired", "all 3 ARKs replayed"}, []string{"new mints in"}},
-		{"missing manifest", ledger.MintReport{Target: target},
+		{"missing manifest", loader.MintReport{Target: target},
 			&pipeline.ManifestError{Loc: pipeline.Location{File: "gone.csv"}, Op: "open", Err: errors.New("no such file")},
 			[]string{"stopped", "fix the input"}, []string{"no such file", "re-run the same command", "nothing new minted"}},
-		{"interrupted", ledger.MintReport{Target: target, Summary: pipeline.Summary{Read: 5, Minted: 2}}, context.Canceled,
+		{"interrupted", loader.MintReport{Target: target, Summary: pipeline.Summary{Read: 5, Minted: 2}}, context.Canceled,
 			[]string{"re-run the same command"}, []string{"fix the input"}},
 	}
 	for _, c := range cases {

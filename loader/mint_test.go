@@ -1,4 +1,4 @@
-package ledger_test
+package loader_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -106,7 +107,7 @@ func manifest(t *testing.T, dir, name string, cfg fixtures.ManifestConfig) strin
 }
 
 type mintRun struct {
-	cfg     ledger.MintConfig
+	cfg     loader.MintConfig
 	run     pipeline.RunConfig
 	mapPath string // "" for no mint map
 	rejects string // "" for no reject file
@@ -116,7 +117,7 @@ type mintRun struct {
 // doMint prepares and runs one mint; it closes the outputs like the CLI does.
 func doMint(t *testing.T, ctx context.Context, l *ledger.Ledger, r mintRun) (pipeline.Summary, error) {
 	t.Helper()
-	sink, err := l.PrepareMint(ctx, r.cfg)
+	sink, err := loader.PrepareMint(ctx, l, r.cfg)
 	if err != nil {
 		return pipeline.Summary{}, err
 	}
@@ -198,7 +199,7 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 		dir := t.TempDir()
 		in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 40, Seed: 1})
 		first := filepath.Join(dir, "first.csv")
-		sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: first})
+		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: first})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 		}
 		checkLedger(t, l.Pool, 40)
 		second := filepath.Join(dir, "second.csv")
-		sum, err = doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 3, BatchSize: 5}, mapPath: second})
+		sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 3, BatchSize: 5}, mapPath: second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,8 +224,10 @@ func TestMintAndReplayByteForByte(t *testing.T) {
 		}
 		for _, c := range idle {
 			var lock, stmt, mode string
-			must(t, c.QueryRow(ctx, `select current_setting('lock_timeout'), current_setting('statement_timeout'),
-				coalesce(current_setting('citus.multi_shard_modify_mode', true), 'parallel')`).Scan(&lock, &stmt, &mode))
+			if err := c.QueryRow(ctx, `select current_setting('lock_timeout'), current_setting('statement_timeout'),
+				coalesce(current_setting('citus.multi_shard_modify_mode', true), 'parallel')`).Scan(&lock, &stmt, &mode); err != nil {
+				t.Fatal(err)
+			}
 			if lock != "0" || stmt != "0" || mode != "parallel" {
 				t.Errorf("pooled connection after mint: lock_timeout %s, statement_timeout %s, Citus mode %s; want 0, 0 and parallel", lock, stmt, mode)
 			}
@@ -286,14 +289,14 @@ func existingBlade(t *testing.T, l *ledger.Ledger) string {
 func mintByHand(t *testing.T, l *ledger.Ledger, blade string) {
 	t.Helper()
 	name := ark.MintName("99999", "/x9", []byte(blade))
-	ids := keys(t, l.Pool)
 	mintExec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, created_by, created_at)
-		values ($1, '99999', $2, $3, $4, now())`, "99999/"+name, ids["s/x9"], name, ids["cc1"])
+		select $1, '99999', s.id, $2, c.id, now() from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'c1'`,
+		"99999/"+name, name)
 }
 
 func TestMintForcedCollisionIsRedrawn(t *testing.T) {
 	t.Parallel()
-	for _, check := range []ledger.Check{ledger.CheckAlways, ledger.CheckNever} {
+	for _, check := range []loader.Check{loader.CheckAlways, loader.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 				l := mintLedgerIn(t, db)
@@ -311,7 +314,7 @@ func TestMintForcedCollisionIsRedrawn(t *testing.T) {
 				if err := l.Pool.QueryRow(ctx, regVersions).Scan(&regBefore); err != nil {
 					t.Fatal(err)
 				}
-				sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: check, PgxCopyFrom: check == ledger.CheckNever},
+				sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: check, PgxCopyFrom: check == loader.CheckNever},
 					run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
 				if err != nil {
 					t.Fatal(err)
@@ -369,7 +372,7 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 		}
 		return ark.NewScriptedBlades(append(s, "mnpqrstv")...)
 	}
-	sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: ledger.CheckAlways})
+	sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: loader.CheckAlways})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,9 +401,9 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := b.Rows[0]
-	var ce *ledger.CollisionError
+	var ce *loader.CollisionError
 	if r.Outcome != pipeline.OutcomeRejected || r.Reject == nil || !errors.As(r.Reject, &rowErr) || !errors.As(r.Reject.Err, &ce) {
-		t.Fatalf("row: outcome %v, reject %v; want a *ledger.CollisionError", r.Outcome, r.Reject)
+		t.Fatalf("row: outcome %v, reject %v; want a *loader.CollisionError", r.Outcome, r.Reject)
 	}
 	if ce.Draws != 10 {
 		t.Fatalf("CollisionError.Draws = %d, want 10", ce.Draws)
@@ -428,7 +431,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 			}
 		}
 		write("https://example.org/2")
-		if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
+		if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
 			t.Fatal(err)
 		}
 		var r2ARK string
@@ -437,7 +440,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 		}
 		write("https://example.org/changed")
 		rejects := filepath.Join(dir, "rejects.csv")
-		sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckNever},
+		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", ReceiptCheck: loader.CheckNever},
 			run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects})
 		if err != nil {
 			t.Fatal(err)
@@ -463,7 +466,7 @@ func TestMintChangedPayloadRejectedLedgerUntouched(t *testing.T) {
 		// the ARK repointed since to the manifest's URL: no field differs, the digest does
 		// (as the single operator: c1 holds no ark:update scope)
 		mintExec(t, l.Pool, `select ark_repoint($1, 'https://example.org/changed', null, 'test')`, r2ARK)
-		if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
+		if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
 			run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects}); err != nil {
 			t.Fatal(err)
 		}
@@ -494,7 +497,7 @@ func TestMintDuplicatesWithinManifest(t *testing.T) {
 	mm := filepath.Join(dir, "map.csv")
 	rejects := filepath.Join(dir, "rejects.csv")
 	// batch 4 puts the duplicates in later batches than their first occurrence
-	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
 		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 4, Workers: 3}, mapPath: mm, rejects: rejects})
 	if err != nil {
 		t.Fatal(err)
@@ -512,7 +515,7 @@ func TestMintDuplicatesWithinManifest(t *testing.T) {
 	}
 	checkLedger(t, l.Pool, 30)
 	// in one batch as well; the reject also names where the first occurrence is
-	sum, err = doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c2", Shoulder: "/z3"},
+	sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c2", Shoulder: "/z3"},
 		run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 800, Workers: 1}, mapPath: mm, rejects: rejects}) // the first batch (800/8) holds all 33 rows
 	if err != nil {
 		t.Fatal(err)
@@ -538,7 +541,7 @@ func TestMintBadRowsRejectOnlyThemselves(t *testing.T) {
 	}
 	in := filepath.Join(dir, "m.csv")
 	rejects := filepath.Join(dir, "rejects.csv")
-	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects})
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, rejects: rejects})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,7 +565,7 @@ func TestMintServerRefusalRejectsOneRow(t *testing.T) {
 		t.Run(fmt.Sprintf("bisect=%v,pgx=%v", v.bisect, v.pgx), func(t *testing.T) {
 			l := mintLedger(t)
 			ctx := context.Background()
-			sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", PgxCopyFrom: v.pgx, Hooks: ledger.MintHooks{Bisect: v.bisect}})
+			sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: "c1", PgxCopyFrom: v.pgx, Hooks: loader.MintHooks{Bisect: v.bisect}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -590,7 +593,7 @@ func TestMintServerRefusalRejectsOneRow(t *testing.T) {
 			}
 			for i, r := range b.Rows {
 				bad := i == 3 || i == 6
-				var sr *ledger.ServerRefusalError
+				var sr *loader.ServerRefusalError
 				switch {
 				case bad && (r.Outcome != pipeline.OutcomeRejected || !errors.As(r.Reject.Err, &sr) || sr.Code != "22021"):
 					t.Errorf("row %d: %v %v, want rejected with SQLSTATE 22021", i, r.Outcome, r.Reject)
@@ -631,7 +634,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 				once.Do(cancel)
 			}
 		}
-		_, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Hooks: ledger.MintHooks{CopyRow: hook}},
+		_, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Hooks: loader.MintHooks{CopyRow: hook}},
 			run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 100}, mapPath: filepath.Join(dir, "map.csv")})
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("run error %v, want context.Canceled", err)
@@ -645,7 +648,7 @@ func TestMintCancelMidCopyThenRerun(t *testing.T) {
 		}
 		checkLedger(t, l.Pool, done)
 		mm := filepath.Join(dir, "map.csv")
-		sum, err := doMint(t, context.Background(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
+		sum, err := doMint(t, context.Background(), l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
 			run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 100}, mapPath: mm})
 		if err != nil {
 			t.Fatal(err)
@@ -668,13 +671,13 @@ func TestMintCrashBeforeMintMapThenRerun(t *testing.T) {
 		dir := t.TempDir()
 		in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 25, Seed: 6})
 		mm := filepath.Join(dir, "map.csv")
-		if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm, abort: true}); err != nil {
+		if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm, abort: true}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(mm); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("mint map exists after the simulated crash: %v", err)
 		}
-		sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm})
+		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}, mapPath: mm})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -709,7 +712,7 @@ func TestMintConcurrentRunsMintOnce(t *testing.T) {
 		errs := make([]error, 2)
 		for i := range 2 {
 			wg.Go(func() {
-				sums[i], errs[i] = doMint(t, context.Background(), l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckNever},
+				sums[i], errs[i] = doMint(t, context.Background(), l, mintRun{cfg: loader.MintConfig{ClientID: "c1", ReceiptCheck: loader.CheckNever},
 					run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 20, Workers: 2}})
 			})
 		}
@@ -753,14 +756,14 @@ func TestMintReachRefusalsWriteNothing(t *testing.T) {
 			{"c1", "/k4", "not registered"},
 		}
 		for _, c := range cases {
-			_, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: c.client, Shoulder: c.shoulder}, run: pipeline.RunConfig{Inputs: []string{in}}})
-			var re *ledger.ReachError
+			_, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder}, run: pipeline.RunConfig{Inputs: []string{in}}})
+			var re *loader.ReachError
 			if !errors.As(err, &re) || !strings.Contains(re.Rule, c.rule) {
 				t.Errorf("client %s shoulder %q: %v, want a ReachError naming %q", c.client, c.shoulder, err, c.rule)
 			}
 		}
 		// a NAAN-wide client may mint in any shoulder of its NAAN, given one
-		sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "naanwide", Shoulder: "99999/z3"}, run: pipeline.RunConfig{Inputs: []string{in}}})
+		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "naanwide", Shoulder: "99999/z3"}, run: pipeline.RunConfig{Inputs: []string{in}}})
 		if err != nil || sum.Minted != 3 {
 			t.Fatalf("naanwide in /z3: %+v %v", sum, err)
 		}
@@ -769,13 +772,13 @@ func TestMintReachRefusalsWriteNothing(t *testing.T) {
 		}
 		// reach changed during the run: the database refuses the batch (AK004; on Citus the
 		// COPY's refusal comes back as XX000, and the sink reads the reach again to name it)
-		sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1"})
+		sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: "c1"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		mintExec(t, l.Pool, `update client set active = false where client_id = 'c1'`)
 		_, err = pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1})
-		var re *ledger.ReachError
+		var re *loader.ReachError
 		code := ledger.SQLState(err)
 		if !errors.As(err, &re) || code != ledger.CodeReachRefused && !(db.Citus() && code == codeCitusCopy) {
 			t.Fatalf("run after deactivation: %v, want a ReachError with SQLSTATE AK004", err)
@@ -824,7 +827,7 @@ func TestMintQuota(t *testing.T) {
 		}
 		run := func(name string) (pipeline.Summary, string, string, error) {
 			mm, rej := filepath.Join(dir, name+".csv"), filepath.Join(dir, name+".rejects.csv")
-			sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
+			sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
 				run: pipeline.RunConfig{Inputs: []string{in}, Workers: 3, BatchSize: 2}, mapPath: mm, rejects: rej})
 			return sum, mm, rej, err
 		}
@@ -857,8 +860,8 @@ func TestMintQuota(t *testing.T) {
 		}
 		checkLedger(t, l.Pool, 5)
 		// a client of the same manager with no receipt at all: refused before reading
-		_, err = doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "pinned"}, run: pipeline.RunConfig{Inputs: []string{in}}})
-		var re *ledger.ReachError
+		_, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "pinned"}, run: pipeline.RunConfig{Inputs: []string{in}}})
+		var re *loader.ReachError
 		if !errors.As(err, &re) || !strings.Contains(re.Rule, "quota") {
 			t.Fatalf("client without receipts over quota: %v, want a quota refusal", err)
 		}
@@ -899,7 +902,7 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ client, shoulder string }{{"c1", "/q7"}, {"naanwide", "/z3"}} {
-		if sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
+		if sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
 			run: pipeline.RunConfig{Inputs: []string{first}}}); err != nil || sum.Minted != 3 {
 			t.Fatalf("%s in %s: %+v %v", c.client, c.shoulder, sum, err)
 		}
@@ -922,14 +925,14 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 	for _, c := range cases {
 		rej := filepath.Join(dir, "rejects.csv")
 		_ = os.Remove(rej)
-		sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: c.client, Shoulder: c.shoulder})
+		sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder})
 		if err != nil {
 			t.Fatalf("%s %q: %v, want a run that replays", c.client, c.shoulder, err)
 		}
 		if nm := sink.Target().NoNewMints; nm == nil || (c.rule != "" && !strings.Contains(nm.Rule, c.rule)) {
 			t.Errorf("%s %q: NoNewMints %v, want one naming %q", c.client, c.shoulder, nm, c.rule)
 		}
-		sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
+		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: c.client, Shoulder: c.shoulder},
 			run: pipeline.RunConfig{Inputs: []string{c.in}}, rejects: rej})
 		if err != nil || sum.Replayed != c.replayed || sum.Rejected != c.rejected || sum.Minted != 0 {
 			t.Errorf("%s %q %s: %+v %v, want %d replayed, %d rejected", c.client, c.shoulder, filepath.Base(c.in), sum, err, c.replayed, c.rejected)
@@ -943,7 +946,7 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 		}
 	}
 	// the default shoulder mints the new row; the replays keep their original shoulder
-	sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{more}}})
+	sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{more}}})
 	if err != nil || sum.Minted != 1 || sum.Replayed != 3 {
 		t.Fatalf("c1 in its default shoulder: %+v %v", sum, err)
 	}
@@ -960,14 +963,14 @@ func TestMintReplayIgnoresShoulder(t *testing.T) {
 // twice, and every request ID ends with exactly one ARK.
 func TestMintDenseShoulder(t *testing.T) {
 	t.Parallel()
-	for _, check := range []ledger.Check{ledger.CheckAuto, ledger.CheckNever} {
+	for _, check := range []loader.Check{loader.CheckAuto, loader.CheckNever} {
 		t.Run(check.String(), func(t *testing.T) {
 			l := mintLedger(t)
 			ctx := context.Background()
 			mintExec(t, l.Pool, `insert into shoulder (naan, shoulder, manager_id, blade_length)
 				select '99999', '/d4', id, 3 from manager where name = 'm1'`)
 			in := manifest(t, t.TempDir(), "m.csv", fixtures.ManifestConfig{Rows: 6000, Seed: 10})
-			sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", Shoulder: "/d4", NameCheck: check})
+			sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: "c1", Shoulder: "/d4", NameCheck: check})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -990,7 +993,7 @@ func TestMintDenseShoulder(t *testing.T) {
 				t.Fatalf("shoulder counters %d/%d, run %d/%d", draws, collisions, sum.Draws, sum.Collisions)
 			}
 			t.Logf("%s: %d collisions in %d draws; %d retries (%d conflicts), %d names looked up", check, sum.Collisions, sum.Draws, st.Retries, st.Conflicts, st.LookedUpNames)
-			if check == ledger.CheckAuto && st.Conflicts != 0 {
+			if check == loader.CheckAuto && st.Conflicts != 0 {
 				t.Errorf("%d batches retried after conflicts with names looked up first", st.Conflicts)
 			}
 		})
@@ -998,7 +1001,7 @@ func TestMintDenseShoulder(t *testing.T) {
 }
 
 // TestMintChunksRedrawInPlace: with CheckChunks one batch of 2,502 rows goes in chunks of
-// ledger.ChunkRows under savepoints. A chunk that draws an existing name is rolled back to its
+// loader.ChunkRows under savepoints. A chunk that draws an existing name is rolled back to its
 // savepoint alone, the name is counted and redrawn, and the chunk goes again; a row whose redraw
 // names an existing ARK again until it runs out of draws is rejected with a *CollisionError,
 // and the later occurrence of its request ID with it; the later occurrence of a redrawn row
@@ -1038,7 +1041,7 @@ func TestMintChunksRedrawInPlace(t *testing.T) {
 			}
 		}
 		script = append(script, "ghjkmnpq", existing[1])
-		sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", NameCheck: ledger.CheckChunks, MaxDraws: 2,
+		sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: "c1", NameCheck: loader.CheckChunks, MaxDraws: 2,
 			Blades: func(int) ark.BladeSource { return ark.NewScriptedBlades(script...) }})
 		if err != nil {
 			t.Fatal(err)
@@ -1061,11 +1064,11 @@ func TestMintChunksRedrawInPlace(t *testing.T) {
 		if r := b.Rows[1200]; r.Outcome != pipeline.OutcomeReplayed || r.ARK != fresh {
 			t.Errorf("row 1200 (repeats 1199): %v %s, want replayed %s", r.Outcome, r.ARK, fresh)
 		}
-		var ce *ledger.CollisionError
+		var ce *loader.CollisionError
 		if r := b.Rows[2400]; r.Outcome != pipeline.OutcomeRejected || r.Reject == nil || !errors.As(r.Reject.Err, &ce) || ce.Draws != 2 {
 			t.Errorf("row 2400: %v %v, want rejected with a CollisionError after 2 draws", r.Outcome, r.Reject)
 		}
-		var fe *ledger.FirstRejectedError
+		var fe *loader.FirstRejectedError
 		if r := b.Rows[2401]; r.Outcome != pipeline.OutcomeRejected || r.Reject == nil || !errors.As(r.Reject.Err, &fe) {
 			t.Errorf("row 2401 (repeats 2400): %v %v, want rejected with its first", r.Outcome, r.Reject)
 		}
@@ -1120,9 +1123,9 @@ func chunkBlade(k int) string {
 func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []struct {
-		check    ledger.Check
+		check    loader.Check
 		copyFrom bool
-	}{{ledger.CheckNever, false}, {ledger.CheckNever, true}, {ledger.CheckChunks, false}} {
+	}{{loader.CheckNever, false}, {loader.CheckNever, true}, {loader.CheckChunks, false}} {
 		copyFrom := mode.copyFrom
 		t.Run(fmt.Sprintf("%s/pgx=%v", mode.check, copyFrom), func(t *testing.T) {
 			pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
@@ -1135,7 +1138,7 @@ func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 					t.Fatal(err)
 				}
 				first := func(int) ark.BladeSource { return ark.NewScriptedBlades("2b3c4d5f") }
-				if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: first},
+				if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: first},
 					run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1}}); err != nil {
 					t.Fatal(err)
 				}
@@ -1146,8 +1149,8 @@ func TestMintOneUniqueViolationNameAndReceipt(t *testing.T) {
 				blades := func(int) ark.BladeSource {
 					return ark.NewScriptedBlades(blade, "mnpqrstv", "wxz23456", "789bcdfg", "6789bcdf", "ghjkmnpq")
 				}
-				sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", Blades: blades, NameCheck: mode.check,
-					ReceiptCheck: ledger.CheckNever, PgxCopyFrom: copyFrom}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
+				sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", Blades: blades, NameCheck: mode.check,
+					ReceiptCheck: loader.CheckNever, PgxCopyFrom: copyFrom}, run: pipeline.RunConfig{Inputs: []string{in}, Workers: 1, BatchSize: 10}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -1196,7 +1199,7 @@ func TestMintRowRefusedOnAWorker(t *testing.T) {
 			}
 		}
 		conn.Release()
-		sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1"})
+		sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: "c1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1224,7 +1227,7 @@ func TestMintRowRefusedOnAWorker(t *testing.T) {
 		}
 		for i, r := range b.Rows {
 			bad := i == 2 || i == 7
-			var sr *ledger.ServerRefusalError
+			var sr *loader.ServerRefusalError
 			switch {
 			case bad && (r.Outcome != pipeline.OutcomeRejected || !errors.As(r.Reject.Err, &sr) || sr.Code != want ||
 				!strings.Contains(sr.Message, fmt.Sprintf("refuse %d", i))):
@@ -1249,7 +1252,7 @@ func TestMintThroughEveryNode(t *testing.T) {
 		l := mintLedgerIn(t, db)
 		ctx := t.Context()
 		if !db.Citus() {
-			_, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", EntryNodes: []*pgxpool.Pool{db.Pool}})
+			_, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: "c1", EntryNodes: []*pgxpool.Pool{db.Pool}})
 			if err == nil || !strings.Contains(err.Error(), "several database URLs need a Citus ledger") {
 				t.Fatalf("a single-node ledger took an entry node: %v", err)
 			}
@@ -1267,19 +1270,19 @@ func TestMintThroughEveryNode(t *testing.T) {
 		// each worker's session, through whichever node, sends a transaction's multi-shard
 		// statements over one connection per node (sequential mode), which Citus keeps across
 		// the batches, instead of new worker backends per shard for every batch
-		sink, err := l.PrepareMint(ctx, ledger.MintConfig{ClientID: "c1", EntryNodes: nodes})
+		sink, err := loader.PrepareMint(ctx, l, loader.MintConfig{ClientID: "c1", EntryNodes: nodes})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for w := range 3 {
-			mode, err := ledger.MintSessionSetting(ctx, sink, w, "citus.multi_shard_modify_mode")
+			mode, err := loader.MintSessionSetting(ctx, sink, w, "citus.multi_shard_modify_mode")
 			if err != nil || mode != "sequential" {
 				t.Errorf("worker %d (node %d): citus.multi_shard_modify_mode %q, %v; want sequential", w, w%3, mode, err)
 			}
 		}
 		dir := t.TempDir()
 		in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 120, Seed: 11})
-		run := mintRun{cfg: ledger.MintConfig{ClientID: "c1", EntryNodes: nodes}, run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 10, Workers: 3}}
+		run := mintRun{cfg: loader.MintConfig{ClientID: "c1", EntryNodes: nodes}, run: pipeline.RunConfig{Inputs: []string{in}, BatchSize: 10, Workers: 3}}
 		sum, err := doMint(t, ctx, l, run)
 		if err != nil {
 			t.Fatal(err)
@@ -1321,7 +1324,7 @@ func TestMintSmallRunConnections(t *testing.T) {
 		}
 		own := &ledger.Ledger{Pool: pool}
 		in := manifest(t, dir, fmt.Sprintf("m%d.csv", c.rows), fixtures.ManifestConfig{Rows: c.rows, Seed: uint64(50 + c.rows), Prefix: fmt.Sprintf("conn%d-", c.rows)})
-		rep, err := own.Mint(t.Context(), ledger.MintJob{Mint: ledger.MintConfig{ClientID: "c1"}, Inputs: []string{in},
+		rep, err := loader.Mint(t.Context(), own, loader.MintJob{Mint: loader.MintConfig{ClientID: "c1"}, Inputs: []string{in},
 			Workers: 4, BatchSize: c.batch})
 		opened := pool.Stat().NewConnsCount()
 		pool.Close()
@@ -1357,7 +1360,7 @@ func TestMintBatchTransitionTableSpills(t *testing.T) {
 	}
 	defer pool.Close()
 	own := &ledger.Ledger{Pool: pool}
-	rep, err := own.Mint(t.Context(), ledger.MintJob{Mint: ledger.MintConfig{ClientID: "c1"}, Inputs: []string{in},
+	rep, err := loader.Mint(t.Context(), own, loader.MintJob{Mint: loader.MintConfig{ClientID: "c1"}, Inputs: []string{in},
 		Workers: 1, BatchSize: 10000})
 	if err != nil {
 		t.Fatal(err)
@@ -1401,12 +1404,12 @@ func TestMintStoppedEarlyReportsShoulderTotals(t *testing.T) {
 	l := mintLedger(t)
 	dir := t.TempDir()
 	in := manifest(t, dir, "early.csv", fixtures.ManifestConfig{Rows: 3, Seed: 72, Prefix: "early-"})
-	job := ledger.MintJob{Mint: ledger.MintConfig{ClientID: "c1"}, Inputs: []string{in}}
-	if _, err := l.Mint(t.Context(), job); err != nil {
+	job := loader.MintJob{Mint: loader.MintConfig{ClientID: "c1"}, Inputs: []string{in}}
+	if _, err := loader.Mint(t.Context(), l, job); err != nil {
 		t.Fatal(err)
 	}
 	job.MintMapPath = filepath.Join(dir, "missing", "map.csv")
-	rep, err := l.Mint(t.Context(), job)
+	rep, err := loader.Mint(t.Context(), l, job)
 	if err == nil || rep.ShoulderDraws != 3 || rep.ShoulderCollisions != 0 {
 		t.Fatalf("second run: err %v, shoulder totals %d draws, %d collisions; want an error and 3, 0", err, rep.ShoulderDraws, rep.ShoulderCollisions)
 	}

@@ -1,4 +1,4 @@
-package ledger_test
+package loader_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/jackc/pgx/v5"
 )
@@ -35,7 +36,7 @@ func TestMintLeanRows(t *testing.T) {
 			}
 		}
 		write("r1,https://example.org/1,One\nr2,https://example.org/2,Two\n")
-		if _, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
+		if _, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"}, run: pipeline.RunConfig{Inputs: []string{in}}}); err != nil {
 			t.Fatal(err)
 		}
 		if n := mintCount(t, l.Pool, `select count(*) from ark where status is null and change_seq is null`); n != 2 {
@@ -56,7 +57,7 @@ func TestMintLeanRows(t *testing.T) {
 			}
 		}
 		// the enum holds the CHECK's three values and refuses any other, as the CHECK did
-		refusedOn(t, nodesOf(t, db), "22P02", `select count(*) from ark where status = 'published'`)
+		refusedEverywhere(t, db, "22P02", `select count(*) from ark where status = 'published'`)
 		if n := mintCount(t, l.Pool, `select count(*) from ark where status in ('reserved', 'unavailable')`); n != 0 {
 			t.Fatalf("%d minted ARKs reserved or unavailable, want 0", n)
 		}
@@ -97,7 +98,7 @@ func TestMintLeanRows(t *testing.T) {
 				from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'c1'`, d[:])
 		}
 		write("r1,https://example.org/1,One\nr2,https://example.org/2,Two changed\nold,https://example.org/old,Old\nold2,https://example.org/old,Old\n")
-		sum, err := doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1", ReceiptCheck: ledger.CheckAlways},
+		sum, err := doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1", ReceiptCheck: loader.CheckAlways},
 			run: pipeline.RunConfig{Inputs: []string{in}}, rejects: filepath.Join(dir, "rejects.csv")})
 		if err != nil {
 			t.Fatal(err)
@@ -106,18 +107,18 @@ func TestMintLeanRows(t *testing.T) {
 			t.Fatalf("summary %+v, want r1 and old replayed, r2 rejected (changed payload), old2 minted", sum)
 		}
 		write("old,https://example.org/new,Old\n")
-		if sum, err = doMint(t, ctx, l, mintRun{cfg: ledger.MintConfig{ClientID: "c1"},
+		if sum, err = doMint(t, ctx, l, mintRun{cfg: loader.MintConfig{ClientID: "c1"},
 			run: pipeline.RunConfig{Inputs: []string{in}}, rejects: filepath.Join(dir, "rejects.csv")}); err != nil || sum.Rejected != 1 {
 			t.Fatalf("a changed payload against a 16-octet receipt: %+v, %v; want it rejected", sum, err)
 		}
 
 		// the change path counts from 0; a hand-written UPDATE raising NULL + 1 is refused
-		refusedOn(t, nodesOf(t, db), ledger.CodeUpdateRefused, fmt.Sprintf(`insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+		refusedEverywhere(t, db, ledger.CodeUpdateRefused, fmt.Sprintf(`insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
 			values ('%[1]s', 1, now(), 'update', 'https://example.org/1', 'https://example.org/b', 'public', 'public');
 			update ark set url = 'https://example.org/b', change_seq = change_seq + 1 where ark = '%[1]s'`, r1))
 		// an ARK_CHANGE row that says public covers a NULL status only: the same row with the
 		// count right does not let an UPDATE write 'reserved'
-		refusedOn(t, nodesOf(t, db), ledger.CodeUpdateRefused, fmt.Sprintf(`insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
+		refusedEverywhere(t, db, ledger.CodeUpdateRefused, fmt.Sprintf(`insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status)
 			values ('%[1]s', 1, now(), 'update', 'https://example.org/1', 'https://example.org/b', 'public', 'public');
 			update ark set url = 'https://example.org/b', status = 'reserved', change_seq = 1 where ark = '%[1]s'`, r1))
 		mintExec(t, l.Pool, `select ark_repoint($1, 'https://example.org/moved', null, 'test')`, r1)

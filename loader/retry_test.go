@@ -1,4 +1,4 @@
-package ledger_test
+package loader_test
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/localpg"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
@@ -103,11 +104,11 @@ func ownCluster(t *testing.T) (*localpg.Cluster, *ledger.Ledger) {
 // notices collects RetryNotices.
 type notices struct {
 	mu   sync.Mutex
-	list []ledger.RetryNotice
-	then func(ledger.RetryNotice) // called after each notice is recorded, if set
+	list []loader.RetryNotice
+	then func(loader.RetryNotice) // called after each notice is recorded, if set
 }
 
-func (n *notices) notify(r ledger.RetryNotice) {
+func (n *notices) notify(r loader.RetryNotice) {
 	n.mu.Lock()
 	n.list = append(n.list, r)
 	n.mu.Unlock()
@@ -258,9 +259,9 @@ func TestMintRidesOutServerRestarts(t *testing.T) {
 	}
 	var got notices
 	mm := filepath.Join(dir, "map.csv")
-	rep, err := l.Mint(context.Background(), ledger.MintJob{
-		Mint: ledger.MintConfig{ClientID: "c1", Hooks: ledger.MintHooks{CopyRow: hook},
-			Retry: ledger.RetryPolicy{For: 3 * time.Minute, BatchTimeout: time.Minute, Notify: got.notify}},
+	rep, err := loader.Mint(context.Background(), l, loader.MintJob{
+		Mint: loader.MintConfig{ClientID: "c1", Hooks: loader.MintHooks{CopyRow: hook},
+			Retry: loader.RetryPolicy{For: 3 * time.Minute, BatchTimeout: time.Minute, Notify: got.notify}},
 		Inputs: []string{in}, Workers: 2, BatchSize: 200, MintMapPath: mm})
 	if err != nil {
 		t.Fatalf("run did not ride out the restarts: %v", err)
@@ -305,10 +306,10 @@ func TestMintLostCommitReplyIsTakenAsCommitted(t *testing.T) {
 	var batches atomic.Int64
 	var got notices
 	mm := filepath.Join(dir, "map.csv")
-	rep, err := l.Mint(context.Background(), ledger.MintJob{
-		Mint: ledger.MintConfig{ClientID: "c1",
-			Hooks: ledger.MintHooks{LoseCommitReply: func(int) bool { return batches.Add(1)%3 == 1 }},
-			Retry: ledger.RetryPolicy{Notify: got.notify}},
+	rep, err := loader.Mint(context.Background(), l, loader.MintJob{
+		Mint: loader.MintConfig{ClientID: "c1",
+			Hooks: loader.MintHooks{LoseCommitReply: func(int) bool { return batches.Add(1)%3 == 1 }},
+			Retry: loader.RetryPolicy{Notify: got.notify}},
 		Inputs: []string{in}, Workers: 2, BatchSize: 40, MintMapPath: mm})
 	if err != nil {
 		t.Fatal(err)
@@ -374,9 +375,9 @@ func TestMintRidesOutTerminatedBackend(t *testing.T) {
 	}
 	var got notices
 	mm := filepath.Join(dir, "map.csv")
-	rep, err := l.Mint(context.Background(), ledger.MintJob{
-		Mint: ledger.MintConfig{ClientID: "c1", Hooks: ledger.MintHooks{CopyRow: hook},
-			Retry: ledger.RetryPolicy{Notify: got.notify}},
+	rep, err := loader.Mint(context.Background(), l, loader.MintJob{
+		Mint: loader.MintConfig{ClientID: "c1", Hooks: loader.MintHooks{CopyRow: hook},
+			Retry: loader.RetryPolicy{Notify: got.notify}},
 		Inputs: []string{in}, Workers: 2, BatchSize: 50, MintMapPath: mm})
 	if err != nil {
 		t.Fatal(err)
@@ -446,15 +447,15 @@ func TestMintFrozenBackend(t *testing.T) {
 			}
 			got := notices{}
 			if resume {
-				got.then = func(ledger.RetryNotice) { cont() }
+				got.then = func(loader.RetryNotice) { cont() }
 			}
 			retryFor := time.Minute
 			if !resume {
 				retryFor = 4 * time.Second
 			}
-			rep, err := l.Mint(context.Background(), ledger.MintJob{
-				Mint: ledger.MintConfig{ClientID: "c1", Hooks: ledger.MintHooks{CopyRow: hook},
-					Retry: ledger.RetryPolicy{For: retryFor, BatchTimeout: 1500 * time.Millisecond, Notify: got.notify}},
+			rep, err := loader.Mint(context.Background(), l, loader.MintJob{
+				Mint: loader.MintConfig{ClientID: "c1", Hooks: loader.MintHooks{CopyRow: hook},
+					Retry: loader.RetryPolicy{For: retryFor, BatchTimeout: 1500 * time.Millisecond, Notify: got.notify}},
 				Inputs: []string{in}, Workers: 1, BatchSize: 2000, MintMapPath: filepath.Join(dir, "map.csv")})
 			if !froze.Load() {
 				t.Fatal("no COPY backend was stopped")
@@ -471,7 +472,7 @@ func TestMintFrozenBackend(t *testing.T) {
 				checkMinted(t, l.Pool, 6000, rep.Summary, filepath.Join(dir, "map.csv"))
 				return
 			}
-			var fe *ledger.FaultError
+			var fe *loader.FaultError
 			if !errors.As(err, &fe) || !strings.Contains(err.Error(), "gave up after") || !strings.Contains(err.Error(), "the same command completes the job") {
 				t.Fatalf("run error %v, want a *FaultError saying it gave up and what to do", err)
 			}
@@ -508,12 +509,12 @@ func TestMintLockTimeoutRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var once sync.Once
-	got := notices{then: func(ledger.RetryNotice) { once.Do(func() { _ = holder.Rollback(ctx) }) }}
+	got := notices{then: func(loader.RetryNotice) { once.Do(func() { _ = holder.Rollback(ctx) }) }}
 	dir := t.TempDir()
 	in := manifest(t, dir, "m.csv", fixtures.ManifestConfig{Rows: 100, Seed: 35})
-	rep, err := l.Mint(ctx, ledger.MintJob{
-		Mint: ledger.MintConfig{ClientID: "c1",
-			Retry: ledger.RetryPolicy{BatchTimeout: 4 * time.Second, Notify: got.notify}},
+	rep, err := loader.Mint(ctx, l, loader.MintJob{
+		Mint: loader.MintConfig{ClientID: "c1",
+			Retry: loader.RetryPolicy{BatchTimeout: 4 * time.Second, Notify: got.notify}},
 		Inputs: []string{in}, Workers: 1, BatchSize: 100, MintMapPath: filepath.Join(dir, "map.csv")})
 	once.Do(func() { _ = holder.Rollback(ctx) })
 	if err != nil {
@@ -545,14 +546,14 @@ func TestMintConcurrentOverlappingRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reps := make([]ledger.MintReport, len(ms.Runs))
+	reps := make([]loader.MintReport, len(ms.Runs))
 	errs := make([]error, len(ms.Runs))
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, in := range ms.Runs {
 		own := &ledger.Ledger{Pool: pgtest.New(t)} // a pool per run, as separate processes have
 		wg.Go(func() {
-			reps[i], errs[i] = own.Mint(context.Background(), ledger.MintJob{Mint: ledger.MintConfig{ClientID: "c1"},
+			reps[i], errs[i] = loader.Mint(context.Background(), own, loader.MintJob{Mint: loader.MintConfig{ClientID: "c1"},
 				Inputs: []string{in}, BatchSize: batch})
 		})
 	}
@@ -620,7 +621,7 @@ func BenchmarkMintOverlapping(b *testing.B) {
 			errs := make([]error, len(inputs))
 			for i, in := range inputs {
 				wg.Go(func() {
-					_, errs[i] = ls[i].Mint(ctx, ledger.MintJob{Mint: ledger.MintConfig{ClientID: client}, Inputs: []string{in}})
+					_, errs[i] = loader.Mint(ctx, ls[i], loader.MintJob{Mint: loader.MintConfig{ClientID: client}, Inputs: []string{in}})
 				})
 			}
 			wg.Wait()

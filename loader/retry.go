@@ -1,4 +1,4 @@
-package ledger
+package loader
 
 import (
 	"context"
@@ -110,27 +110,6 @@ func (n RetryNotice) String() string {
 	return fmt.Sprintf("worker %d: %s (%v); retrying in %s, %s left", n.Worker, n.Cause, n.Err,
 		n.Wait.Round(100*time.Millisecond), n.Left.Round(time.Second))
 }
-
-// FaultError stops a run whose batch kept failing on faults for RetryPolicy.For. What was
-// committed stays; running the same command again completes the job.
-type FaultError struct {
-	Cause    string
-	Err      error
-	Attempts int
-	For      time.Duration // the retry limit
-}
-
-// Error names the fault, the retries and what to do.
-func (e *FaultError) Error() string {
-	if e.For < 0 {
-		return fmt.Sprintf("%s: %v (retries are off); what was committed stays, and the same command completes the job", e.Cause, e.Err)
-	}
-	return fmt.Sprintf("%s: %v; gave up after %d attempts in %s (the retry limit); what was committed stays, and the same command completes the job",
-		e.Cause, e.Err, e.Attempts, e.For)
-}
-
-// Unwrap returns the last attempt's error.
-func (e *FaultError) Unwrap() error { return e.Err }
 
 // faultCounters are a run's committed outcomes and its faults, for the summary and the audit
 // event; safe for concurrent use.
@@ -362,7 +341,7 @@ func (w *mintWorker) adopt(b *pipeline.Batch) {
 // connect replaces a lost connection and sets the session's lock_timeout and
 // statement_timeout (see RetryPolicy.BatchTimeout), and on Citus its
 // citus.multi_shard_modify_mode to sequential (one connection per node, kept across the
-// batches: see the citus layout's sessions in mint.go).
+// batches: see the citus layout's sessions in batch.go).
 func (w *mintWorker) connect(ctx context.Context) error {
 	if w.conn != nil && w.conn.Conn().IsClosed() {
 		w.conn.Release() // the pool drops a closed connection

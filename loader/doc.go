@@ -1,0 +1,22 @@
+// Package loader writes rows into the ledger in bulk, over ledger's pool and its binary COPY
+// encoder; package ledger itself writes one row at a time.
+//
+// Every bulk write of table ark goes through one writer (writer.go): a row is an ARKRow, a kind
+// of bulk write is the set of ark columns it sends, and the tuples are encoded by one function.
+// Two kinds exist:
+//
+//   - Mint (PrepareMint, Mint): new ARKs from a manifest, as a pipeline.Sink. Per batch it
+//     checks idempotency receipts (a request ID minted before replays its ARK; the same request
+//     ID with another payload is refused), draws blades with collision redraw, and COPYs the
+//     ARKs with their receipts in one transaction, after the reach and quota checks of the
+//     client's registration (reach comes from the registration only, and the database checks
+//     it again per row). Minting never becomes an update: an existing ARK is never written.
+//     Faults (a lost connection, a restarted or frozen server) are ridden out per RetryPolicy.
+//   - Import (NewImportWriter): the new ARKs an import found absent from the ledger, sent in
+//     batches inside the import's transaction with one batch in flight while the next is encoded.
+//
+// A further kind of bulk write is a column set beside these (arkKind) and, where it overlaps
+// encoding and sending in its own way, a sender over the same encoder.
+//
+// The errors a mint returns are types of errors.go; callers branch on them with errors.As.
+package loader
