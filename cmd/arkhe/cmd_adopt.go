@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -36,21 +35,18 @@ func shoulderAdoptCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "minter-state", Usage: "the old minter's state (N2T/EZID minter JSON, e.g. 77913_r7.json): new mints follow its template"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("shoulder adopt: give exactly one shoulder, e.g. /t2")}
-			}
 			cfg := ledger.AdoptConfig{NAAN: c.String("naan"), Shoulder: c.Args().First(), Manager: c.String("manager")}
 			if z := c.String("check-zone"); z != "" {
 				zone, err := ark.ParseZone(z)
 				if err != nil {
-					return &exitError{code: exitCannot, err: fmt.Errorf("shoulder adopt: --check-zone: %w", err)}
+					return usagef("shoulder adopt: --check-zone: %w", err)
 				}
 				cfg.CheckZone = zone
 			}
 			if p := c.String("minter-state"); p != "" {
 				st, err := legacy.ReadMinterState(p)
 				if err != nil {
-					return &exitError{code: exitCannot, err: err}
+					return err
 				}
 				cfg.Minter = &ledger.AdoptMinter{Source: p, Label: st.Label(), Mask: st.Mask, Template: st.Template,
 					Check: st.Check, Issued: st.Issued}

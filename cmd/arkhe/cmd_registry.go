@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -158,9 +157,6 @@ func naanCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "policy", Usage: "persistence statement URL or text"},
 				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("naan add: give exactly one NAAN")}
-					}
 					return withLedger(c, e, func(l *ledger.Ledger) error {
 						created, err := l.AddNAAN(c.Context, ledger.NAAN{NAAN: c.Args().First(), Name: c.String("name"),
 							IsAuthoritative: !c.Bool("not-authoritative"), Redirect: c.String("redirect"), Policy: c.String("policy")})
@@ -207,9 +203,6 @@ func managerCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "default-shoulder", Usage: "a shoulder this manager holds, used when a mint names none (a new manager holds none yet: see shoulder add --default)"},
 				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("manager add: give exactly one NAME")}
-					}
 					name := c.Args().First()
 					return withLedger(c, e, func(l *ledger.Ledger) error {
 						created, err := l.AddManager(c.Context, ledger.Manager{NAAN: c.String("naan"), Name: name,
@@ -290,9 +283,6 @@ func shoulderCommand(e *env) *cli.Command {
 				Name: "retire", Usage: "retire a shoulder for ever (it never mints again)", ArgsUsage: "/SHOULDER",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"}},
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("shoulder retire: give exactly one shoulder")}
-					}
 					return withLedger(c, e, func(l *ledger.Ledger) error {
 						changed, err := l.RetireShoulder(c.Context, c.String("naan"), c.Args().First())
 						if err != nil {
@@ -363,9 +353,6 @@ func clientCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "db-role", Usage: "bind the client to this database login role: only sessions of that role (or its members) may mint, import, repoint or tombstone as the client"},
 				},
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("client add: give exactly one CLIENT_ID")}
-					}
 					exp, err := parseTime(c.String("expires"))
 					if err != nil {
 						return err
@@ -520,9 +507,6 @@ func clientActiveCommand(e *env, active bool) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: usage, ArgsUsage: "CLIENT_ID",
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: fmt.Errorf("client %s: give exactly one client ID", name)}
-			}
 			id := c.Args().First()
 			return withLedger(c, e, func(l *ledger.Ledger) error {
 				changed, err := l.SetClientActive(c.Context, id, active)
@@ -549,9 +533,6 @@ func clientKeyCommand(e *env) *cli.Command {
 			{
 				Name: "create", Usage: "issue CLIENT a new API key and print it, once", ArgsUsage: "CLIENT_ID",
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("client key create: give exactly one client ID")}
-					}
 					return withLedger(c, e, func(l *ledger.Ledger) error {
 						k, err := l.CreateKey(c.Context, c.Args().First())
 						if err != nil {
@@ -566,9 +547,6 @@ func clientKeyCommand(e *env) *cli.Command {
 			{
 				Name: "list", Usage: "list API keys: prefix, client, created, last used, active", ArgsUsage: "[CLIENT_ID]",
 				Action: func(c *cli.Context) error {
-					if c.NArg() > 1 {
-						return &exitError{code: exitCannot, err: errors.New("client key list: give at most one client ID")}
-					}
 					return withLedger(c, e, func(l *ledger.Ledger) error {
 						keys, err := l.ListKeys(c.Context, c.Args().First())
 						if err != nil {
@@ -597,9 +575,6 @@ func clientKeyCommand(e *env) *cli.Command {
 			{
 				Name: "revoke", Usage: "revoke an API key at once (its row is kept)", ArgsUsage: "PREFIX",
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("client key revoke: give exactly one key prefix")}
-					}
 					prefix := c.Args().First()
 					if p, _, err := ledger.ParseKey(prefix); err == nil {
 						prefix = p // a whole key was given: name it by its prefix only

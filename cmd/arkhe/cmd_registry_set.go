@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,7 +14,7 @@ import (
 func activeFlag(c *cli.Context, cmd string) (*bool, error) {
 	switch {
 	case c.Bool("active") && c.Bool("inactive"):
-		return nil, &exitError{code: exitCannot, err: fmt.Errorf("%s: give --active or --inactive, not both", cmd)}
+		return nil, usagef("%s: give --active or --inactive, not both", cmd)
 	case c.Bool("active"):
 		v := true
 		return &v, nil
@@ -63,9 +62,6 @@ func managerSetCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "inactive", Usage: "stop the manager's clients (mint, import, repoint, tombstone) and shoulders (mint) at once"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("manager set: give exactly one NAME")}
-			}
 			active, err := activeFlag(c, "manager set")
 			if err != nil {
 				return err
@@ -85,7 +81,7 @@ func managerSetCommand(e *env) *cli.Command {
 			}
 			u.Active = active
 			if u == (ledger.ManagerUpdate{}) {
-				return &exitError{code: exitCannot, err: errors.New("manager set: give what to change: --quota, --commitment, --default-shoulder, --active or --inactive")}
+				return usagef("manager set: give what to change: --quota, --commitment, --default-shoulder, --active or --inactive")
 			}
 			name, naan := c.Args().First(), c.String("naan")
 			return withLedger(c, e, func(l *ledger.Ledger) error {
@@ -114,9 +110,6 @@ func managerSucceedCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "by", Required: true, Usage: "the successor: an active manager of the same NAAN"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("manager succeed: give exactly one manager NAME (the one succeeded)")}
-			}
 			return withLedger(c, e, func(l *ledger.Ledger) error {
 				d, err := l.SucceedManager(c.Context, c.String("naan"), c.Args().First(), c.String("by"))
 				if err != nil {
@@ -137,9 +130,6 @@ func managerDepartCommand(e *env) *cli.Command {
 			"(clients of authority naan or system); manager succeed may still name a successor later",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"}},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("manager depart: give exactly one manager NAME")}
-			}
 			return withLedger(c, e, func(l *ledger.Ledger) error {
 				d, err := l.DepartManager(c.Context, c.String("naan"), c.Args().First())
 				if err != nil {
@@ -204,9 +194,6 @@ func clientSetCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "inactive", Usage: "stop the client at once (client disable)"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("client set: give exactly one CLIENT_ID")}
-			}
 			active, err := activeFlag(c, "client set")
 			if err != nil {
 				return err
@@ -222,16 +209,16 @@ func clientSetCommand(e *env) *cli.Command {
 				if exp := c.String("expires"); exp == "never" {
 					u.NoExpiry = true
 				} else if u.ExpiresAt, err = parseTime(exp); err != nil || u.ExpiresAt == nil {
-					return &exitError{code: exitCannot, err: fmt.Errorf("client set: --expires: want RFC 3339 (2026-11-29T20:00:00Z), a date (2026-11-29) or never")}
+					return usagef("client set: --expires: want RFC 3339 (2026-11-29T20:00:00Z), a date (2026-11-29) or never")
 				}
 			}
 			switch {
 			case c.IsSet("shoulder") && c.Bool("no-shoulder"):
-				return &exitError{code: exitCannot, err: errors.New("client set: give --shoulder or --no-shoulder, not both")}
+				return usagef("client set: give --shoulder or --no-shoulder, not both")
 			case c.IsSet("shoulder"):
 				v := c.String("shoulder")
 				if v == "" {
-					return &exitError{code: exitCannot, err: errors.New("client set: --shoulder names a shoulder; --no-shoulder removes the pin")}
+					return usagef("client set: --shoulder names a shoulder; --no-shoulder removes the pin")
 				}
 				u.Shoulder = &v
 			case c.Bool("no-shoulder"):
@@ -239,7 +226,7 @@ func clientSetCommand(e *env) *cli.Command {
 				u.Shoulder = &v
 			}
 			if u.Scopes == nil && u.ExpiresAt == nil && !u.NoExpiry && u.Shoulder == nil && u.Active == nil {
-				return &exitError{code: exitCannot, err: errors.New("client set: give what to change: --scopes, --expires, --shoulder, --no-shoulder, --active or --inactive")}
+				return usagef("client set: give what to change: --scopes, --expires, --shoulder, --no-shoulder, --active or --inactive")
 			}
 			id := c.Args().First()
 			return withLedger(c, e, func(l *ledger.Ledger) error {

@@ -75,9 +75,6 @@ func versionCommand(e *env) *cli.Command {
 			"the highest /usr/lib/postgresql/<major>/bin, pg_config --bindir, PATH) and which database the other commands " +
 			"would use. Offline: it starts no server and connects to no database.",
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return &exitError{code: exitCannot, err: fmt.Errorf("version: unexpected argument %q", c.Args().First())}
-			}
 			return printVersion(c, e)
 		},
 	}
@@ -109,7 +106,7 @@ func printVersion(c *cli.Context, e *env) error {
 	if dataDir == "" {
 		d, err := localpg.DefaultDataDir()
 		if err != nil {
-			return &exitError{code: exitCannot, err: err}
+			return err
 		}
 		dataDir = d
 	}
