@@ -262,11 +262,20 @@ func shoulderCommand(e *env) *cli.Command {
 				},
 				Action: func(c *cli.Context) error {
 					return withLedger(c, e, func(l *ledger.Ledger) error {
-						got, err := l.AddShoulder(c.Context, ledger.Shoulder{NAAN: c.String("naan"), Shoulder: c.Args().First(),
+						got, created, err := l.RegisterShoulder(c.Context, ledger.Shoulder{NAAN: c.String("naan"), Shoulder: c.Args().First(),
 							Manager: c.String("manager"), Status: c.String("status"), CheckZone: c.String("check-zone"),
 							BladeLength: c.Int("blade-length")}, c.Int("length"))
 						if err != nil {
 							return err
+						}
+						if !created {
+							if c.Bool("default") {
+								if err := isDefaultShoulder(c, l, got); err != nil {
+									return err
+								}
+							}
+							fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s %s\n", got, c.String("naan"), createdWord(false))
+							return nil
 						}
 						if c.Bool("default") {
 							if err := l.SetDefaultShoulder(c.Context, c.String("naan"), c.String("manager"), got); err != nil {
@@ -358,13 +367,13 @@ func clientCommand(e *env) *cli.Command {
 						return err
 					}
 					return withLedger(c, e, func(l *ledger.Ledger) error {
-						err := l.AddClient(c.Context, ledger.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
+						created, err := l.RegisterClient(c.Context, ledger.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
 							Manager: c.String("manager"), SubjectType: c.String("subject"), Authority: c.String("authority"),
 							Shoulder: c.String("shoulder"), Scopes: c.StringSlice("scope"), ExpiresAt: exp, DBRole: c.String("db-role")})
 						if err != nil {
 							return err
 						}
-						fmt.Fprintf(e.stdout, "client %s registered\n", c.Args().First())
+						fmt.Fprintf(e.stdout, "client %s %s\n", c.Args().First(), createdWord(created))
 						return nil
 					})
 				},
@@ -472,6 +481,36 @@ func withClient(c *cli.Context, e *env, clientID string, f func(*ledger.Ledger) 
 	}
 	defer l.Close()
 	return f(l)
+}
+
+// isDefaultShoulder returns nil when shoulder is the default of the --manager of the --naan
+// (shoulder add --default of a shoulder registered already), else a refusal: add never changes
+// a registration.
+func isDefaultShoulder(c *cli.Context, l *ledger.Ledger, shoulder string) error {
+	ms, err := l.ListManagers(c.Context, c.String("naan"))
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Name == c.String("manager") {
+			if m.DefaultShoulder == shoulder {
+				return nil
+			}
+			return &ledger.RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", shoulder, c.String("naan")),
+				Rule: fmt.Sprintf("is registered already, and manager %q's default shoulder is %s; nothing changed (`manager set --default-shoulder` changes it)",
+					m.Name, orNoneWord(m.DefaultShoulder))}
+		}
+	}
+	return &ledger.RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", shoulder, c.String("naan")),
+		Rule: fmt.Sprintf("--default needs --manager, a manager of NAAN %s", c.String("naan"))}
+}
+
+// orNoneWord returns s, or "none" for "".
+func orNoneWord(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func createdWord(created bool) string {
