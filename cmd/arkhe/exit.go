@@ -82,10 +82,11 @@ type exitRule struct {
 // exitRules is the table exitStatus reads, first match wins.
 func exitRules() []exitRule {
 	return []exitRule{
-		// a server that cannot load its own libraries runs binaries other than those installed
-		// now (a package upgrade under the running cluster)
+		// a server that cannot load its own files (undefined_file: a library of other binaries
+		// than it runs, after a package upgrade under it)
 		{match: func(err error) bool { return ledger.SQLState(err) == "58P01" }, code: exitCannot,
-			hint: "the server cannot load its own files: were the PostgreSQL packages upgraded under the running cluster? `arkhe --version` compares them, `arkhe db stop` restarts the embedded cluster on the next command"},
+			hint: "were the PostgreSQL packages upgraded under the running server? `arkhe --version` compares the running and installed versions; " +
+				"the embedded cluster restarts on the next command, a server of your own needs a restart"},
 		{match: isUsage, code: exitCannot},
 		{match: isRefusal, code: exitCannot},
 	}
