@@ -93,6 +93,11 @@ func TestUsageErrorsNameEveryMissingArgument(t *testing.T) {
 		{[]string{"ark", "repoint", "ark:/13030/xf93gt2q"}, "arkhe: ark repoint: missing --client and URL (arkhe ark repoint --client CLIENT ARK URL)\n"},
 		{[]string{"naan", "add", "12345", "67890"}, "arkhe: naan add: unexpected argument \"67890\" (arkhe naan add NAAN)\n"},
 		{[]string{"report", "arks", "extra"}, "arkhe: report arks: unexpected argument \"extra\" (arkhe report arks)\n"},
+		// a registry command reads its input before it reaches the ledger (here: nowhere)
+		{[]string{"manager", "set", "--naan", "12345", "Library"},
+			"arkhe: manager set: give what to change: --quota, --commitment, --default-shoulder, --active or --inactive\n"},
+		{[]string{"client", "set", "scanner", "--expires", "soon"},
+			"arkhe: client set: --expires: want RFC 3339 (2026-11-29T20:00:00Z), a date (2026-11-29) or never\n"},
 	} {
 		if code, out, errOut := arkhe(t, "host=/nonexistent dbname=none", "", c.args...); code != 2 || errOut != c.want {
 			t.Errorf("arkhe %s: exit %d\nstderr %q\nwant   %q\n%s", strings.Join(c.args, " "), code, errOut, c.want, out)
