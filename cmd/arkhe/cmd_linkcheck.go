@@ -168,6 +168,15 @@ func linkcheckVersion() string {
 	return v
 }
 
+// isLinkCheckRefusal reports whether err refused a link-check run before it checked anything:
+// a bad configuration, another run in progress, or a selection that names nothing.
+func isLinkCheckRefusal(err error) bool {
+	var ce *linkcheck.ConfigError
+	var busy *ledger.LinkCheckBusyError
+	var sel *ledger.LinkSelectionError
+	return errors.As(err, &ce) || errors.As(err, &busy) || errors.As(err, &sel)
+}
+
 func linkcheckAction(c *cli.Context, e *env) error {
 	if c.NArg() > 0 {
 		return usagef("linkcheck: unexpected argument %q (the subcommands are exclude, include and exclusions)", c.Args().First())
@@ -185,10 +194,7 @@ func linkcheckAction(c *cli.Context, e *env) error {
 	cfg.Progress = func(int64) { p.Add(1) }
 	rep, err := targethealth.Run(c.Context, l, cfg)
 	p.Finish()
-	var ce *linkcheck.ConfigError
-	var busy *ledger.LinkCheckBusyError
-	var sel *ledger.LinkSelectionError
-	if errors.As(err, &ce) || errors.As(err, &busy) || errors.As(err, &sel) {
+	if isLinkCheckRefusal(err) {
 		return err // refused before anything ran
 	}
 	printLinkcheck(e.stdout, &rep)

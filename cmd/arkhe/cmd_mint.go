@@ -132,8 +132,7 @@ func mintAction(c *cli.Context, e *env) error {
 	}
 	rep, err := l.Mint(c.Context, job)
 	prog.Finish()
-	var reach *ledger.ReachError
-	if errors.As(err, &reach) && rep.Summary.Read == 0 {
+	if isReach(err) && rep.Summary.Read == 0 {
 		return err // refused before reading: nothing written
 	}
 	if err == nil {
@@ -202,9 +201,8 @@ func rejectsBeside(out string) string {
 func printMintSummary(w io.Writer, inputs []string, rep ledger.MintReport, runErr error) {
 	s, t := rep.Summary, rep.Target
 	status := "done"
-	var refused *ledger.ReachError
 	switch {
-	case errors.As(runErr, &refused) && s.Minted == 0 && s.Replayed == 0:
+	case isReach(runErr) && s.Minted == 0 && s.Replayed == 0:
 		status = "refused: nothing minted or replayed (the reason is on stderr)"
 	case runErr != nil:
 		status = "stopped (the error is on stderr); minted and replayed count what it committed"

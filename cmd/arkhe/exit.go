@@ -99,17 +99,19 @@ func isUsage(err error) bool {
 }
 
 // isRefusal reports whether err is one of the ledger's refusals, each naming its rule: a
-// registration, a mint out of reach, a schema this arkhe does not know, a missing role.
+// registration, a mint out of reach, a schema this arkhe does not know, a missing role, a
+// link-check run refused before it checked anything.
 func isRefusal(err error) bool {
 	var (
 		reg    *ledger.RegistrationError
 		schema *ledger.SchemaError
 		role   *ledger.RoleError
 	)
-	return errors.As(err, &reg) || errors.As(err, &schema) || errors.As(err, &role) || isReach(err)
+	return errors.As(err, &reg) || errors.As(err, &schema) || errors.As(err, &role) || isReach(err) || isLinkCheckRefusal(err)
 }
 
-// isReach reports whether err is a mint refused for the client's reach, scope or quota.
+// isReach reports whether err is a mint refused for the client's reach, scope or quota (the mint
+// job's error type, named here only).
 func isReach(err error) bool {
 	var reach *ledger.ReachError
 	return errors.As(err, &reach)
