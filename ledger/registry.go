@@ -523,12 +523,27 @@ func (l *Ledger) RegisterShoulder(ctx context.Context, s Shoulder, drawLength in
 	if s.BladeLength == 0 {
 		s.BladeLength = 8
 	}
+	// the manager first: a name that matches nothing refuses the registration (a VALUES insert,
+	// whose count Citus reports as inserted; it counts an INSERT ... SELECT's rows as selected)
+	managerID, err := l.lookupID(ctx, `select id from manager where naan = $1 and name = $2`, s.NAAN, s.Manager)
+	if err != nil {
+		what := "shoulder " + s.Shoulder + " of NAAN " + s.NAAN
+		if s.Shoulder == "" {
+			what = "shoulder of NAAN " + s.NAAN
+		}
+		rule := fmt.Sprintf("no manager %q in NAAN %s", s.Manager, s.NAAN)
+		switch {
+		case SQLState(err) == CodeInsufficientPrivilege:
+			rule = RuleOperatorOnly
+		case !errors.Is(err, errNotRegistered):
+			rule = RuleSeeDatabaseError
+		}
+		return "", false, &RegistrationError{What: what, Rule: rule, Err: err}
+	}
 	insert := func(name string) (bool, error) {
 		tag, err := l.Pool.Exec(ctx, `insert into shoulder (naan, shoulder, manager_id, status, check_zone, blade_length)
-			select $1::text, $2::text, (select id from manager where naan = $1::text and name = $3::text), $4::text, $5::text, $6::int
-			where $3::text = '' or exists (select 1 from manager where naan = $1::text and name = $3::text)
-			on conflict (naan, shoulder) do nothing`,
-			s.NAAN, name, s.Manager, s.Status, s.CheckZone, s.BladeLength)
+			values ($1, $2, $3, $4, $5, $6) on conflict (naan, shoulder) do nothing`,
+			s.NAAN, name, managerID, s.Status, s.CheckZone, s.BladeLength)
 		if err != nil {
 			rule := RuleSeeDatabaseError
 			switch SQLState(err) {
@@ -545,17 +560,7 @@ func (l *Ledger) RegisterShoulder(ctx context.Context, s Shoulder, drawLength in
 			}
 			return false, &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", name, s.NAAN), Rule: rule, Err: err}
 		}
-		if tag.RowsAffected() == 0 {
-			if s.Manager != "" {
-				var exists bool
-				_ = l.Pool.QueryRow(ctx, `select exists (select 1 from manager where naan = $1 and name = $2)`, s.NAAN, s.Manager).Scan(&exists)
-				if !exists {
-					return false, &RegistrationError{What: "shoulder " + name, Rule: fmt.Sprintf("no manager %q in NAAN %s", s.Manager, s.NAAN)}
-				}
-			}
-			return false, nil
-		}
-		return true, nil
+		return tag.RowsAffected() == 1, nil
 	}
 	if s.Shoulder != "" {
 		if !strings.HasPrefix(s.Shoulder, "/") {
