@@ -15,7 +15,7 @@ TATE_MAPPING := request_id=acno,what=title,who=all_artists,when=dateText,url=url
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK  := $(TOOLS)/bin/staticcheck
 
-.PHONY: all build run test test-short deps pg-server citus duckdb nginx staticcheck vet fuzz bench bench-tate bench-large clean
+.PHONY: all build run test test-short deps pg-server pg-server-dev citus duckdb nginx staticcheck vet fuzz bench bench-tate bench-large clean
 
 all: build
 
@@ -50,7 +50,7 @@ citus: pg-server
 		test -f "$(CITUS_SRC)" || { echo "Citus source $(CITUS_SRC) not found (set SHARED to the shared folder)" >&2; exit 1; }; \
 		echo "building Citus $(CITUS_VERSION) for PostgreSQL $$major in $(CITUS_BUILD) (a few minutes)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 postgresql-server-dev-$$major libzstd-dev libkrb5-dev >/dev/null || exit 1; \
+		$(MAKE) --no-print-directory pg-server-dev PG_MAJOR=$$major || exit 1; \
 		rm -rf "$(CITUS_BUILD)" && mkdir -p "$(CITUS_BUILD)" && \
 		tar -xJf "$(CITUS_SRC)" -C "$(CITUS_BUILD)" --strip-components=1 && \
 		cd "$(CITUS_BUILD)" && patch -p1 -s < "$(CITUS_PATCH)" && \
@@ -59,6 +59,27 @@ citus: pg-server
 		  MAKEFLAGS= $$SUDO make install with_llvm=no >> build.log 2>&1; } || { tail -n 30 build.log >&2; exit 1; }; \
 		test -f "$$libdir/citus.so" || { echo "citus.so not installed into $$libdir" >&2; exit 1; }; \
 	fi
+
+# The build packages of Citus: the server's headers at exactly the installed server's version
+# (dpkg-query), so that installing them never upgrades the server packages under clusters that
+# run from them (an upgraded server's libraries fail to load in a running older server:
+# SQLSTATE 58P01); refused, with what to do, when apt no longer offers that version. The
+# tests run this target with stand-ins for dpkg-query, apt-cache and apt-get on PATH.
+PG_MAJOR ?= $(notdir $(patsubst %/bin,%,$(PG_BINDIR)))
+pg-server-dev:
+	@major='$(PG_MAJOR)'; \
+	ver=$$(dpkg-query -W -f='$${Version}' postgresql-$$major 2>/dev/null); \
+	if [ -z "$$ver" ]; then \
+		echo "pg-server-dev: postgresql-$$major is not installed as a Debian package: install its server headers (pg_config, server/*.h) by hand" >&2; exit 1; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	$$SUDO apt-get update -qq || exit 1; \
+	if ! apt-cache madison postgresql-server-dev-$$major | awk -F'|' '{gsub(/ /, "", $$2); print $$2}' | grep -qxF "$$ver"; then \
+		echo "pg-server-dev: apt offers no postgresql-server-dev-$$major $$ver, the installed server's version; installing another would upgrade the server under its running clusters." >&2; \
+		echo "pg-server-dev: upgrade the server first (apt-get install postgresql-$$major, then restart its clusters: arkhe db stop), or install the headers of $$ver by hand" >&2; \
+		exit 1; fi; \
+	echo "installing postgresql-server-dev-$$major=$$ver (the installed server's version) and the Citus build packages (apt)"; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 \
+		postgresql-server-dev-$$major=$$ver libzstd-dev libkrb5-dev >/dev/null
 
 # DuckDB for Node: the independent Parquet reader the tests use.
 duckdb:

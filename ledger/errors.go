@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -255,4 +256,23 @@ func (e *SchemaError) Error() string {
 		return fmt.Sprintf("the ledger's schema is version %d and this arkhe needs version %d (missing %s): upgrade it with `arkhe init`",
 			e.Have, e.Want, joinInts(e.Missing))
 	}
+}
+
+// RoleError is a session refused before any work because its database role has none of the
+// ledger roles the work needs (CheckRole). Error names the roles and the grant that fixes it.
+type RoleError struct {
+	Login string   // the session's database role (current_user)
+	Kinds []string // the role kinds that would do (RoleAuditor, ...), in the order asked
+	Roles []string // their names on this ledger, by Kinds
+}
+
+// Error says which role is needed, that the login lacks it, and how to grant it.
+func (e *RoleError) Error() string {
+	kinds, names := strings.Join(e.Kinds, ", "), strings.Join(e.Roles, ", ")
+	if len(e.Roles) == 1 {
+		return fmt.Sprintf("this needs the ledger's %s role %s, and the database role %s is not a member of it; "+
+			"grant it (as a superuser): grant %s to %s", kinds, names, e.Login, sqlName(e.Roles[0]), sqlName(e.Login))
+	}
+	return fmt.Sprintf("this needs one of the ledger's roles %s (%s), and the database role %s is a member of none; "+
+		"grant one (as a superuser), e.g.: grant %s to %s", names, kinds, e.Login, sqlName(e.Roles[len(e.Roles)-1]), sqlName(e.Login))
 }

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -136,8 +137,10 @@ type NAAN struct {
 	CreatedAt       time.Time
 }
 
-// AddNAAN registers a NAAN. Registering one that exists with the same name is a no-op that
-// returns created=false; with a different name it is a RegistrationError.
+// AddNAAN registers a NAAN. Registering one that exists is a no-op returning created=false when
+// every value asked is the one it holds (Name, Redirect and Policy when given, IsAuthoritative
+// always); when one differs it is a *RegistrationError naming each differing field with the
+// value held and the value asked, and nothing changes.
 func (l *Ledger) AddNAAN(ctx context.Context, n NAAN) (created bool, err error) {
 	tag, err := l.Pool.Exec(ctx, `insert into naan (naan, name, is_authoritative, redirect, na_policy)
 		values ($1, $2, $3, nullif($4, ''), nullif($5, '')) on conflict (naan) do nothing`,
@@ -148,14 +151,55 @@ func (l *Ledger) AddNAAN(ctx context.Context, n NAAN) (created bool, err error) 
 	if tag.RowsAffected() == 1 {
 		return true, nil
 	}
-	var name *string
-	if err := l.Pool.QueryRow(ctx, `select name from naan where naan = $1`, n.NAAN).Scan(&name); err != nil {
+	var have NAAN
+	if err := l.Pool.QueryRow(ctx, `select coalesce(name, ''), is_authoritative, coalesce(redirect, ''), coalesce(na_policy, '')
+		from naan where naan = $1`, n.NAAN).Scan(&have.Name, &have.IsAuthoritative, &have.Redirect, &have.Policy); err != nil {
 		return false, fmt.Errorf("read NAAN %s: %w", n.NAAN, err)
 	}
-	if name != nil && n.Name != "" && *name != n.Name {
-		return false, &RegistrationError{What: "NAAN " + n.NAAN, Rule: fmt.Sprintf("already registered as %q", *name)}
+	var d differences
+	d.text("name", have.Name, n.Name, n.Name != "")
+	d.bool("authoritative", have.IsAuthoritative, n.IsAuthoritative)
+	d.text("redirect", have.Redirect, n.Redirect, n.Redirect != "")
+	d.text("policy", have.Policy, n.Policy, n.Policy != "")
+	return false, d.refusal("NAAN "+n.NAAN, "")
+}
+
+// differences collects the fields in which a registration asked differs from the one held.
+type differences []string
+
+// text adds field when asked (only when given) differs from have; "" reads as none.
+func (d *differences) text(field, have, asked string, given bool) {
+	if given && have != asked {
+		*d = append(*d, fmt.Sprintf("%s %s (asked %s)", field, quotedOrNone(have), quotedOrNone(asked)))
 	}
-	return false, nil
+}
+
+// bool adds field when asked differs from have.
+func (d *differences) bool(field string, have, asked bool) {
+	if have != asked {
+		*d = append(*d, fmt.Sprintf("%s %t (asked %t)", field, have, asked))
+	}
+}
+
+// refusal returns nil for no differences, else a *RegistrationError for what naming each, and
+// how to change the registration when change is not "".
+func (d differences) refusal(what, change string) error {
+	if len(d) == 0 {
+		return nil
+	}
+	rule := "is registered already with " + strings.Join(d, ", ") + "; nothing changed"
+	if change != "" {
+		rule += " (" + change + ")"
+	}
+	return &RegistrationError{What: what, Rule: rule}
+}
+
+// quotedOrNone quotes s, or returns none for "".
+func quotedOrNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%q", s)
 }
 
 // ListNAANs returns every NAAN in the ledger, ordered by NAAN string.
@@ -392,12 +436,21 @@ type Shoulder struct {
 // shoulderDrawTries bounds the random search for an unused shoulder name.
 const shoulderDrawTries = 1000
 
-// AddShoulder registers a shoulder. If s.Shoulder is empty, one is drawn at random (crypto/rand,
-// never a sequence: a sequence would leak the order organisations joined) among
-// the unused first-digit shoulders of length drawLength (characters after the slash, >= 2).
-// An active shoulder must follow the first-digit convention; the database refuses
-// otherwise. It returns the shoulder string registered.
+// AddShoulder is RegisterShoulder without saying whether the shoulder was registered now.
 func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (string, error) {
+	got, _, err := l.RegisterShoulder(ctx, s, drawLength)
+	return got, err
+}
+
+// RegisterShoulder registers a shoulder and returns it ("/x9") with created=true. If s.Shoulder
+// is empty, one is drawn at random (crypto/rand, never a sequence: a sequence would leak the
+// order organisations joined) among the unused first-digit shoulders of length drawLength
+// (characters after the slash, >= 2). An active shoulder must follow the first-digit
+// convention; the database refuses otherwise. A given shoulder that exists is a no-op returning
+// created=false when it is registered as asked (Manager when given; Status, CheckZone and
+// BladeLength with their defaults; no blade template); when a field differs it is a
+// *RegistrationError naming each (a retired shoulder stays retired and is never reused).
+func (l *Ledger) RegisterShoulder(ctx context.Context, s Shoulder, drawLength int) (shoulder string, created bool, err error) {
 	if s.Status == "" {
 		s.Status = "active"
 	}
@@ -407,12 +460,27 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 	if s.BladeLength == 0 {
 		s.BladeLength = 8
 	}
+	// the manager first: a name that matches nothing refuses the registration (a VALUES insert,
+	// whose count Citus reports as inserted; it counts an INSERT ... SELECT's rows as selected)
+	managerID, err := l.lookupID(ctx, `select id from manager where naan = $1 and name = $2`, s.NAAN, s.Manager)
+	if err != nil {
+		what := "shoulder " + s.Shoulder + " of NAAN " + s.NAAN
+		if s.Shoulder == "" {
+			what = "shoulder of NAAN " + s.NAAN
+		}
+		rule := fmt.Sprintf("no manager %q in NAAN %s", s.Manager, s.NAAN)
+		switch {
+		case SQLState(err) == CodeInsufficientPrivilege:
+			rule = ruleOperatorOnly
+		case !errors.Is(err, errNotRegistered):
+			rule = ruleSeeDatabaseError
+		}
+		return "", false, &RegistrationError{What: what, Rule: rule, Err: err}
+	}
 	insert := func(name string) (bool, error) {
 		tag, err := l.Pool.Exec(ctx, `insert into shoulder (naan, shoulder, manager_id, status, check_zone, blade_length)
-			select $1::text, $2::text, (select id from manager where naan = $1::text and name = $3::text), $4::text, $5::text, $6::int
-			where $3::text = '' or exists (select 1 from manager where naan = $1::text and name = $3::text)
-			on conflict (naan, shoulder) do nothing`,
-			s.NAAN, name, s.Manager, s.Status, s.CheckZone, s.BladeLength)
+			values ($1, $2, $3, $4, $5, $6) on conflict (naan, shoulder) do nothing`,
+			s.NAAN, name, managerID, s.Status, s.CheckZone, s.BladeLength)
 		if err != nil {
 			rule := ruleSeeDatabaseError
 			switch SQLState(err) {
@@ -429,17 +497,7 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 			}
 			return false, &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", name, s.NAAN), Rule: rule, Err: err}
 		}
-		if tag.RowsAffected() == 0 {
-			if s.Manager != "" {
-				var exists bool
-				_ = l.Pool.QueryRow(ctx, `select exists (select 1 from manager where naan = $1 and name = $2)`, s.NAAN, s.Manager).Scan(&exists)
-				if !exists {
-					return false, &RegistrationError{What: "shoulder " + name, Rule: fmt.Sprintf("no manager %q in NAAN %s", s.Manager, s.NAAN)}
-				}
-			}
-			return false, nil
-		}
-		return true, nil
+		return tag.RowsAffected() == 1, nil
 	}
 	if s.Shoulder != "" {
 		if !strings.HasPrefix(s.Shoulder, "/") {
@@ -447,30 +505,55 @@ func (l *Ledger) AddShoulder(ctx context.Context, s Shoulder, drawLength int) (s
 		}
 		ok, err := insert(s.Shoulder)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		if !ok {
-			return "", &RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", s.Shoulder, s.NAAN), Rule: "shoulders are unique per NAAN and this one exists (a retired shoulder is never reused)"}
+			return s.Shoulder, false, l.sameShoulder(ctx, s)
 		}
-		return s.Shoulder, nil
+		return s.Shoulder, true, nil
 	}
 	if drawLength < 2 {
-		return "", &RegistrationError{What: "shoulder", Rule: "a drawn shoulder has at least 2 characters (one consonant and a digit)"}
+		return "", false, &RegistrationError{What: "shoulder", Rule: "a drawn shoulder has at least 2 characters (one consonant and a digit)"}
 	}
 	for i := 0; i < shoulderDrawTries; i++ {
 		name, err := drawShoulder(drawLength)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		ok, err := insert(name)
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		if ok {
-			return name, nil
+			return name, true, nil
 		}
 	}
-	return "", &RegistrationError{What: "shoulder", Rule: fmt.Sprintf("no unused shoulder of length %d found in %d random draws; the namespace is nearly full, use a longer length", drawLength, shoulderDrawTries)}
+	return "", false, &RegistrationError{What: "shoulder", Rule: fmt.Sprintf("no unused shoulder of length %d found in %d random draws; the namespace is nearly full, use a longer length", drawLength, shoulderDrawTries)}
+}
+
+// sameShoulder returns nil when shoulder s (its defaults applied) is registered as asked, else a
+// *RegistrationError naming each field that differs.
+func (l *Ledger) sameShoulder(ctx context.Context, s Shoulder) error {
+	var have Shoulder
+	err := l.Pool.QueryRow(ctx, `select coalesce(m.name, ''), s.status, s.check_zone, s.blade_length, coalesce(s.blade_template, '')
+		from shoulder s left join manager m on m.id = s.manager_id where s.naan = $1 and s.shoulder = $2`, s.NAAN, s.Shoulder).Scan(
+		&have.Manager, &have.Status, &have.CheckZone, &have.BladeLength, &have.BladeTemplate)
+	if err != nil {
+		return fmt.Errorf("read shoulder %s of NAAN %s: %w", s.Shoulder, s.NAAN, err)
+	}
+	var d differences
+	d.text("manager", have.Manager, s.Manager, s.Manager != "")
+	d.text("status", have.Status, s.Status, true)
+	d.text("check zone", have.CheckZone, s.CheckZone, true)
+	if have.BladeLength != s.BladeLength {
+		d = append(d, fmt.Sprintf("blade length %d (asked %d)", have.BladeLength, s.BladeLength))
+	}
+	d.text("blade template", have.BladeTemplate, "", true)
+	change := "shoulders are unique per NAAN; `shoulder retire` retires one, `client set` and `manager set` change who mints where"
+	if have.Status == "retired" {
+		change = "a retired shoulder is never reused"
+	}
+	return d.refusal(fmt.Sprintf("shoulder %s of NAAN %s", s.Shoulder, s.NAAN), change)
 }
 
 const shoulderConsonants = "bcdfghjkmnpqrstvwxz"
@@ -571,9 +654,18 @@ type Client struct {
 	DBRole string
 }
 
-// AddClient registers a client. An existing client_id is a RegistrationError and changes
-// nothing (a registration is never silently changed; SetClient changes one).
+// AddClient is RegisterClient without saying whether the client was registered now.
 func (l *Ledger) AddClient(ctx context.Context, c Client) error {
+	_, err := l.RegisterClient(ctx, c)
+	return err
+}
+
+// RegisterClient registers a client and returns created=true. An existing client_id is a no-op
+// returning created=false when it is registered as asked (NAAN, Manager, SubjectType, Authority,
+// pinned Shoulder, the set of Scopes, ExpiresAt and DBRole all equal; its active state is not
+// compared); when a field differs it is a *RegistrationError naming each, and nothing changes (a
+// registration is never silently changed; SetClient changes one).
+func (l *Ledger) RegisterClient(ctx context.Context, c Client) (created bool, err error) {
 	if c.SubjectType == "" {
 		c.SubjectType = "machine"
 	}
@@ -584,20 +676,21 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 	// the registration, never register a client with less pinning (wider reach) than asked.
 	managerID, err := l.lookupID(ctx, `select id from manager where naan = $1 and name = $2`, c.NAAN, c.Manager)
 	if err != nil {
-		return &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no manager %q in NAAN %s", c.Manager, c.NAAN), Err: err}
+		return false, &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no manager %q in NAAN %s", c.Manager, c.NAAN), Err: err}
 	}
 	shoulderID, err := l.lookupID(ctx, `select id from shoulder where naan = $1 and shoulder = $2`, c.NAAN, c.Shoulder)
 	if err != nil {
-		return &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no shoulder %s in NAAN %s to pin to", c.Shoulder, c.NAAN), Err: err}
+		return false, &RegistrationError{What: "client " + c.ClientID, Rule: fmt.Sprintf("no shoulder %s in NAAN %s to pin to", c.Shoulder, c.NAAN), Err: err}
 	}
 	_, err = l.Pool.Exec(ctx, `insert into client (client_id, naan, manager_id, subject_type, authority, shoulder_id, allowed_scopes, expires_at, db_role)
 		values ($1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''))`,
 		c.ClientID, c.NAAN, managerID, c.SubjectType, c.Authority, shoulderID, c.Scopes, c.ExpiresAt, c.DBRole)
+	if SQLState(err) == CodeUniqueViolation {
+		return false, l.sameClient(ctx, c)
+	}
 	if err != nil {
 		rule := ruleSeeDatabaseError
 		switch SQLState(err) {
-		case CodeUniqueViolation:
-			rule = "client_id is registered already; nothing changed (`client set` changes its scopes, expiry, pinned shoulder or state)"
 		case CodeCheckViolation:
 			rule = "authority naan needs --expires; authority manager needs --manager; scopes are ark:mint ark:update ark:tombstone ark:import ark:read"
 		case CodeForeignKeyViolation:
@@ -609,9 +702,60 @@ func (l *Ledger) AddClient(ctx context.Context, c Client) error {
 		case CodeInsufficientPrivilege:
 			rule = ruleOperatorOnly
 		}
-		return &RegistrationError{What: "client " + c.ClientID, Rule: rule, Err: err}
+		return false, &RegistrationError{What: "client " + c.ClientID, Rule: rule, Err: err}
 	}
-	return nil
+	return true, nil
+}
+
+// sameClient returns nil when client c (its defaults applied) is registered as asked, else a
+// *RegistrationError naming each field that differs.
+func (l *Ledger) sameClient(ctx context.Context, c Client) error {
+	var have Client
+	err := l.Pool.QueryRow(ctx, `select c.naan, coalesce(m.name, ''), c.subject_type, c.authority, coalesce(s.shoulder, ''),
+		c.allowed_scopes, c.expires_at, coalesce(c.db_role, '')
+		from client c left join manager m on m.id = c.manager_id left join shoulder s on s.id = c.shoulder_id
+		where c.client_id = $1`, c.ClientID).Scan(&have.NAAN, &have.Manager, &have.SubjectType, &have.Authority, &have.Shoulder,
+		&have.Scopes, &have.ExpiresAt, &have.DBRole)
+	if err != nil {
+		return fmt.Errorf("read client %s: %w", c.ClientID, err)
+	}
+	var d differences
+	d.text("NAAN", have.NAAN, c.NAAN, true)
+	d.text("manager", have.Manager, c.Manager, true)
+	d.text("subject", have.SubjectType, c.SubjectType, true)
+	d.text("authority", have.Authority, c.Authority, true)
+	d.text("pinned shoulder", have.Shoulder, c.Shoulder, true)
+	if h, a := sortedSet(have.Scopes), sortedSet(c.Scopes); !slices.Equal(h, a) {
+		d = append(d, fmt.Sprintf("scopes %s (asked %s)", orNone(strings.Join(h, " ")), orNone(strings.Join(a, " "))))
+	}
+	if !sameInstant(have.ExpiresAt, c.ExpiresAt) {
+		d = append(d, fmt.Sprintf("expiry %s (asked %s)", instantText(have.ExpiresAt), instantText(c.ExpiresAt)))
+	}
+	d.text("database role", have.DBRole, c.DBRole, true)
+	return d.refusal("client "+c.ClientID, "`client set` changes its scopes, expiry, pinned shoulder or state")
+}
+
+// sortedSet returns the distinct values of v, sorted.
+func sortedSet(v []string) []string {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// sameInstant reports whether a and b are both nil or the same instant.
+func sameInstant(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Equal(*b)
+}
+
+// instantText prints t in RFC 3339 (UTC), or "never" for nil.
+func instantText(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // lookupID returns the id that query ($1 NAAN, $2 name) finds, nil when name is "", and

@@ -116,6 +116,73 @@ func ledgerRoles(ctx context.Context, q querier) (Roles, bool, error) {
 	return r, n > 0, nil
 }
 
+// CheckRole returns nil when the session may do work that needs one of the ledger roles of
+// kinds (RoleOwner, RoleOperator, RoleWriter, RoleAuditor): always on a ledger without roles
+// (and on a database without a ledger), for a superuser, and for a session whose role has the
+// privileges of one of them (pg_has_role USAGE; for RoleOwner MEMBER, since the migrations set
+// the role). Otherwise it is a *RoleError, and nothing was written. No kinds: nil.
+func (l *Ledger) CheckRole(ctx context.Context, kinds ...string) error {
+	if len(kinds) == 0 {
+		return nil
+	}
+	roles, ok, err := ledgerRoles(ctx, l.Pool)
+	if SQLState(err) == CodeInsufficientPrivilege {
+		// a login in none of the roles may not read their names: they are the owner's prefix
+		// and the kinds (RoleNames), and the catalog names the owner
+		roles, ok, err = catalogRoles(ctx, l.Pool)
+	}
+	if err != nil || !ok {
+		return err
+	}
+	e := &RoleError{Kinds: kinds}
+	var modes []string
+	for _, k := range kinds {
+		name := roles.Name(k)
+		if name == "" {
+			return fmt.Errorf("check role: unknown role kind %q", k)
+		}
+		mode := "USAGE"
+		if k == RoleOwner {
+			mode = "MEMBER"
+		}
+		e.Roles, modes = append(e.Roles, name), append(modes, mode)
+	}
+	var has bool
+	err = l.Pool.QueryRow(ctx, `select current_user::text, coalesce(bool_or(pg_has_role(current_user, r.oid, t.mode)), false)
+		from unnest($1::text[], $2::text[]) as t(name, mode) left join pg_roles r on r.rolname = t.name`,
+		e.Roles, modes).Scan(&e.Login, &has)
+	if err != nil {
+		return fmt.Errorf("check role: %w", err)
+	}
+	if has {
+		return nil
+	}
+	return e
+}
+
+// catalogRoles returns the ledger's roles as the catalog shows them to any login: the owner of
+// ledger_setting, when its name ends in RoleOwner, is prefix + RoleOwner (InitRoles names them
+// so), and every role of RoleNames(prefix) exists. ok is false otherwise.
+func catalogRoles(ctx context.Context, q querier) (Roles, bool, error) {
+	var owner string
+	err := q.QueryRow(ctx, `select coalesce((select pg_get_userbyid(relowner)::text from pg_class
+		where oid = to_regclass('ledger_setting')), '')`).Scan(&owner)
+	if err != nil {
+		return Roles{}, false, fmt.Errorf("read ledger roles: %w", err)
+	}
+	prefix, found := strings.CutSuffix(owner, RoleOwner)
+	if !found {
+		return Roles{}, false, nil
+	}
+	r := roleNames(prefix)
+	var n int
+	if err := q.QueryRow(ctx, `select count(*) from pg_roles where rolname = any($1::text[])`,
+		[]string{r.Owner, r.Operator, r.Writer, r.Auditor}).Scan(&n); err != nil {
+		return Roles{}, false, fmt.Errorf("read ledger roles: %w", err)
+	}
+	return r, n == 4, nil
+}
+
 // InitRolesResult says what InitRoles did.
 type InitRolesResult struct {
 	Roles   Roles
@@ -246,6 +313,14 @@ func handOver(ctx context.Context, tx pgx.Tx, owner string) error {
 		}
 	}
 	return nil
+}
+
+// sqlName spells a role name for SQL as a person types it: bare when it needs no quotes.
+func sqlName(name string) string {
+	if rolePrefixRE.MatchString(name) && len(name) <= 63 {
+		return name
+	}
+	return ident(name)
 }
 
 // ident quotes a role or schema name for SQL.

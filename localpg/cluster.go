@@ -140,7 +140,10 @@ func (e *ClusterError) Unwrap() error { return e.Err }
 // StartCluster returns the running cluster in cfg.DataDir, creating it with initdb
 // (-U postgres --auth=trust -E UTF8 --locale=C) when PG_VERSION is missing and starting it
 // with pg_ctl start -w when it is not running; a running server is reused as it is (its
-// settings apply until it restarts). Starts of one data directory are serialized by a
+// settings apply until it restarts), unless it does not run the binaries found now (the
+// postgres file it was started from was replaced, e.g. by a package upgrade, or they are in
+// another directory; see StartedFrom): then it is restarted (pg_ctl stop -m fast, which ends
+// its sessions, and start), as the log says. Starts of one data directory are serialized by a
 // flock(2) on "<DataDir>.lock", so concurrent processes neither corrupt nor double-start
 // it. As root the binaries run as the "postgres" account and the data and socket
 // directories are given to it; directories above them lacking search permission for it get
@@ -207,15 +210,36 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		return fail("status", err)
 	}
 	settings := clusterSettings(cfg, socketDir)
+	started := !running
 	if running {
 		c.reused = true
+		pid, err := readPidFile(dataDir)
+		if why := binariesChanged(dataDir, c.binDir, pid.pid); err == nil && why != "" {
+			// its new sessions would load libraries of other binaries than it runs
+			fmt.Fprintf(c.log, "the PostgreSQL server running in %s does not run the installed binaries: %s; restarting it\n", dataDir, why)
+			if err := c.restartLocked(ctx, StopFast); err != nil {
+				return nil, err
+			}
+			c.reused, started = false, true
+		}
 	} else if err := c.start(ctx, settings); err != nil {
 		return nil, err
 	}
 	if err := c.awaitReady(ctx, settings); err != nil {
 		return nil, err
 	}
+	if started {
+		c.recordStartedFrom(ctx)
+	}
 	return c, nil
+}
+
+// recordStartedFrom records what the server was just started from (StartedFrom); a failure
+// to is reported on the log only: the next use then cannot tell whether the binaries changed.
+func (c *Cluster) recordStartedFrom(ctx context.Context) {
+	if err := recordStartedFrom(ctx, c.dataDir, c.binDir); err != nil {
+		fmt.Fprintf(c.log, "cannot record which binaries started the server in %s: %v\n", c.dataDir, err)
+	}
 }
 
 // DefaultSocketDir returns the socket directory StartCluster derives for dataDir:

@@ -45,3 +45,9 @@ func UnlockFile(f *os.File) error { return nil }
 
 // keepOwner does nothing where file owners are not Unix user IDs.
 func keepOwner(path string, fi fs.FileInfo) error { return nil }
+
+// fileID names the file fi describes; without inodes, by nothing (size and time remain).
+func fileID(fi fs.FileInfo) string { return "dev ? ino ?" }
+
+// processAlive is false where the embedded cluster cannot run.
+func processAlive(pid int) bool { return false }

@@ -160,3 +160,21 @@ func keepOwner(path string, fi fs.FileInfo) error {
 	}
 	return nil
 }
+
+// fileID names the file fi describes by device and inode.
+func fileID(fi fs.FileInfo) string {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("dev %d ino %d", st.Dev, st.Ino)
+	}
+	return "dev ? ino ?"
+}
+
+// processAlive reports whether a process with pid exists (signal 0; EPERM: it exists, as
+// another user's).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

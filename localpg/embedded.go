@@ -1,15 +1,11 @@
 package localpg
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 )
 
 // StopEmbedded stops the embedded cluster in "<dataDir>/pg" if it is running (it starts again
@@ -40,13 +36,21 @@ type EmbeddedServer struct {
 	// Version is the output of `postgres --version` without "postgres (PostgreSQL) ", e.g.
 	// "15.14 (Debian 15.14-0+deb12u1)".
 	Version string
+	// Running is true when the cluster has a server running (its postmaster.pid names a live
+	// process); Started is then what it was started from, when recorded (ok false: not).
+	Running bool
+	Started StartedFrom
+	// Changed, for a running server, says why it does not run the binaries in BinDir (see
+	// StartedFrom), "" when it does or that cannot be told: the next StartCluster restarts it.
+	Changed string
 }
 
 // FindEmbeddedServer finds the server binaries StartCluster would use for the embedded
 // cluster in "<dataDir>/pg": those of the cluster's own major version when it exists,
 // else the first PostgreSQL 14 or later of /usr/lib/postgresql/<major>/bin (highest
-// first), `pg_config --bindir` and PATH. It runs `postgres --version` and nothing else:
-// no server is started and no database is contacted. When no binaries fit, the error
+// first), `pg_config --bindir` and PATH, and whether a server runs there and from which
+// binaries. It runs `postgres --version` and nothing else: no server is started and no
+// database is contacted. When no binaries fit, the error
 // lists what was tried; the returned value still carries ClusterDir and ClusterMajor.
 func FindEmbeddedServer(ctx context.Context, dataDir string) (EmbeddedServer, error) {
 	s := EmbeddedServer{ClusterDir: filepath.Join(dataDir, "pg")}
@@ -58,10 +62,13 @@ func FindEmbeddedServer(ctx context.Context, dataDir string) (EmbeddedServer, er
 	if s.BinDir, _, err = findBinDir(ctx, "", major); err != nil {
 		return s, err
 	}
-	out, err := exec.CommandContext(ctx, filepath.Join(s.BinDir, "postgres"), "--version").Output()
-	if err != nil {
-		return s, fmt.Errorf("%s/postgres --version: %w", s.BinDir, err)
+	if s.Version, err = postgresVersion(ctx, s.BinDir); err != nil {
+		return s, err
 	}
-	s.Version = strings.TrimPrefix(string(bytes.TrimSpace(out)), "postgres (PostgreSQL) ")
+	if pid, err := readPidFile(s.ClusterDir); err == nil && processAlive(pid.pid) {
+		s.Running = true
+		s.Started, _, _ = ReadStartedFrom(s.ClusterDir)
+		s.Changed = binariesChanged(s.ClusterDir, s.BinDir, pid.pid)
+	}
 	return s, nil
 }

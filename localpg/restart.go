@@ -31,6 +31,19 @@ func (c *Cluster) Restart(ctx context.Context, mode StopMode) error {
 		return &ClusterError{Op: "lock", DataDir: c.dataDir, Err: err}
 	}
 	defer unlock()
+	if err := c.restartLocked(ctx, mode); err != nil {
+		return err
+	}
+	if err := c.awaitReady(ctx, c.Settings()); err != nil {
+		return err
+	}
+	c.recordStartedFrom(ctx)
+	return nil
+}
+
+// restartLocked stops the server with mode and starts it again; the caller holds the start lock
+// and awaits readiness.
+func (c *Cluster) restartLocked(ctx context.Context, mode StopMode) error {
 	logFile := c.LogFile()
 	logStart := fileSize(logFile)
 	fmt.Fprintf(c.log, "restarting PostgreSQL server in %s (stop mode %s)\n", c.dataDir, mode)
@@ -40,5 +53,5 @@ func (c *Cluster) Restart(ctx context.Context, mode StopMode) error {
 	if out, err := c.run(ctx, logOutput|ownGroup, "pg_ctl", "start", "-D", c.dataDir, "-l", logFile, "-w", "-s", "-t", timeoutSeconds(ctx)); err != nil {
 		return &ClusterError{Op: "start", DataDir: c.dataDir, Err: fmt.Errorf("%w: %s", err, out), LogTail: logTail(logFile, logStart)}
 	}
-	return c.awaitReady(ctx, c.Settings())
+	return nil
 }

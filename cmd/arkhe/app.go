@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,36 +15,6 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/localpg"
 )
-
-// Exit codes, for every command.
-const (
-	exitDone     = 0 // done
-	exitFindings = 1 // done with rejects or findings
-	exitCannot   = 2 // could not run
-)
-
-// exitError carries an exit code out of a command action; run turns it into the process status
-// in exactly one place.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-func (e *exitError) Unwrap() error { return e.err }
-
-// withFindings marks a command that finished but has rejects or findings (exit 1). msg may be "".
-func withFindings(msg string) error {
-	if msg == "" {
-		return &exitError{code: exitFindings}
-	}
-	return &exitError{code: exitFindings, err: errors.New(msg)}
-}
 
 // env is what every action gets: the writers of this invocation and how to reach the ledger.
 type env struct {
@@ -106,7 +75,7 @@ func newApp(e *env) *cli.App {
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return &exitError{code: exitCannot, err: fmt.Errorf("unknown command %q; try 'arkhe --help'", c.Args().First())}
+				return usagef("unknown command %q; try 'arkhe --help'", c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -120,7 +89,8 @@ func newApp(e *env) *cli.App {
 // (bool flag) prints no "(default: false)", since a default belongs in the help once, set
 // as the flag's value or DefaultText and never repeated in its Usage; a usage error (unknown
 // flag, missing value) is one line on stderr naming the command and pointing at its --help,
-// exit 2, instead of the whole help on stdout.
+// exit 2, instead of the whole help on stdout; a command without subcommands checks its
+// required flags and positional arguments before it runs, naming every one missing (checkArgs).
 func applyConventions(app *cli.App) {
 	noBoolDefault(app.Flags)
 	app.OnUsageError = usageError("arkhe")
@@ -130,6 +100,9 @@ func applyConventions(app *cli.App) {
 			name := path + " " + cmd.Name
 			noBoolDefault(cmd.Flags)
 			cmd.OnUsageError = usageError(name)
+			if len(cmd.Subcommands) == 0 {
+				checkArgs(strings.TrimPrefix(name, "arkhe "), cmd)
+			}
 			walk(name, cmd.Subcommands)
 		}
 	}
@@ -178,7 +151,7 @@ func usageError(name string) cli.OnUsageErrorFunc {
 		if cmd, ok := strings.CutPrefix(name, "arkhe "); ok {
 			msg = cmd + ": " + msg // run prefixes "arkhe: "
 		}
-		return &exitError{code: exitCannot, err: fmt.Errorf("%s; try '%s --help'", msg, name)}
+		return usagef("%s; try '%s --help'", msg, name)
 	}
 }
 
@@ -188,23 +161,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	app := newApp(e)
-	err := app.RunContext(ctx, hoistArgs(app, args))
-	if err == nil {
-		return exitDone
+	code, msg := exitStatus(ctx, app.RunContext(ctx, hoistArgs(app, args)))
+	if msg != "" {
+		fmt.Fprintf(stderr, "arkhe: %s\n", msg)
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "arkhe: %v\n", ee.err)
-		}
-		return ee.code
-	}
-	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "arkhe: interrupted: %v\n", err)
-		return exitCannot
-	}
-	fmt.Fprintf(stderr, "arkhe: %v\n", err)
-	return exitCannot
+	return code
 }
 
 // databaseURLs is the value of --database-url, which may be given more than once (the
@@ -242,7 +203,8 @@ func entryNodeURLs(c *cli.Context) []string {
 }
 
 // openLedger resolves the database (explicit URL, ARKHE_DATABASE_URL, libpq environment, or the
-// embedded cluster) and connects. The caller closes the ledger.
+// embedded cluster), connects, and refuses a session without the ledger role the command needs
+// (checkRole) before it does anything. The caller closes the ledger.
 func openLedger(c *cli.Context, e *env, maxConns int32) (*ledger.Ledger, error) {
 	dataDir := c.String("data-dir")
 	if dataDir == "" {
@@ -258,6 +220,10 @@ func openLedger(c *cli.Context, e *env, maxConns int32) (*ledger.Ledger, error) 
 	}
 	l, err := ledger.Open(c.Context, url, maxConns)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRole(c, l); err != nil {
+		l.Close()
 		return nil, err
 	}
 	return l, nil

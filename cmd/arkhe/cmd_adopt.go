@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -16,10 +15,10 @@ import (
 )
 
 func shoulderAdoptCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name:      "adopt",
-		Usage:     "give a migrated shoulder (reserved by an import) a manager and let it mint",
-		ArgsUsage: "/SHOULDER",
+	return newCommand(e, ledgerCmd[ledger.AdoptConfig]{
+		Name:  "adopt",
+		Usage: "give a migrated shoulder (reserved by an import) a manager and let it mint",
+		Args:  "/SHOULDER",
 		Description: "Makes a shoulder an import created (reserved, without a manager) active under --manager, so that new " +
 			"ARKs are minted where the migrated ones live. Only a shoulder of the first-digit convention (consonants, then " +
 			"one digit) that is not retired is adopted; any other stays reserved, with the reason. Names are never " +
@@ -35,36 +34,34 @@ func shoulderAdoptCommand(e *env) *cli.Command {
 				DefaultText: "the zone every existing ARK verifies under"},
 			&cli.StringFlag{Name: "minter-state", Usage: "the old minter's state (N2T/EZID minter JSON, e.g. 77913_r7.json): new mints follow its template"},
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("shoulder adopt: give exactly one shoulder, e.g. /t2")}
-			}
+		Input: func(c *cli.Context) (ledger.AdoptConfig, error) {
 			cfg := ledger.AdoptConfig{NAAN: c.String("naan"), Shoulder: c.Args().First(), Manager: c.String("manager")}
 			if z := c.String("check-zone"); z != "" {
 				zone, err := ark.ParseZone(z)
 				if err != nil {
-					return &exitError{code: exitCannot, err: fmt.Errorf("shoulder adopt: --check-zone: %w", err)}
+					return cfg, usagef("shoulder adopt: --check-zone: %w", err)
 				}
 				cfg.CheckZone = zone
 			}
 			if p := c.String("minter-state"); p != "" {
 				st, err := legacy.ReadMinterState(p)
 				if err != nil {
-					return &exitError{code: exitCannot, err: err}
+					return cfg, err
 				}
 				cfg.Minter = &ledger.AdoptMinter{Source: p, Label: st.Label(), Mask: st.Mask, Template: st.Template,
 					Check: st.Check, Issued: st.Issued}
 			}
-			return withLedger(c, e, func(l *ledger.Ledger) error {
-				res, err := l.AdoptShoulder(c.Context, cfg)
-				if err != nil {
-					return err
-				}
-				printAdopt(e.stdout, res, cfg.Minter)
-				return nil
-			})
+			return cfg, nil
 		},
-	}
+		Run: func(c *cli.Context, e *env, l *ledger.Ledger, cfg ledger.AdoptConfig) error {
+			res, err := l.AdoptShoulder(c.Context, cfg)
+			if err != nil {
+				return err
+			}
+			printAdopt(e.stdout, res, cfg.Minter)
+			return nil
+		},
+	})
 }
 
 // printAdopt says what the adoption found and did.

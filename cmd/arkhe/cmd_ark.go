@@ -29,7 +29,7 @@ func arkCommand(e *env) *cli.Command {
 				Action: func(c *cli.Context) error {
 					zone, err := ark.ParseZone(c.String("check-zone"))
 					if err != nil {
-						return &exitError{code: exitCannot, err: err}
+						return err
 					}
 					var src io.Reader
 					name := "arguments"
@@ -37,7 +37,7 @@ func arkCommand(e *env) *cli.Command {
 					case c.String("file") != "" && c.String("file") != "-":
 						f, err := os.Open(c.String("file"))
 						if err != nil {
-							return &exitError{code: exitCannot, err: err}
+							return err
 						}
 						defer f.Close()
 						src, name = f, c.String("file")
@@ -48,7 +48,7 @@ func arkCommand(e *env) *cli.Command {
 					}
 					ok, bad, err := checkARKs(src, name, zone, e.stdout)
 					if err != nil {
-						return &exitError{code: exitCannot, err: err}
+						return err
 					}
 					fmt.Fprintf(e.stderr, "%d verified, %d failed (zone %s)\n", ok, bad, zone)
 					if bad > 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -35,7 +34,7 @@ func arkSingleCommands(e *env) []*cli.Command {
 				return withLedger(c, e, func(l *ledger.Ledger) error {
 					r, err := l.ShowARK(c.Context, a.Key())
 					if err != nil {
-						return &exitError{code: exitCannot, err: err}
+						return err
 					}
 					return printARK(e.stdout, r)
 				})
@@ -50,21 +49,18 @@ func arkSingleCommands(e *env) []*cli.Command {
 				&cli.StringFlag{Name: "reason", Usage: "why, recorded with the change"},
 			},
 			Action: func(c *cli.Context) error {
-				if c.NArg() != 2 {
-					return &exitError{code: exitCannot, err: errors.New("ark repoint: give an ARK and a target URL")}
-				}
 				a, err := ark.Parse(c.Args().Get(0))
 				if err != nil {
-					return &exitError{code: exitCannot, err: fmt.Errorf("ark repoint: %w", err)}
+					return usagef("ark repoint: %w", err)
 				}
 				target := c.Args().Get(1)
 				if err := ledger.ValidateTarget(target); err != nil {
-					return &exitError{code: exitCannot, err: fmt.Errorf("ark repoint %s: %w", a, err)}
+					return usagef("ark repoint %s: %w", a, err)
 				}
 				return withClient(c, e, c.String("client"), func(l *ledger.Ledger) error {
 					changed, err := l.RepointARK(c.Context, a.Key(), target, c.String("client"), c.String("reason"))
 					if err != nil {
-						return &exitError{code: exitCannot, err: err}
+						return err
 					}
 					if !changed {
 						fmt.Fprintf(e.stdout, "%s points to %s already; nothing changed\n", a, target)
@@ -89,12 +85,12 @@ func arkSingleCommands(e *env) []*cli.Command {
 					return err
 				}
 				if strings.TrimSpace(c.String("reason")) == "" {
-					return &exitError{code: exitCannot, err: fmt.Errorf("ark tombstone %s: a tombstone needs a reason (--reason)", a)}
+					return usagef("ark tombstone %s: a tombstone needs a reason (--reason)", a)
 				}
 				return withClient(c, e, c.String("client"), func(l *ledger.Ledger) error {
 					changed, err := l.TombstoneARK(c.Context, a.Key(), c.String("reason"), c.String("client"))
 					if err != nil {
-						return &exitError{code: exitCannot, err: err}
+						return err
 					}
 					if !changed {
 						fmt.Fprintf(e.stdout, "%s is tombstoned already; nothing changed\n", a)
@@ -111,11 +107,11 @@ func arkSingleCommands(e *env) []*cli.Command {
 // oneARK parses the command's single ARK argument in any spelling.
 func oneARK(c *cli.Context, cmd string) (ark.ARK, error) {
 	if c.NArg() != 1 {
-		return ark.ARK{}, &exitError{code: exitCannot, err: fmt.Errorf("%s: give exactly one ARK", cmd)}
+		return ark.ARK{}, usagef("%s: give exactly one ARK", cmd)
 	}
 	a, err := ark.Parse(c.Args().First())
 	if err != nil {
-		return ark.ARK{}, &exitError{code: exitCannot, err: fmt.Errorf("%s: %w", cmd, err)}
+		return ark.ARK{}, usagef("%s: %w", cmd, err)
 	}
 	return a, nil
 }

@@ -32,9 +32,8 @@ func benchImportCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "in-process", Usage: "run arkhe import inside the bench's process (peak memory is then the bench's)"},
 		},
 		Action: func(c *cli.Context) error {
-			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 			if c.Int("rows") < 1 || c.Int("batch") < 1 || c.Int("repeat") < 1 {
-				return cannot(errors.New("bench import: --rows, --batch and --repeat must be positive"))
+				return errors.New("bench import: --rows, --batch and --repeat must be positive")
 			}
 			cfg := bench.ImportConfig{Rows: c.Int("rows"), BatchSize: c.Int("batch"), DatabaseURL: c.String("database-url"),
 				Dir: c.String("bench-dir"), Seed: c.Int64("seed"), CPUProfile: c.String("cpu-profile"),
@@ -45,13 +44,13 @@ func benchImportCommand(e *env) *cli.Command {
 			if !c.Bool("in-process") && cfg.CPUProfile == "" {
 				exe, err := os.Executable()
 				if err != nil {
-					return cannot(fmt.Errorf("bench import: find the arkhe executable to run arkhe import as its own process: %w", err))
+					return fmt.Errorf("bench import: find the arkhe executable to run arkhe import as its own process: %w", err)
 				}
 				cfg.Exe = exe
 			}
 			res, err := bench.RunImport(c.Context, cfg)
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			res.Print(e.stdout)
 			return nil

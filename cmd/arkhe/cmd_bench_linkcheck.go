@@ -32,25 +32,24 @@ func benchLinkcheckCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster here", DefaultText: "a temporary directory, removed"},
 		},
 		Action: func(c *cli.Context) error {
-			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 			var sizes []int
 			for _, s := range strings.Split(c.String("sizes"), ",") {
 				n, err := strconv.Atoi(strings.TrimSpace(s))
 				if err != nil || n < 1 {
-					return cannot(fmt.Errorf("bench linkcheck: --sizes %q: want positive numbers, comma-separated", c.String("sizes")))
+					return fmt.Errorf("bench linkcheck: --sizes %q: want positive numbers, comma-separated", c.String("sizes"))
 				}
 				sizes = append(sizes, n)
 			}
 			latency, err := parseSpan("latency", c.String("latency"))
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			interval, err := parseSpan("per-host-interval", c.String("per-host-interval"))
 			if err != nil || interval == 0 {
-				return cannot(errors.New("bench linkcheck: --per-host-interval must be a duration more than 0"))
+				return errors.New("bench linkcheck: --per-host-interval must be a duration more than 0")
 			}
 			if c.Int("hosts") < 1 || c.Int("workers") < 1 {
-				return cannot(errors.New("bench linkcheck: --hosts and --workers must be positive"))
+				return errors.New("bench linkcheck: --hosts and --workers must be positive")
 			}
 			logw := e.stderr
 			if c.Bool("quiet") {
@@ -59,7 +58,7 @@ func benchLinkcheckCommand(e *env) *cli.Command {
 			res, err := bench.RunLinkCheck(c.Context, bench.LinkCheckConfig{Sizes: sizes, Hosts: c.Int("hosts"), Latency: latency,
 				Interval: interval, Workers: c.Int("workers"), Dir: c.String("bench-dir"), ServerURL: c.String("database-url"), Log: logw})
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			printBenchLinkcheck(e.stdout, res)
 			return nil

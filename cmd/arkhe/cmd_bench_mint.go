@@ -53,30 +53,29 @@ func benchMintCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "receipt-on-row", Usage: "with --citus: also COPY the floor's rows into a Citus ledger whose receipts are ark columns with a non-unique index (the layout the receipt table was chosen over)"},
 		},
 		Action: func(c *cli.Context) error {
-			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 			if c.Int("rows") < 1 || c.Int("preload") < 0 || c.Int("batch") < 1 || c.Int("workers") < 1 || c.Int("floor-workers") < 0 || c.Int("repeat") < 1 {
-				return cannot(errors.New("bench mint: --rows, --batch, --workers, --repeat must be positive, --preload and --floor-workers not negative"))
+				return errors.New("bench mint: --rows, --batch, --workers, --repeat must be positive, --preload and --floor-workers not negative")
 			}
 			nameCheck, err := loader.ParseCheck(c.String("name-check"))
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			receiptCheck, err := loader.ParseCheck(c.String("receipt-check"))
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			if c.Bool("receipt-on-row") && !c.Bool("citus") {
-				return cannot(errors.New("bench mint --receipt-on-row: needs --citus (on a single node the receipts are on the ark row already)"))
+				return errors.New("bench mint --receipt-on-row: needs --citus (on a single node the receipts are on the ark row already)")
 			}
 			if c.Bool("citus") && c.String("database-url") != "" {
-				return cannot(errors.New("bench mint --citus: starts clusters of its own: --database-url (or ARKHE_DATABASE_URL) cannot be given"))
+				return errors.New("bench mint --citus: starts clusters of its own: --database-url (or ARKHE_DATABASE_URL) cannot be given")
 			}
 			dir := c.String("bench-dir")
 			if dir == "" && c.Int("preload") > 0 && c.String("database-url") == "" && !c.Bool("citus") {
 				base := c.String("data-dir")
 				if base == "" {
 					if base, err = localpg.DefaultDataDir(); err != nil {
-						return cannot(err)
+						return err
 					}
 				}
 				dir = filepath.Join(base, "bench")
@@ -87,11 +86,11 @@ func benchMintCommand(e *env) *cli.Command {
 				CPUProfile: c.String("cpu-profile"), PgxCopyFrom: c.String("copy") == "pgx", Citus: c.Bool("citus"),
 				ReceiptOnRow: c.Bool("receipt-on-row")}
 			if cp := c.String("copy"); cp != "binary" && cp != "pgx" {
-				return cannot(fmt.Errorf("bench mint: --copy %q: want binary or pgx", cp))
+				return fmt.Errorf("bench mint: --copy %q: want binary or pgx", cp)
 			}
 			if !c.Bool("in-process") && cfg.CPUProfile == "" && !cfg.PgxCopyFrom {
 				if cfg.Exe, err = os.Executable(); err != nil {
-					return cannot(fmt.Errorf("bench mint: find the arkhe executable to run arkhe mint as its own process: %w", err))
+					return fmt.Errorf("bench mint: find the arkhe executable to run arkhe mint as its own process: %w", err)
 				}
 			}
 			if !c.Bool("quiet") {
@@ -99,7 +98,7 @@ func benchMintCommand(e *env) *cli.Command {
 			}
 			res, err := bench.RunMint(c.Context, cfg)
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			res.Print(e.stdout)
 			if dir != "" {

@@ -46,7 +46,7 @@ func benchSizingCommand(e *env) *cli.Command {
 				Batch:       c.Int("batch"),
 			}
 			if err := cfg.Validate(); err != nil {
-				return &exitError{code: exitCannot, err: err}
+				return err
 			}
 			if !c.Bool("quiet") {
 				cfg.Log = e.stderr

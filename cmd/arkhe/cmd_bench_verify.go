@@ -32,9 +32,8 @@ func benchVerifyCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "cpu-profile", Usage: "write a Go CPU profile of the timed audits to this file"},
 		},
 		Action: func(c *cli.Context) error {
-			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 			if c.Int("rows") < 1 || c.Int("repeat") < 1 || c.Int64("seed") < 0 {
-				return cannot(errors.New("bench verify: --rows and --repeat must be positive, --seed not negative"))
+				return errors.New("bench verify: --rows and --repeat must be positive, --seed not negative")
 			}
 			logw := e.stderr
 			if c.Bool("quiet") {
@@ -44,7 +43,7 @@ func benchVerifyCommand(e *env) *cli.Command {
 				Seed: c.Int64("seed"), Dir: c.String("bench-dir"), ServerURL: c.String("database-url"), Log: logw,
 				CPUProfile: c.String("cpu-profile")})
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			printBenchVerify(e.stdout, res)
 			return nil

@@ -39,9 +39,8 @@ func exportCommand(e *env) *cli.Command {
 
 // runExport runs one export and prints what it wrote and its watermark.
 func runExport(c *cli.Context, e *env, f export.Format, def string) error {
-	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 	if c.NArg() > 0 {
-		return cannot(fmt.Errorf("export %s: unexpected argument %q", f, c.Args().First()))
+		return usagef("export %s: unexpected argument %q", f, c.Args().First())
 	}
 	cfg := export.Config{Format: f, Path: c.String("out")}
 	if cfg.Path == "" {
@@ -50,13 +49,13 @@ func runExport(c *cli.Context, e *env, f export.Format, def string) error {
 	if s := c.String("since"); s != "" {
 		w, err := export.ParseWatermark(s)
 		if err != nil {
-			return cannot(fmt.Errorf("--since: %w", err))
+			return usagef("export %s: --since: %w", f, err)
 		}
 		cfg.Since = &w
 	}
 	l, err := openChecked(c, e, 2)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	defer l.Close()
 	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "exporting "+string(f), "ARKs")
@@ -65,7 +64,7 @@ func runExport(c *cli.Context, e *env, f export.Format, def string) error {
 	res, err := export.Run(c.Context, l, cfg)
 	p.Finish()
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	what := "ARKs"
 	if cfg.Since != nil {

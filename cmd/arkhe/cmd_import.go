@@ -50,7 +50,6 @@ func importCommand(e *env) *cli.Command {
 
 // importAction runs the import and prints the summary.
 func importAction(c *cli.Context, e *env) error {
-	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 	inputs := c.Args().Slice()
 	cfg := importer.Config{Inputs: inputs, IncludeReserved: c.Bool("include-reserved"),
 		IncludeTest: c.Bool("include-test"), DryRun: c.Bool("dry-run"), ClientID: c.String("client"),
@@ -58,26 +57,26 @@ func importAction(c *cli.Context, e *env) error {
 	if f := c.String("input-format"); f != "" {
 		format, err := legacy.ParseFormat(f)
 		if err != nil {
-			return cannot(fmt.Errorf("import: --input-format: %w", err))
+			return fmt.Errorf("import: --input-format: %w", err)
 		}
 		cfg.Format = format
 	}
 	zone, err := ark.ParseZone(c.String("check-zone"))
 	if err != nil {
-		return cannot(fmt.Errorf("import: --check-zone: %w", err))
+		return fmt.Errorf("import: --check-zone: %w", err)
 	}
 	cfg.CheckZone = zone
 	if cfg.BatchSize < 1 {
-		return cannot(fmt.Errorf("import: --batch must be at least 1"))
+		return fmt.Errorf("import: --batch must be at least 1")
 	}
 	if err := cfg.Validate(); err != nil {
-		return cannot(err)
+		return err
 	}
 	var octets int64 // the inputs' size as stored
 	for _, in := range inputs {
 		st, err := os.Stat(in)
 		if err != nil {
-			return cannot(fmt.Errorf("import: %w", err))
+			return fmt.Errorf("import: %w", err)
 		}
 		octets += st.Size()
 	}
@@ -92,7 +91,7 @@ func importAction(c *cli.Context, e *env) error {
 	defer boundMemory(pipeline.MemoryLimit)() // and a memory limit keeps that target from growing with the input
 	l, err := openAsClient(c, e, 4, cfg.ClientID)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	defer l.Close()
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "importing", "records")
@@ -102,10 +101,7 @@ func importAction(c *cli.Context, e *env) error {
 	prog.Finish()
 	printImportSummary(e.stdout, rep, err)
 	if err != nil {
-		if c.Context.Err() != nil {
-			return cannot(fmt.Errorf("import interrupted (%w); files finished before stay imported, the interrupted one was rolled back", err))
-		}
-		return cannot(err)
+		return interrupted(c.Context, "import", "files finished before stay imported, the interrupted one was rolled back", err)
 	}
 	if rep.RejectRows > 0 || rep.Total.Findings() || rep.Truncated() {
 		return withFindings("") // the reject file lists what did not land

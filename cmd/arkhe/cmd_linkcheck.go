@@ -67,18 +67,14 @@ func linkcheckCommand(e *env) *cli.Command {
 				Usage: "list the open link-check exclusions (--all: every one ever made)",
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "list lifted exclusions too"}},
 				Action: func(c *cli.Context) error {
-					cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
-					if c.NArg() > 0 {
-						return cannot(fmt.Errorf("linkcheck exclusions: unexpected argument %q", c.Args().First()))
-					}
 					l, err := openChecked(c, e, 2)
 					if err != nil {
-						return cannot(err)
+						return err
 					}
 					defer l.Close()
 					exs, err := l.LinkExclusions(c.Context, c.Bool("all"))
 					if err != nil {
-						return cannot(err)
+						return err
 					}
 					printExclusions(e.stdout, exs)
 					return nil
@@ -172,29 +168,34 @@ func linkcheckVersion() string {
 	return v
 }
 
+// isLinkCheckRefusal reports whether err refused a link-check run before it checked anything:
+// a bad configuration, another run in progress, or a selection that names nothing.
+func isLinkCheckRefusal(err error) bool {
+	var ce *linkcheck.ConfigError
+	var busy *ledger.LinkCheckBusyError
+	var sel *ledger.LinkSelectionError
+	return errors.As(err, &ce) || errors.As(err, &busy) || errors.As(err, &sel)
+}
+
 func linkcheckAction(c *cli.Context, e *env) error {
-	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 	if c.NArg() > 0 {
-		return cannot(fmt.Errorf("linkcheck: unexpected argument %q (the subcommands are exclude, include and exclusions)", c.Args().First()))
+		return usagef("linkcheck: unexpected argument %q (the subcommands are exclude, include and exclusions)", c.Args().First())
 	}
 	cfg, err := linkcheckConfig(c)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	l, err := openChecked(c, e, 8)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	defer l.Close()
 	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "checking", "targets")
 	cfg.Progress = func(int64) { p.Add(1) }
 	rep, err := targethealth.Run(c.Context, l, cfg)
 	p.Finish()
-	var ce *linkcheck.ConfigError
-	var busy *ledger.LinkCheckBusyError
-	var sel *ledger.LinkSelectionError
-	if errors.As(err, &ce) || errors.As(err, &busy) || errors.As(err, &sel) {
-		return cannot(err) // refused before anything ran
+	if isLinkCheckRefusal(err) {
+		return err // refused before anything ran
 	}
 	printLinkcheck(e.stdout, &rep)
 	if path := c.String("metrics-file"); path != "" {
@@ -203,10 +204,7 @@ func linkcheckAction(c *cli.Context, e *env) error {
 		}
 	}
 	if err != nil {
-		if c.Context.Err() != nil {
-			return cannot(fmt.Errorf("linkcheck interrupted (%w); every check recorded before is kept and the next run continues", err))
-		}
-		return cannot(err)
+		return interrupted(c.Context, "linkcheck", "every check recorded before is kept and the next run continues", err)
 	}
 	if rep.Summary.NewlyBroken > 0 {
 		return withFindings("")
@@ -294,22 +292,18 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 			&cli.StringFlag{Name: "client", Usage: "who asks (client_id or name, kept with the exclusion)"},
 		},
 		Action: func(c *cli.Context) error {
-			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
-			if c.NArg() > 0 {
-				return cannot(fmt.Errorf("linkcheck %s: unexpected argument %q", name, c.Args().First()))
-			}
 			sp := ledger.LinkExclusionSpec{NAAN: c.String("naan"), Manager: c.String("manager"), Shoulder: c.String("shoulder"),
 				Host: c.String("host"), Reason: c.String("reason"), By: c.String("client")}
 			l, err := openChecked(c, e, 2)
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			defer l.Close()
 			what := exclusionWhat(sp)
 			if name == "exclude" {
 				created, err := l.AddLinkExclusion(c.Context, sp)
 				if err != nil {
-					return cannot(err)
+					return err
 				}
 				if !created {
 					fmt.Fprintf(e.stdout, "%s was excluded from link checks already\n", what)
@@ -320,7 +314,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 			}
 			ended, err := l.EndLinkExclusion(c.Context, sp)
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			if !ended {
 				fmt.Fprintf(e.stdout, "%s had no open exclusion: nothing changed\n", what)

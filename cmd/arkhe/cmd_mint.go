@@ -55,29 +55,25 @@ func mintCommand(e *env) *cli.Command {
 
 // mintAction builds the job from the flags, runs it and prints the summary.
 func mintAction(c *cli.Context, e *env) error {
-	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 	inputs := c.Args().Slice()
-	if len(inputs) == 0 {
-		return cannot(errors.New("mint: give at least one manifest"))
-	}
 	mapping, err := pipeline.ParseMapping(c.String("map"))
 	if err != nil {
-		return cannot(fmt.Errorf("mint: --map: %w", err))
+		return fmt.Errorf("mint: --map: %w", err)
 	}
 	nameCheck, err := loader.ParseCheck(c.String("name-check"))
 	if err != nil {
-		return cannot(fmt.Errorf("mint: --name-check: %w", err))
+		return fmt.Errorf("mint: --name-check: %w", err)
 	}
 	receiptCheck, err := loader.ParseCheck(c.String("receipt-check"))
 	if err != nil {
-		return cannot(fmt.Errorf("mint: --receipt-check: %w", err))
+		return fmt.Errorf("mint: --receipt-check: %w", err)
 	}
 	if c.Int("batch") < 1 || c.Int("workers") < 1 {
-		return cannot(errors.New("mint: --batch and --workers must be at least 1"))
+		return errors.New("mint: --batch and --workers must be at least 1")
 	}
 	retry, err := retryPolicy(c, e)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	base := manifestName(inputs[0])
 	out := c.String("out")
@@ -89,23 +85,23 @@ func mintAction(c *cli.Context, e *env) error {
 		rejects = rejectsBeside(out)
 	}
 	if filepath.Clean(rejects) == filepath.Clean(out) {
-		return cannot(fmt.Errorf("mint: --rejects %s is the mint map's path too", rejects))
+		return fmt.Errorf("mint: --rejects %s is the mint map's path too", rejects)
 	}
 	if f, _ := pipeline.DetectFormat(out); f == pipeline.FormatUnknown || strings.HasSuffix(strings.ToLower(out), ".gz") {
-		return cannot(fmt.Errorf("mint: --out %s: want .csv, .jsonl or .parquet", out))
+		return fmt.Errorf("mint: --out %s: want .csv, .jsonl or .parquet", out)
 	}
 	workers := c.Int("workers")
 	defer boundMemory(pipeline.MemoryLimitFor(workers, c.Int("batch")))()
 	l, err := openAsClient(c, e, int32(workers+2), c.String("client"))
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	defer l.Close()
 	var entryNodes []*pgxpool.Pool
 	for _, u := range entryNodeURLs(c) {
 		n, err := ledger.Open(c.Context, u, int32(workers+1))
 		if err != nil {
-			return cannot(fmt.Errorf("mint: entry node: %w", err))
+			return fmt.Errorf("mint: entry node: %w", err)
 		}
 		defer n.Close()
 		entryNodes = append(entryNodes, n.Pool)
@@ -137,19 +133,15 @@ func mintAction(c *cli.Context, e *env) error {
 	}
 	rep, err := loader.Mint(c.Context, l, job)
 	prog.Finish()
-	var reach *loader.ReachError
-	if errors.As(err, &reach) && rep.Summary.Read == 0 {
-		return cannot(err) // refused before reading: nothing written
+	if isReach(err) && rep.Summary.Read == 0 {
+		return err // refused before reading: nothing written
 	}
 	if err == nil {
 		err = mintRefusal(rep) // read, but refused: nothing minted or replayed
 	}
 	printMintSummary(e.stdout, inputs, rep, err) // the error itself goes to stderr, once
 	if err != nil {
-		if c.Context.Err() != nil {
-			return cannot(fmt.Errorf("mint interrupted (%w); what was committed stays, and the same command completes the job", err))
-		}
-		return cannot(err)
+		return interrupted(c.Context, "mint", "what was committed stays, and the same command completes the job", err)
 	}
 	if rep.Summary.Rejected > 0 {
 		return withFindings("")
@@ -210,9 +202,8 @@ func rejectsBeside(out string) string {
 func printMintSummary(w io.Writer, inputs []string, rep loader.MintReport, runErr error) {
 	s, t := rep.Summary, rep.Target
 	status := "done"
-	var refused *loader.ReachError
 	switch {
-	case errors.As(runErr, &refused) && s.Minted == 0 && s.Replayed == 0:
+	case isReach(runErr) && s.Minted == 0 && s.Replayed == 0:
 		status = "refused: nothing minted or replayed (the reason is on stderr)"
 	case runErr != nil:
 		status = "stopped (the error is on stderr); minted and replayed count what it committed"

@@ -41,10 +41,9 @@ func reconcileCommand(e *env) *cli.Command {
 }
 
 func reconcileAction(c *cli.Context, e *env) error {
-	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
 	exports := c.Args().Slice()
 	if len(exports) == 0 {
-		return cannot(fmt.Errorf("reconcile: give at least one export file"))
+		return fmt.Errorf("reconcile: give at least one export file")
 	}
 	out := c.String("out")
 	var format report.Format
@@ -54,23 +53,23 @@ func reconcileAction(c *cli.Context, e *env) error {
 		format, out = report.Parquet, exportBase(exports[0])+".diff.parquet"
 	case out == "":
 		if format, err = report.ParseFormat(c.String("format")); err != nil {
-			return cannot(err)
+			return err
 		}
 		out = exportBase(exports[0]) + ".diff" + format.Extension()
 	default:
 		if format, err = report.ResolveFormat(c.String("format"), out); err != nil {
-			return cannot(err)
+			return err
 		}
 	}
 	cfg := importer.ReconcileConfig{Exports: exports, Out: out, OutFormat: format, Apply: c.Bool("apply"), ClientID: c.String("client"),
 		IncludeReserved: c.Bool("include-reserved"), IncludeTest: c.Bool("include-test")}
 	if f := c.String("input-format"); f != "" {
 		if cfg.Format, err = legacy.ParseFormat(f); err != nil {
-			return cannot(fmt.Errorf("reconcile: --input-format: %w", err))
+			return fmt.Errorf("reconcile: --input-format: %w", err)
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		return cannot(err)
+		return err
 	}
 	open := openChecked
 	if cfg.Apply {
@@ -80,7 +79,7 @@ func reconcileAction(c *cli.Context, e *env) error {
 	}
 	l, err := open(c, e, 2)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	defer l.Close()
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "reading exports", "records")
@@ -89,10 +88,7 @@ func reconcileAction(c *cli.Context, e *env) error {
 	sum, err := importer.Reconcile(c.Context, l, cfg)
 	prog.Finish()
 	if err != nil {
-		if c.Context.Err() != nil {
-			return cannot(fmt.Errorf("reconcile interrupted (%w); nothing was applied", err))
-		}
-		return cannot(err)
+		return interrupted(c.Context, "reconcile", "nothing was applied", err)
 	}
 	printReconcileSummary(e.stdout, exports, cfg.Apply, sum)
 	if sum.Findings() {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -149,46 +148,29 @@ func naanCommand(e *env) *cli.Command {
 		Name:  "naan",
 		Usage: "register and list NAANs",
 		Subcommands: []*cli.Command{
-			{
-				Name: "add", Usage: "register a NAAN", ArgsUsage: "NAAN",
+			newCommand(e, ledgerCmd[none]{
+				Name: "add", Usage: "register a NAAN (one registered as asked already is left as it is)", Args: "NAAN",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "organisation name"},
 					&cli.BoolFlag{Name: "not-authoritative", Usage: "the NAAN is resolved elsewhere (set --redirect)"},
 					&cli.StringFlag{Name: "redirect", Usage: "where to forward when not authoritative"},
 					&cli.StringFlag{Name: "policy", Usage: "persistence statement URL or text"},
 				},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("naan add: give exactly one NAAN")}
+				Run: func(c *cli.Context, e *env, l *ledger.Ledger, _ none) error {
+					created, err := l.AddNAAN(c.Context, ledger.NAAN{NAAN: c.Args().First(), Name: c.String("name"),
+						IsAuthoritative: !c.Bool("not-authoritative"), Redirect: c.String("redirect"), Policy: c.String("policy")})
+					if err != nil {
+						return err
 					}
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						created, err := l.AddNAAN(c.Context, ledger.NAAN{NAAN: c.Args().First(), Name: c.String("name"),
-							IsAuthoritative: !c.Bool("not-authoritative"), Redirect: c.String("redirect"), Policy: c.String("policy")})
-						if err != nil {
-							return err
-						}
-						fmt.Fprintf(e.stdout, "NAAN %s %s\n", c.Args().First(), createdWord(created))
-						return nil
-					})
+					fmt.Fprintf(e.stdout, "NAAN %s %s\n", c.Args().First(), createdWord(created))
+					return nil
 				},
-			},
-			{
-				Name: "list", Usage: "list NAANs",
-				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						ns, err := l.ListNAANs(c.Context)
-						if err != nil {
-							return err
-						}
-						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "NAAN\tNAME\tAUTHORITATIVE\tREDIRECT")
-						for _, n := range ns {
-							fmt.Fprintf(tw, "%s\t%s\t%t\t%s\n", n.NAAN, n.Name, n.IsAuthoritative, n.Redirect)
-						}
-						return tw.Flush()
-					})
-				},
-			},
+			}),
+			listCmd(e, "list", "list NAANs", "", nil, "NAAN\tNAME\tAUTHORITATIVE\tREDIRECT",
+				func(c *cli.Context, l *ledger.Ledger) ([]ledger.NAAN, error) { return l.ListNAANs(c.Context) },
+				func(n ledger.NAAN) string {
+					return fmt.Sprintf("%s\t%s\t%t\t%s", n.NAAN, n.Name, n.IsAuthoritative, n.Redirect)
+				}),
 		},
 	}
 }
@@ -198,55 +180,40 @@ func managerCommand(e *env) *cli.Command {
 		Name:  "manager",
 		Usage: "register, change, succeed and list managers (organisations holding shoulders)",
 		Subcommands: []*cli.Command{
-			{
-				Name: "add", Usage: "register a manager (one that exists is left as it is: manager set changes it)", ArgsUsage: "NAME",
+			newCommand(e, ledgerCmd[none]{
+				Name: "add", Usage: "register a manager (one that exists is left as it is: manager set changes it)", Args: "NAME",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "commitment", Usage: "NLM permanence rating: " + strings.Join(ledger.CommitmentLevels[:], " | ")},
 					&cli.IntFlag{Name: "quota", Usage: "new mints per UTC day (0: no limit)"},
 					&cli.StringFlag{Name: "default-shoulder", Usage: "a shoulder this manager holds, used when a mint names none (a new manager holds none yet: see shoulder add --default)"},
 				},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("manager add: give exactly one NAME")}
-					}
+				Run: func(c *cli.Context, e *env, l *ledger.Ledger, _ none) error {
 					name := c.Args().First()
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						created, err := l.AddManager(c.Context, ledger.Manager{NAAN: c.String("naan"), Name: name,
-							CommitmentLevel: c.String("commitment"), QuotaPerDay: c.Int("quota"), DefaultShoulder: c.String("default-shoulder")})
-						if err != nil {
-							return err
-						}
-						fmt.Fprintf(e.stdout, "manager %q of NAAN %s %s\n", name, c.String("naan"), createdWord(created))
-						return nil
-					})
+					created, err := l.AddManager(c.Context, ledger.Manager{NAAN: c.String("naan"), Name: name,
+						CommitmentLevel: c.String("commitment"), QuotaPerDay: c.Int("quota"), DefaultShoulder: c.String("default-shoulder")})
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(e.stdout, "manager %q of NAAN %s %s\n", name, c.String("naan"), createdWord(created))
+					return nil
 				},
-			},
+			}),
 			managerSetCommand(e),
 			managerSucceedCommand(e),
 			managerDepartCommand(e),
-			{
-				Name: "list", Usage: "list managers",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
-				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						ms, err := l.ListManagers(c.Context, c.String("naan"))
-						if err != nil {
-							return err
-						}
-						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "NAAN\tMANAGER\tCOMMITMENT\tQUOTA/DAY\tDEFAULT SHOULDER\tSHOULDERS\tACTIVE\tSUCCESSION")
-						for _, m := range ms {
-							q := "-"
-							if m.QuotaPerDay > 0 {
-								q = fmt.Sprint(m.QuotaPerDay)
-							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%t\t%s\n", m.NAAN, m.Name, m.CommitmentLevel, q, m.DefaultShoulder, m.Shoulders, m.Active, successionText(m))
-						}
-						return tw.Flush()
-					})
+			listCmd(e, "list", "list managers", "", naanFilter(),
+				"NAAN\tMANAGER\tCOMMITMENT\tQUOTA/DAY\tDEFAULT SHOULDER\tSHOULDERS\tACTIVE\tSUCCESSION",
+				func(c *cli.Context, l *ledger.Ledger) ([]ledger.Manager, error) {
+					return l.ListManagers(c.Context, c.String("naan"))
 				},
-			},
+				func(m ledger.Manager) string {
+					q := "-"
+					if m.QuotaPerDay > 0 {
+						q = fmt.Sprint(m.QuotaPerDay)
+					}
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%t\t%s", m.NAAN, m.Name, m.CommitmentLevel, q, m.DefaultShoulder, m.Shoulders, m.Active, successionText(m))
+				}),
 		},
 	}
 }
@@ -256,8 +223,8 @@ func shoulderCommand(e *env) *cli.Command {
 		Name:  "shoulder",
 		Usage: "register, retire and list shoulders",
 		Subcommands: []*cli.Command{
-			{
-				Name: "add", Usage: "register a shoulder (given, or drawn at random with --length)", ArgsUsage: "[/SHOULDER]",
+			newCommand(e, ledgerCmd[none]{
+				Name: "add", Usage: "register a shoulder (given, or drawn at random with --length; a given one registered as asked already is left as it is)", Args: "[/SHOULDER]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "manager", Usage: "manager name holding it"},
@@ -267,82 +234,82 @@ func shoulderCommand(e *env) *cli.Command {
 					&cli.IntFlag{Name: "blade-length", Value: 8, Usage: "betanumerics drawn per minted name, before the check character"},
 					&cli.BoolFlag{Name: "default", Usage: "make it the manager's default mint target"},
 				},
-				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						got, err := l.AddShoulder(c.Context, ledger.Shoulder{NAAN: c.String("naan"), Shoulder: c.Args().First(),
-							Manager: c.String("manager"), Status: c.String("status"), CheckZone: c.String("check-zone"),
-							BladeLength: c.Int("blade-length")}, c.Int("length"))
-						if err != nil {
-							return err
-						}
-						if c.Bool("default") {
-							if err := l.SetDefaultShoulder(c.Context, c.String("naan"), c.String("manager"), got); err != nil {
-								return err
-							}
-						}
-						fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s registered (ark:%s%s...)\n", got, c.String("naan"), c.String("naan"), got)
-						return nil
-					})
-				},
-			},
+				Run: shoulderAdd,
+			}),
 			shoulderAdoptCommand(e),
-			{
-				Name: "retire", Usage: "retire a shoulder for ever (it never mints again)", ArgsUsage: "/SHOULDER",
+			newCommand(e, ledgerCmd[none]{
+				Name: "retire", Usage: "retire a shoulder for ever (it never mints again)", Args: "/SHOULDER",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"}},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("shoulder retire: give exactly one shoulder")}
+				Run:   shoulderRetire,
+			}),
+			listCmd(e, "list", "list shoulders with minted counts and collisions", "", naanFilter(),
+				"NAAN\tSHOULDER\tMANAGER\tSTATUS\tCHECK ZONE\tBLADE\tARKS\tDRAWS\tCOLLISIONS",
+				func(c *cli.Context, l *ledger.Ledger) ([]ledger.Shoulder, error) {
+					return l.ListShoulders(c.Context, c.String("naan"))
+				},
+				func(s ledger.Shoulder) string {
+					blade := fmt.Sprint(s.BladeLength)
+					if s.BladeTemplate != "" {
+						blade += " " + s.BladeTemplate
 					}
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						changed, err := l.RetireShoulder(c.Context, c.String("naan"), c.Args().First())
-						if err != nil {
-							return err
-						}
-						if changed {
-							fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s retired\n", c.Args().First(), c.String("naan"))
-							managers, clients, err := l.ShoulderDependents(c.Context, c.String("naan"), c.Args().First())
-							if err != nil {
-								return err
-							}
-							if len(managers) > 0 {
-								fmt.Fprintf(e.stdout, "warning: %s is the default shoulder of %s %s; a mint that names no shoulder will be refused until another default is set (manager set --default-shoulder, or shoulder add --default)\n",
-									c.Args().First(), pluralWord(len(managers), "manager", "managers"), quoteJoin(managers))
-							}
-							if len(clients) > 0 {
-								fmt.Fprintf(e.stdout, "warning: active %s %s %s pinned to %s and can no longer mint; register new clients for another shoulder\n",
-									pluralWord(len(clients), "client", "clients"), strings.Join(clients, ", "), pluralWord(len(clients), "is", "are"), c.Args().First())
-							}
-						} else {
-							fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s was retired already\n", c.Args().First(), c.String("naan"))
-						}
-						return nil
-					})
-				},
-			},
-			{
-				Name: "list", Usage: "list shoulders with minted counts and collisions",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
-				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						ss, err := l.ListShoulders(c.Context, c.String("naan"))
-						if err != nil {
-							return err
-						}
-						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "NAAN\tSHOULDER\tMANAGER\tSTATUS\tCHECK ZONE\tBLADE\tARKS\tDRAWS\tCOLLISIONS")
-						for _, s := range ss {
-							blade := fmt.Sprint(s.BladeLength)
-							if s.BladeTemplate != "" {
-								blade += " " + s.BladeTemplate
-							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", s.NAAN, s.Shoulder, s.Manager, s.Status, s.CheckZone, blade, s.Minted, s.Draws, s.Collisions)
-						}
-						return tw.Flush()
-					})
-				},
-			},
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", s.NAAN, s.Shoulder, s.Manager, s.Status, s.CheckZone, blade, s.Minted, s.Draws, s.Collisions)
+				}),
 		},
 	}
+}
+
+// shoulderAdd is `shoulder add`.
+func shoulderAdd(c *cli.Context, e *env, l *ledger.Ledger, _ none) error {
+	got, created, err := l.RegisterShoulder(c.Context, ledger.Shoulder{NAAN: c.String("naan"), Shoulder: c.Args().First(),
+		Manager: c.String("manager"), Status: c.String("status"), CheckZone: c.String("check-zone"),
+		BladeLength: c.Int("blade-length")}, c.Int("length"))
+	if err != nil {
+		return err
+	}
+	if !created {
+		if c.Bool("default") {
+			if err := isDefaultShoulder(c, l, got); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s %s\n", got, c.String("naan"), createdWord(false))
+		return nil
+	}
+	if c.Bool("default") {
+		if err := l.SetDefaultShoulder(c.Context, c.String("naan"), c.String("manager"), got); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s registered (ark:%s%s...)\n", got, c.String("naan"), c.String("naan"), got)
+	return nil
+}
+
+// shoulderRetire is `shoulder retire`: it warns of the managers and clients that relied on the
+// shoulder.
+func shoulderRetire(c *cli.Context, e *env, l *ledger.Ledger, _ none) error {
+	naan, shoulder := c.String("naan"), c.Args().First()
+	changed, err := l.RetireShoulder(c.Context, naan, shoulder)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s was retired already\n", shoulder, naan)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "shoulder %s of NAAN %s retired\n", shoulder, naan)
+	managers, clients, err := l.ShoulderDependents(c.Context, naan, shoulder)
+	if err != nil {
+		return err
+	}
+	if len(managers) > 0 {
+		fmt.Fprintf(e.stdout, "warning: %s is the default shoulder of %s %s; a mint that names no shoulder will be refused until another default is set (manager set --default-shoulder, or shoulder add --default)\n",
+			shoulder, pluralWord(len(managers), "manager", "managers"), quoteJoin(managers))
+	}
+	if len(clients) > 0 {
+		fmt.Fprintf(e.stdout, "warning: active %s %s %s pinned to %s and can no longer mint; register new clients for another shoulder\n",
+			pluralWord(len(clients), "client", "clients"), strings.Join(clients, ", "), pluralWord(len(clients), "is", "are"), shoulder)
+	}
+	return nil
 }
 
 func clientCommand(e *env) *cli.Command {
@@ -350,8 +317,8 @@ func clientCommand(e *env) *cli.Command {
 		Name:  "client",
 		Usage: "register, change, list, disable and re-enable clients (who may mint where), and their API keys",
 		Subcommands: []*cli.Command{
-			{
-				Name: "add", Usage: "register a client", ArgsUsage: "CLIENT_ID",
+			newCommand(e, ledgerCmd[*time.Time]{
+				Name: "add", Usage: "register a client (one registered as asked already is left as it is)", Args: "CLIENT_ID",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "authority", Value: "manager", Usage: "system | naan | manager"},
@@ -362,58 +329,45 @@ func clientCommand(e *env) *cli.Command {
 					&cli.StringFlag{Name: "expires", Usage: "expiry (RFC 3339 or date); required for authority naan"},
 					&cli.StringFlag{Name: "db-role", Usage: "bind the client to this database login role: only sessions of that role (or its members) may mint, import, repoint or tombstone as the client"},
 				},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("client add: give exactly one CLIENT_ID")}
-					}
-					exp, err := parseTime(c.String("expires"))
+				Input: func(c *cli.Context) (*time.Time, error) { return parseTime(c.String("expires")) },
+				Run: func(c *cli.Context, e *env, l *ledger.Ledger, exp *time.Time) error {
+					created, err := l.RegisterClient(c.Context, ledger.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
+						Manager: c.String("manager"), SubjectType: c.String("subject"), Authority: c.String("authority"),
+						Shoulder: c.String("shoulder"), Scopes: c.StringSlice("scope"), ExpiresAt: exp, DBRole: c.String("db-role")})
 					if err != nil {
 						return err
 					}
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						err := l.AddClient(c.Context, ledger.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
-							Manager: c.String("manager"), SubjectType: c.String("subject"), Authority: c.String("authority"),
-							Shoulder: c.String("shoulder"), Scopes: c.StringSlice("scope"), ExpiresAt: exp, DBRole: c.String("db-role")})
-						if err != nil {
-							return err
-						}
-						fmt.Fprintf(e.stdout, "client %s registered\n", c.Args().First())
-						return nil
-					})
+					fmt.Fprintf(e.stdout, "client %s %s\n", c.Args().First(), createdWord(created))
+					return nil
 				},
-			},
+			}),
 			clientSetCommand(e),
 			clientActiveCommand(e, false),
 			clientActiveCommand(e, true),
 			clientKeyCommand(e),
-			{
-				Name: "list", Usage: "list clients and their reach",
-				Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Usage: "the NAAN (e.g. 12345); all NAANs when omitted"}},
-				Action: func(c *cli.Context) error {
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						cs, err := l.ListClients(c.Context, c.String("naan"))
-						if err != nil {
-							return err
-						}
-						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "CLIENT\tNAAN\tSUBJECT\tAUTHORITY\tMANAGER\tPINNED\tSCOPES\tACTIVE\tEXPIRES\tDB ROLE")
-						for _, cl := range cs {
-							exp := "-"
-							if cl.ExpiresAt != nil {
-								exp = cl.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z")
-							}
-							role := cl.DBRole
-							if role == "" {
-								role = "-"
-							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\t%s\n", cl.ClientID, cl.NAAN, cl.SubjectType, cl.Authority, cl.Manager, cl.Shoulder, strings.Join(cl.Scopes, " "), cl.Active, exp, role)
-						}
-						return tw.Flush()
-					})
+			listCmd(e, "list", "list clients and their reach", "", naanFilter(),
+				"CLIENT\tNAAN\tSUBJECT\tAUTHORITY\tMANAGER\tPINNED\tSCOPES\tACTIVE\tEXPIRES\tDB ROLE",
+				func(c *cli.Context, l *ledger.Ledger) ([]ledger.Client, error) {
+					return l.ListClients(c.Context, c.String("naan"))
 				},
-			},
+				func(cl ledger.Client) string {
+					exp := "-"
+					if cl.ExpiresAt != nil {
+						exp = cl.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z")
+					}
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\t%s", cl.ClientID, cl.NAAN, cl.SubjectType, cl.Authority, cl.Manager,
+						cl.Shoulder, strings.Join(cl.Scopes, " "), cl.Active, exp, orDash(cl.DBRole))
+				}),
 		},
 	}
+}
+
+// orDash returns s, or "-" for "".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func dbCommand(e *env) *cli.Command {
@@ -487,6 +441,36 @@ func withClient(c *cli.Context, e *env, clientID string, f func(*ledger.Ledger) 
 	return f(l)
 }
 
+// isDefaultShoulder returns nil when shoulder is the default of the --manager of the --naan
+// (shoulder add --default of a shoulder registered already), else a refusal: add never changes
+// a registration.
+func isDefaultShoulder(c *cli.Context, l *ledger.Ledger, shoulder string) error {
+	ms, err := l.ListManagers(c.Context, c.String("naan"))
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Name == c.String("manager") {
+			if m.DefaultShoulder == shoulder {
+				return nil
+			}
+			return &ledger.RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", shoulder, c.String("naan")),
+				Rule: fmt.Sprintf("is registered already, and manager %q's default shoulder is %s; nothing changed (`manager set --default-shoulder` changes it)",
+					m.Name, orNoneWord(m.DefaultShoulder))}
+		}
+	}
+	return &ledger.RegistrationError{What: fmt.Sprintf("shoulder %s of NAAN %s", shoulder, c.String("naan")),
+		Rule: fmt.Sprintf("--default needs --manager, a manager of NAAN %s", c.String("naan"))}
+}
+
+// orNoneWord returns s, or "none" for "".
+func orNoneWord(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
 func createdWord(created bool) string {
 	if created {
 		return "registered"
@@ -517,107 +501,83 @@ func clientActiveCommand(e *env, active bool) *cli.Command {
 	if active {
 		name, usage, done = "enable", "let a disabled client mint again, within its registered reach", "enabled"
 	}
-	return &cli.Command{
-		Name: name, Usage: usage, ArgsUsage: "CLIENT_ID",
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: fmt.Errorf("client %s: give exactly one client ID", name)}
-			}
+	return newCommand(e, ledgerCmd[none]{
+		Name: name, Usage: usage, Args: "CLIENT_ID",
+		Run: func(c *cli.Context, e *env, l *ledger.Ledger, _ none) error {
 			id := c.Args().First()
-			return withLedger(c, e, func(l *ledger.Ledger) error {
-				changed, err := l.SetClientActive(c.Context, id, active)
-				if err != nil {
-					return err
-				}
-				if changed {
-					fmt.Fprintf(e.stdout, "client %s %s\n", id, done)
-				} else {
-					fmt.Fprintf(e.stdout, "client %s was %s already\n", id, done)
-				}
-				return nil
-			})
+			changed, err := l.SetClientActive(c.Context, id, active)
+			if err != nil {
+				return err
+			}
+			if changed {
+				fmt.Fprintf(e.stdout, "client %s %s\n", id, done)
+			} else {
+				fmt.Fprintf(e.stdout, "client %s was %s already\n", id, done)
+			}
+			return nil
 		},
-	}
+	})
 }
 
 // clientKeyCommand is `client key create|list|revoke`: the API keys of machine clients.
 func clientKeyCommand(e *env) *cli.Command {
+	stamp := func(t *time.Time) string {
+		if t == nil {
+			return "-"
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
 	return &cli.Command{
 		Name:  "key",
 		Usage: "issue, list and revoke a machine client's API keys (a key is printed once; the ledger keeps its prefix and an Argon2id hash)",
 		Subcommands: []*cli.Command{
-			{
-				Name: "create", Usage: "issue CLIENT a new API key and print it, once", ArgsUsage: "CLIENT_ID",
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("client key create: give exactly one client ID")}
+			newCommand(e, ledgerCmd[none]{
+				Name: "create", Usage: "issue CLIENT a new API key and print it, once", Args: "CLIENT_ID",
+				Run: func(c *cli.Context, e *env, l *ledger.Ledger, _ none) error {
+					k, err := l.CreateKey(c.Context, c.Args().First())
+					if err != nil {
+						return err
 					}
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						k, err := l.CreateKey(c.Context, c.Args().First())
-						if err != nil {
-							return err
-						}
-						fmt.Fprintf(e.stderr, "API key for client %s (prefix %s); it is shown this once, store it now (e.g. in a file for --api-key-file, readable by its user only):\n", k.ClientID, k.Prefix)
-						fmt.Fprintln(e.stdout, k.Key)
-						return nil
-					})
+					fmt.Fprintf(e.stderr, "API key for client %s (prefix %s); it is shown this once, store it now (e.g. in a file for --api-key-file, readable by its user only):\n", k.ClientID, k.Prefix)
+					fmt.Fprintln(e.stdout, k.Key)
+					return nil
 				},
-			},
-			{
-				Name: "list", Usage: "list API keys: prefix, client, created, last used, active", ArgsUsage: "[CLIENT_ID]",
-				Action: func(c *cli.Context) error {
-					if c.NArg() > 1 {
-						return &exitError{code: exitCannot, err: errors.New("client key list: give at most one client ID")}
-					}
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						keys, err := l.ListKeys(c.Context, c.Args().First())
-						if err != nil {
-							return err
-						}
-						stamp := func(t *time.Time) string {
-							if t == nil {
-								return "-"
-							}
-							return t.UTC().Format(time.RFC3339)
-						}
-						tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "PREFIX\tCLIENT\tCREATED\tLAST USED\tACTIVE\tREVOKED\tLOCKED UNTIL\tARGON2ID")
-						for _, k := range keys {
-							locked := (*time.Time)(nil)
-							if k.LockedUntil != nil && k.LockedUntil.After(time.Now()) {
-								locked = k.LockedUntil
-							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\t%s\t%s\n", k.Prefix, k.ClientID, stamp(&k.CreatedAt), stamp(k.LastUsedAt),
-								k.Active, stamp(k.RevokedAt), stamp(locked), k.Params)
-						}
-						return tw.Flush()
-					})
+			}),
+			listCmd(e, "list", "list API keys: prefix, client, created, last used, active", "[CLIENT_ID]", nil,
+				"PREFIX\tCLIENT\tCREATED\tLAST USED\tACTIVE\tREVOKED\tLOCKED UNTIL\tARGON2ID",
+				func(c *cli.Context, l *ledger.Ledger) ([]ledger.KeyInfo, error) {
+					return l.ListKeys(c.Context, c.Args().First())
 				},
-			},
-			{
-				Name: "revoke", Usage: "revoke an API key at once (its row is kept)", ArgsUsage: "PREFIX",
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return &exitError{code: exitCannot, err: errors.New("client key revoke: give exactly one key prefix")}
+				func(k ledger.KeyInfo) string {
+					locked := (*time.Time)(nil)
+					if k.LockedUntil != nil && k.LockedUntil.After(time.Now()) {
+						locked = k.LockedUntil
 					}
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%t\t%s\t%s\t%s", k.Prefix, k.ClientID, stamp(&k.CreatedAt), stamp(k.LastUsedAt),
+						k.Active, stamp(k.RevokedAt), stamp(locked), k.Params)
+				}),
+			newCommand(e, ledgerCmd[string]{
+				Name: "revoke", Usage: "revoke an API key at once (its row is kept)", Args: "PREFIX",
+				Input: func(c *cli.Context) (string, error) {
 					prefix := c.Args().First()
 					if p, _, err := ledger.ParseKey(prefix); err == nil {
 						prefix = p // a whole key was given: name it by its prefix only
 					}
-					return withLedger(c, e, func(l *ledger.Ledger) error {
-						changed, err := l.RevokeKey(c.Context, prefix)
-						if err != nil {
-							return err
-						}
-						if changed {
-							fmt.Fprintf(e.stdout, "API key %s revoked\n", prefix)
-						} else {
-							fmt.Fprintf(e.stdout, "API key %s was revoked already\n", prefix)
-						}
-						return nil
-					})
+					return prefix, nil
 				},
-			},
+				Run: func(c *cli.Context, e *env, l *ledger.Ledger, prefix string) error {
+					changed, err := l.RevokeKey(c.Context, prefix)
+					if err != nil {
+						return err
+					}
+					if changed {
+						fmt.Fprintf(e.stdout, "API key %s revoked\n", prefix)
+					} else {
+						fmt.Fprintf(e.stdout, "API key %s was revoked already\n", prefix)
+					}
+					return nil
+				},
+			}),
 		},
 	}
 }

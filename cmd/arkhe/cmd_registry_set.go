@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -15,7 +14,7 @@ import (
 func activeFlag(c *cli.Context, cmd string) (*bool, error) {
 	switch {
 	case c.Bool("active") && c.Bool("inactive"):
-		return nil, &exitError{code: exitCannot, err: fmt.Errorf("%s: give --active or --inactive, not both", cmd)}
+		return nil, usagef("%s: give --active or --inactive, not both", cmd)
 	case c.Bool("active"):
 		v := true
 		return &v, nil
@@ -52,8 +51,8 @@ func successionText(m ledger.Manager) string {
 }
 
 func managerSetCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name: "set", Usage: "change a manager's quota, commitment, default shoulder or state, printing what changed from what to what", ArgsUsage: "NAME",
+	return newCommand(e, ledgerCmd[ledger.ManagerUpdate]{
+		Name: "set", Usage: "change a manager's quota, commitment, default shoulder or state, printing what changed from what to what", Args: "NAME",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 			&cli.IntFlag{Name: "quota", Usage: "new mints per UTC day (0: no limit)"},
@@ -62,15 +61,12 @@ func managerSetCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "active", Usage: "let the manager's clients and shoulders act again"},
 			&cli.BoolFlag{Name: "inactive", Usage: "stop the manager's clients (mint, import, repoint, tombstone) and shoulders (mint) at once"},
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("manager set: give exactly one NAME")}
-			}
+		Input: func(c *cli.Context) (ledger.ManagerUpdate, error) {
+			var u ledger.ManagerUpdate
 			active, err := activeFlag(c, "manager set")
 			if err != nil {
-				return err
+				return u, err
 			}
-			var u ledger.ManagerUpdate
 			if c.IsSet("quota") {
 				q := c.Int("quota")
 				u.QuotaPerDay = &q
@@ -85,24 +81,25 @@ func managerSetCommand(e *env) *cli.Command {
 			}
 			u.Active = active
 			if u == (ledger.ManagerUpdate{}) {
-				return &exitError{code: exitCannot, err: errors.New("manager set: give what to change: --quota, --commitment, --default-shoulder, --active or --inactive")}
+				return u, usagef("manager set: give what to change: --quota, --commitment, --default-shoulder, --active or --inactive")
 			}
-			name, naan := c.Args().First(), c.String("naan")
-			return withLedger(c, e, func(l *ledger.Ledger) error {
-				changes, err := l.SetManager(c.Context, naan, name, u)
-				if err != nil {
-					return err
-				}
-				printChanges(e.stdout, fmt.Sprintf("manager %q of NAAN %s", name, naan), changes)
-				return nil
-			})
+			return u, nil
 		},
-	}
+		Run: func(c *cli.Context, e *env, l *ledger.Ledger, u ledger.ManagerUpdate) error {
+			name, naan := c.Args().First(), c.String("naan")
+			changes, err := l.SetManager(c.Context, naan, name, u)
+			if err != nil {
+				return err
+			}
+			printChanges(e.stdout, fmt.Sprintf("manager %q of NAAN %s", name, naan), changes)
+			return nil
+		},
+	})
 }
 
 func managerSucceedCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name: "succeed", ArgsUsage: "OLD",
+	return newCommand(e, ledgerCmd[none]{
+		Name: "succeed", Args: "OLD",
 		Usage: "record that manager NEW (--by, same NAAN) succeeds OLD, one-way: OLD departs, its clients act for nobody, " +
 			"its shoulders keep their ARKs and mint nothing until an active manager holds them, and NEW's clients with " +
 			"ark:update or ark:tombstone may repoint and tombstone its ARKs (along the chain of successions)",
@@ -113,43 +110,33 @@ func managerSucceedCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345) of both managers"},
 			&cli.StringFlag{Name: "by", Required: true, Usage: "the successor: an active manager of the same NAAN"},
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("manager succeed: give exactly one manager NAME (the one succeeded)")}
+		Run: func(c *cli.Context, e *env, l *ledger.Ledger, _ none) error {
+			d, err := l.SucceedManager(c.Context, c.String("naan"), c.Args().First(), c.String("by"))
+			if err != nil {
+				return err
 			}
-			return withLedger(c, e, func(l *ledger.Ledger) error {
-				d, err := l.SucceedManager(c.Context, c.String("naan"), c.Args().First(), c.String("by"))
-				if err != nil {
-					return err
-				}
-				printDeparture(e.stdout, d)
-				return nil
-			})
+			printDeparture(e.stdout, d)
+			return nil
 		},
-	}
+	})
 }
 
 func managerDepartCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name: "depart", ArgsUsage: "NAME",
+	return newCommand(e, ledgerCmd[none]{
+		Name: "depart", Args: "NAME",
 		Usage: "record that a manager departed without a successor, one-way: its clients act for nobody, its shoulders keep " +
 			"their ARKs and mint nothing until an active manager holds them, and its ARKs are left to the NAAN's authority " +
 			"(clients of authority naan or system); manager succeed may still name a successor later",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"}},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("manager depart: give exactly one manager NAME")}
+		Run: func(c *cli.Context, e *env, l *ledger.Ledger, _ none) error {
+			d, err := l.DepartManager(c.Context, c.String("naan"), c.Args().First())
+			if err != nil {
+				return err
 			}
-			return withLedger(c, e, func(l *ledger.Ledger) error {
-				d, err := l.DepartManager(c.Context, c.String("naan"), c.Args().First())
-				if err != nil {
-					return err
-				}
-				printDeparture(e.stdout, d)
-				return nil
-			})
+			printDeparture(e.stdout, d)
+			return nil
 		},
-	}
+	})
 }
 
 // printDeparture says what a succession or departure changed and what follows from it.
@@ -191,8 +178,8 @@ func printDeparture(w io.Writer, d ledger.Departure) {
 }
 
 func clientSetCommand(e *env) *cli.Command {
-	return &cli.Command{
-		Name: "set", ArgsUsage: "CLIENT_ID",
+	return newCommand(e, ledgerCmd[ledger.ClientUpdate]{
+		Name: "set", Args: "CLIENT_ID",
 		Usage: "change a client's scopes, expiry, pinned shoulder or state, printing what changed from what to what; " +
 			"narrowing its reach is always possible, widening it (a scope added, a pin removed or moved, a later expiry or none) is the operator role's",
 		Flags: []cli.Flag{
@@ -203,13 +190,10 @@ func clientSetCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "active", Usage: "let a disabled client act again (client enable)"},
 			&cli.BoolFlag{Name: "inactive", Usage: "stop the client at once (client disable)"},
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: errors.New("client set: give exactly one CLIENT_ID")}
-			}
+		Input: func(c *cli.Context) (ledger.ClientUpdate, error) {
 			active, err := activeFlag(c, "client set")
 			if err != nil {
-				return err
+				return ledger.ClientUpdate{}, err
 			}
 			u := ledger.ClientUpdate{Active: active}
 			if c.IsSet("scopes") {
@@ -222,16 +206,16 @@ func clientSetCommand(e *env) *cli.Command {
 				if exp := c.String("expires"); exp == "never" {
 					u.NoExpiry = true
 				} else if u.ExpiresAt, err = parseTime(exp); err != nil || u.ExpiresAt == nil {
-					return &exitError{code: exitCannot, err: fmt.Errorf("client set: --expires: want RFC 3339 (2026-11-29T20:00:00Z), a date (2026-11-29) or never")}
+					return u, usagef("client set: --expires: want RFC 3339 (2026-11-29T20:00:00Z), a date (2026-11-29) or never")
 				}
 			}
 			switch {
 			case c.IsSet("shoulder") && c.Bool("no-shoulder"):
-				return &exitError{code: exitCannot, err: errors.New("client set: give --shoulder or --no-shoulder, not both")}
+				return u, usagef("client set: give --shoulder or --no-shoulder, not both")
 			case c.IsSet("shoulder"):
 				v := c.String("shoulder")
 				if v == "" {
-					return &exitError{code: exitCannot, err: errors.New("client set: --shoulder names a shoulder; --no-shoulder removes the pin")}
+					return u, usagef("client set: --shoulder names a shoulder; --no-shoulder removes the pin")
 				}
 				u.Shoulder = &v
 			case c.Bool("no-shoulder"):
@@ -239,17 +223,18 @@ func clientSetCommand(e *env) *cli.Command {
 				u.Shoulder = &v
 			}
 			if u.Scopes == nil && u.ExpiresAt == nil && !u.NoExpiry && u.Shoulder == nil && u.Active == nil {
-				return &exitError{code: exitCannot, err: errors.New("client set: give what to change: --scopes, --expires, --shoulder, --no-shoulder, --active or --inactive")}
+				return u, usagef("client set: give what to change: --scopes, --expires, --shoulder, --no-shoulder, --active or --inactive")
 			}
-			id := c.Args().First()
-			return withLedger(c, e, func(l *ledger.Ledger) error {
-				changes, err := l.SetClient(c.Context, id, u)
-				if err != nil {
-					return err
-				}
-				printChanges(e.stdout, "client "+id, changes)
-				return nil
-			})
+			return u, nil
 		},
-	}
+		Run: func(c *cli.Context, e *env, l *ledger.Ledger, u ledger.ClientUpdate) error {
+			id := c.Args().First()
+			changes, err := l.SetClient(c.Context, id, u)
+			if err != nil {
+				return err
+			}
+			printChanges(e.stdout, "client "+id, changes)
+			return nil
+		},
+	})
 }

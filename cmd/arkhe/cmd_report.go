@@ -61,45 +61,41 @@ func reportCommand(e *env) *cli.Command {
 // runReport writes one report: rows from the ledger through report.Writer, atomically.
 func runReport[T any](c *cli.Context, e *env, name, what string,
 	rows func(context.Context, *ledger.Ledger, ledger.ReportFilter) iter.Seq2[T, error]) error {
-	cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
-	if c.NArg() > 0 {
-		return cannot(fmt.Errorf("report %s: unexpected argument %q", name, c.Args().First()))
-	}
 	var f ledger.ReportFilter
 	var err error
 	if f.Since, err = parseTime(c.String("since")); err != nil {
-		return cannot(fmt.Errorf("--since: %w", err))
+		return fmt.Errorf("--since: %w", err)
 	}
 	if f.Until, err = parseTime(c.String("until")); err != nil {
-		return cannot(fmt.Errorf("--until: %w", err))
+		return fmt.Errorf("--until: %w", err)
 	}
 	f.NAAN, f.Shoulder = c.String("naan"), c.String("shoulder")
 	f.Manager, f.BrokenOnly = c.String("manager"), c.Bool("broken-only")
 	if err := f.Validate(); err != nil {
-		return cannot(err)
+		return err
 	}
 	path, flag := c.String("out"), c.String("format")
 	if path == "" {
 		format := report.Parquet
 		if flag != "" {
 			if format, err = report.ParseFormat(flag); err != nil {
-				return cannot(err)
+				return err
 			}
 		}
 		path = name + format.Extension()
 	}
 	format, err := report.ResolveFormat(flag, path)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	w, err := report.Create[T](path, format)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	defer w.Abort()
 	l, err := openChecked(c, e, 2)
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	defer l.Close()
 	p := newProgress(e.stderr, e.log, c.Bool("quiet"), "writing "+name, what)
@@ -119,10 +115,10 @@ func runReport[T any](c *cli.Context, e *env, name, what string,
 	n, err := w.WriteSeq(c.Context, counted)
 	p.Finish()
 	if err != nil {
-		return cannot(err)
+		return err
 	}
 	if err := w.Close(); err != nil {
-		return cannot(err)
+		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s %s to %s (%s)\n", thousands(n), what, path, format)
 	return nil

@@ -46,19 +46,19 @@ func sizingCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			if c.Bool("json") && c.Bool("table") {
-				return &exitError{code: exitCannot, err: fmt.Errorf("sizing: --json and --table exclude each other")}
+				return usagef("sizing: --json and --table exclude each other")
 			}
 			var rep *sizing.Report
 			if c.Bool("model") {
 				p, f, err := sizingPlan(c)
 				if err != nil {
-					return &exitError{code: exitCannot, err: err}
+					return err
 				}
 				rep = sizing.ModelReport(p, f)
 			} else {
 				for _, name := range []string{"arks", "receipts", "changes", "avg-url", "avg-title", "avg-who", "avg-when", "avg-naan", "avg-name", "avg-request-id"} {
 					if c.IsSet(name) {
-						return &exitError{code: exitCannot, err: fmt.Errorf("sizing: --%s plans a ledger and needs --model", name)}
+						return usagef("sizing: --%s plans a ledger and needs --model", name)
 					}
 				}
 				l, err := openChecked(c, e, 2)

@@ -56,12 +56,8 @@ func verifyCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "accept-digest", Usage: "after investigating ledger.digest findings: record the ledger as it is now as the next audit's baseline (the findings are still reported)"},
 		},
 		Action: func(c *cli.Context) error {
-			cannot := func(err error) error { return &exitError{code: exitCannot, err: err} }
-			if c.NArg() > 0 {
-				return cannot(fmt.Errorf("verify: unexpected argument %q", c.Args().First()))
-			}
 			if c.Int("examples") < 0 {
-				return cannot(errors.New("verify: --examples must not be negative"))
+				return errors.New("verify: --examples must not be negative")
 			}
 			cfg := verify.Config{Since: c.Bool("since"), Examples: c.Int("examples"), Workers: c.Int("workers"),
 				ClientID: c.String("client"), AcceptDigest: c.Bool("accept-digest")}
@@ -69,7 +65,7 @@ func verifyCommand(e *env) *cli.Command {
 				cfg.Examples = -1
 			}
 			if err := cfg.Validate(); err != nil {
-				return cannot(err)
+				return err
 			}
 			paths := c.StringSlice("out")
 			if len(paths) == 0 {
@@ -84,11 +80,11 @@ func verifyCommand(e *env) *cli.Command {
 			for _, p := range paths {
 				f, err := report.FormatFromPath(p)
 				if err != nil {
-					return cannot(err)
+					return err
 				}
 				w, err := report.Create[verify.FindingRow](p, f)
 				if err != nil {
-					return cannot(err)
+					return err
 				}
 				writers = append(writers, w)
 			}
@@ -113,23 +109,23 @@ func verifyCommand(e *env) *cli.Command {
 			}
 			l, err := openChecked(c, e, 4)
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			defer l.Close()
 			res, err := verify.Run(c.Context, l, cfg)
 			p.Finish()
 			if err != nil {
-				return cannot(err)
+				return err
 			}
 			for _, w := range writers {
 				if err := w.Close(); err != nil {
-					return cannot(err)
+					return err
 				}
 			}
 			printVerify(e.stdout, res, paths)
 			if path := c.String("metrics-file"); path != "" {
 				if err := metrics.Write(path, res.Metrics()); err != nil {
-					return cannot(err)
+					return err
 				}
 			}
 			if !res.Clean() {

@@ -57,9 +57,6 @@ func completionCommand(e *env) *cli.Command {
 			"zsh:  add `source <(arkhe completion zsh)` to ~/.zshrc, after compinit\n" +
 			"fish: arkhe completion fish > ~/.config/fish/completions/arkhe.fish",
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return &exitError{code: exitCannot, err: fmt.Errorf("completion: name one shell: bash, zsh or fish")}
-			}
 			switch shell := c.Args().First(); shell {
 			case "bash":
 				fmt.Fprint(e.stdout, bashCompletion)
@@ -68,11 +65,11 @@ func completionCommand(e *env) *cli.Command {
 			case "fish":
 				script, err := c.App.ToFishCompletion()
 				if err != nil {
-					return &exitError{code: exitCannot, err: fmt.Errorf("completion fish: %w", err)}
+					return usagef("completion fish: %w", err)
 				}
 				fmt.Fprint(e.stdout, dedupeFish(script))
 			default:
-				return &exitError{code: exitCannot, err: fmt.Errorf("completion: unknown shell %q: want bash, zsh or fish", shell)}
+				return usagef("completion: unknown shell %q: want bash, zsh or fish", shell)
 			}
 			return nil
 		},

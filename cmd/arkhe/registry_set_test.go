@@ -115,7 +115,10 @@ func TestManagerAndClientSet(t *testing.T) {
 		{args: []string{"client", "set", "scanner", "--shoulder", "/x9", "--no-shoulder"}, code: 2, errHas: "not both"},
 		{args: []string{"client", "set", "scanner", "--scopes", "ark:fly"}, code: 2, errHas: `unknown scope "ark:fly"`},
 		{args: []string{"client", "add", "--naan", "99999", "--manager", "Library", "--scope", "ark:read", "scanner"}, code: 2,
-			errHas: "client scanner: client_id is registered already; nothing changed"},
+			errHas: "client scanner: is registered already with pinned shoulder \"/x9\" (asked none), scopes ark:mint ark:update (asked ark:read), expiry 2029-06-30T00:00:00Z (asked never); nothing changed"},
+		// the same registration again is a no-op, exit 0; so is a disabled client's
+		{args: []string{"client", "add", "--naan", "99999", "--manager", "Library", "--scope", "ark:update", "--scope", "ark:mint",
+			"--shoulder", "/x9", "--expires", "2029-06-30", "scanner"}, out: "client scanner was registered already (unchanged)\n"},
 		{args: []string{"client", "list"}, has: "scanner  99999  machine  manager    Library  /x9     ark:mint ark:update  false   2029-06-30T00:00:00Z"},
 	})
 	// one audit event per change: manager.set (shoulder add --default), 2 manager.set,

@@ -39,7 +39,9 @@ func TestRegistrationCommands(t *testing.T) {
 		{[]string{"manager", "add", "--naan", "99999", "--commitment", "Not Guaranteed", "--quota", "1000", "Library"}, 0, "registered"},
 		{[]string{"manager", "add", "--naan", "99999", "--commitment", "forever", "Other"}, 2, ""},
 		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--default", "/x9"}, 0, "shoulder /x9 of NAAN 99999 registered"},
-		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "/x9"}, 2, ""},
+		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "/x9"}, 0, "shoulder /x9 of NAAN 99999 was registered already (unchanged)"},
+		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--default", "/x9"}, 0, "was registered already (unchanged)"},
+		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--blade-length", "10", "/x9"}, 2, ""},
 		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--status", "active", "/dsp01"}, 2, ""},
 		{[]string{"shoulder", "add", "--naan", "99999", "--manager", "Library", "--length", "4"}, 0, "registered"},
 		{[]string{"client", "add", "--naan", "99999", "--manager", "Library", "--scope", "ark:mint", "--scope", "ark:read", "minter"}, 0, "client minter registered"},
@@ -272,5 +274,47 @@ func TestDBStopSaysWhenNothingRan(t *testing.T) {
 	code, out, errs := runArkhe(t, "--data-dir", dir, "db", "stop")
 	if code != 0 || out != "embedded cluster in "+dir+" was not running\n" {
 		t.Errorf("exit %d, out %q, err %q", code, out, errs)
+	}
+}
+
+// TestRegistrationBlockTwice: a registration script run a second time (under set -e) goes
+// through: each add of what is registered as asked exits 0 and says it was registered already;
+// an add that asks other values exits 2 naming each differing field, and changes nothing.
+func TestRegistrationBlockTwice(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	block := [][]string{
+		{"naan", "add", "12345", "--name", "Example Library"},
+		{"manager", "add", "Digitization Unit", "--naan", "12345", "--commitment", "Permanent: Stable Content", "--quota", "2000000"},
+		{"shoulder", "add", "/bc7", "--naan", "12345", "--manager", "Digitization Unit", "--default"},
+		{"client", "add", "scanner-1", "--naan", "12345", "--manager", "Digitization Unit", "--scope", "ark:mint", "--scope", "ark:update", "--scope", "ark:tombstone"},
+	}
+	for round, want := range []string{" registered", " was registered already (unchanged)\n"} {
+		for _, args := range block {
+			code, out, errOut := arkhe(t, url, "", args...)
+			if code != 0 || !strings.Contains(out, want) || round == 0 && strings.Contains(out, "already") || errOut != "" {
+				t.Errorf("round %d: arkhe %s: exit %d, stdout %q (want %q)\n%s", round+1, strings.Join(args, " "), code, out, want, errOut)
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"naan", "add", "12345", "--name", "Another Library"},
+			`arkhe: NAAN 12345: is registered already with name "Example Library" (asked "Another Library"); nothing changed` + "\n"},
+		{[]string{"shoulder", "add", "/bc7", "--naan", "12345", "--status", "reserved"},
+			`arkhe: shoulder /bc7 of NAAN 12345: is registered already with status "active" (asked "reserved"); nothing changed`},
+		{[]string{"client", "add", "scanner-1", "--naan", "12345", "--manager", "Digitization Unit"},
+			"arkhe: client scanner-1: is registered already with scopes ark:mint ark:tombstone ark:update (asked ark:mint); nothing changed"},
+	} {
+		code, out, errOut := arkhe(t, url, "", c.args...)
+		if code != 2 || !strings.HasPrefix(errOut, c.want) || out != "" {
+			t.Errorf("arkhe %s: exit %d (want 2)\nstderr %q\nwant   %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+	code, out, _ := arkhe(t, url, "", "client", "list")
+	if code != 0 || !strings.Contains(out, "ark:mint ark:update ark:tombstone") {
+		t.Errorf("client list after the refusal: exit %d\n%s", code, out)
 	}
 }

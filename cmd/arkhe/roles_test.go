@@ -132,21 +132,21 @@ func TestCommandsUnderLeastRoles(t *testing.T) {
 	}{
 		// the operator registers; the writer and auditor may not
 		{"operator", op, []string{"naan", "add", "99999", "--name", "test"}, 0, "registered"},
-		{"writer", w, []string{"naan", "add", "12345"}, 2, "registration is the operator role's"},
+		{"writer", w, []string{"naan", "add", "12345"}, 2, "naan add: this needs the ledger's operator role " + prefix + "operator, and the database role " + prefix + "w is not a member of it; grant it (as a superuser): grant " + prefix + "operator to " + prefix + "w"},
 		{"operator", op, []string{"manager", "add", "--naan", "99999", "m1"}, 0, "registered"},
 		{"operator", op, []string{"shoulder", "add", "--naan", "99999", "--manager", "m1", "--default", "/x9"}, 0, "registered"},
 		{"operator", op, []string{"client", "add", "--naan", "99999", "--manager", "m1", "--scope", "ark:mint", "--scope", "ark:update",
 			"--scope", "ark:tombstone", "--scope", "ark:import", "--db-role", prefix + "w", "svc"}, 0, "client svc registered"},
 		{"operator", op, []string{"client", "add", "--naan", "99999", "--manager", "m1", "--db-role", prefix + "op", "elsewhere"}, 0, "registered"},
-		{"auditor", au, []string{"client", "add", "--naan", "99999", "--manager", "m1", "sneaky"}, 2, "registration is the operator role's"},
+		{"auditor", au, []string{"client", "add", "--naan", "99999", "--manager", "m1", "sneaky"}, 2, "needs the ledger's operator role"},
 		{"operator", op, []string{"client", "list"}, 0, prefix + "w"},
 		// the writer mints, repoints, tombstones and imports as the client bound to it
 		{"writer", w, []string{"mint", "--client", "svc", "--out", "map.csv", in}, 0, "minted      4"},
 		{"writer", w, []string{"mint", "--client", "elsewhere", "--out", "map2.csv", in}, 2, "bound to database role " + prefix + "op"},
-		{"auditor", au, []string{"mint", "--client", "svc", "--out", "map3.csv", other}, 2, "permission denied for table ark"},
+		{"auditor", au, []string{"mint", "--client", "svc", "--out", "map3.csv", other}, 2, "mint: this needs the ledger's writer role " + prefix + "writer"},
 		{"writer", w, []string{"import", "--client", "svc", "dump.json"}, 1, "imported"},
 		// adopting a shoulder the import created is registration: the operator's
-		{"writer", w, []string{"shoulder", "adopt", "/fk4", "--naan", "99999", "--manager", "m1"}, 2, "registration is the operator role's"},
+		{"writer", w, []string{"shoulder", "adopt", "/fk4", "--naan", "99999", "--manager", "m1"}, 2, "needs the ledger's operator role"},
 		{"operator", op, []string{"shoulder", "adopt", "/fk4", "--naan", "99999", "--manager", "m1"}, 2, "arkhe import --include-test"},
 		// the auditor audits and reports
 		{"auditor", au, []string{"verify", "--out", "findings.jsonl"}, 0, "clean"},
@@ -166,6 +166,52 @@ func TestCommandsUnderLeastRoles(t *testing.T) {
 			t.Errorf("as %s: arkhe %s: exit %d (want %d, %q)\n%s%s", s.who, strings.Join(s.args, " "), code, s.code, s.want, out, errOut)
 		}
 	}
+	// a login without the role a command needs is refused before any work, the role named with
+	// the grant that gives it: the audit appends nothing and writes no findings; a report
+	// writes no file
+	if _, err := conn.Exec(ctx, "create role "+pgx.Identifier{prefix + "none"}.Sanitize()+" login"); err != nil {
+		t.Fatal(err)
+	}
+	logins = append(logins, "none")
+	none, err := pgtest.AsRole(su, prefix+"none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := func() int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, `select (select count(*) from audit_event) + (select count(*) from audit_summary)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := events()
+	for _, s := range []struct {
+		url, file string
+		args      []string
+		want      string
+	}{
+		{w, "refused.jsonl", []string{"verify", "--out", "refused.jsonl"}, "arkhe: verify: this needs the ledger's auditor role " + prefix +
+			"auditor, and the database role " + prefix + "w is not a member of it; grant it (as a superuser): grant " + prefix + "auditor to " + prefix + "w\n"},
+		{none, "refused.csv", []string{"report", "arks", "--out", "refused.csv"}, "arkhe: report arks: this needs one of the ledger's roles " +
+			prefix + "operator, " + prefix + "writer, " + prefix + "auditor, " + prefix + "owner (operator, writer, auditor, owner), and the database role " +
+			prefix + "none is a member of none; grant one (as a superuser), e.g.: grant " + prefix + "owner to " + prefix + "none\n"},
+		{none, "", []string{"naan", "list"}, "naan list: this needs one of the ledger's roles"},
+	} {
+		code, out, errOut := arkhe(t, s.url, "", s.args...)
+		if code != 2 || errOut != s.want && !strings.HasPrefix(errOut, "arkhe: "+s.want) || out != "" {
+			t.Errorf("arkhe %s without its role: exit %d (want 2)\nstderr %q\nwant   %q\n%s", strings.Join(s.args, " "), code, errOut, s.want, out)
+		}
+		if s.file != "" {
+			if _, err := os.Stat(s.file); !os.IsNotExist(err) {
+				t.Errorf("arkhe %s without its role wrote %s (%v)", strings.Join(s.args, " "), s.file, err)
+			}
+		}
+	}
+	if n := events(); n != before {
+		t.Errorf("the refused commands appended %d audit records", n-before)
+	}
+
 	arks := readMintMap(t, "map.csv")
 	if len(arks) != 5 {
 		t.Fatalf("mint map: %q", arks)
@@ -179,7 +225,7 @@ func TestCommandsUnderLeastRoles(t *testing.T) {
 	}{
 		{w, []string{"ark", "repoint", "--client", "svc", one, "https://example.org/moved"}, 0, "now points to"},
 		{w2, []string{"ark", "repoint", "--client", "svc", one, "https://example.org/again"}, 2, "bound to database role " + prefix + "w"},
-		{op, []string{"ark", "repoint", "--client", "svc", one, "https://example.org/again"}, 2, "permission denied for function ark_repoint"},
+		{op, []string{"ark", "repoint", "--client", "svc", one, "https://example.org/again"}, 2, "ark repoint: this needs the ledger's writer role"},
 		{w, []string{"ark", "tombstone", "--client", "svc", "--reason", "withdrawn", one}, 0, "tombstoned"},
 	} {
 		if code, out, errOut := arkhe(t, s.url, "", s.args...); code != s.code || !strings.Contains(out+errOut, s.want) {

@@ -75,16 +75,15 @@ func versionCommand(e *env) *cli.Command {
 			"the highest /usr/lib/postgresql/<major>/bin, pg_config --bindir, PATH) and which database the other commands " +
 			"would use. Offline: it starts no server and connects to no database.",
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return &exitError{code: exitCannot, err: fmt.Errorf("version: unexpected argument %q", c.Args().First())}
-			}
 			return printVersion(c, e)
 		},
 	}
 }
 
-// printVersion prints what `arkhe --version` and `arkhe version` print. It runs
-// `postgres --version` and nothing else: no server is started, no database contacted.
+// printVersion prints what `arkhe --version` and `arkhe version` print; when the embedded
+// server runs other binaries than those installed (a package upgrade under it), a line gives
+// the version it runs beside the installed one. It runs `postgres --version` and nothing
+// else: no server is started, no database contacted.
 func printVersion(c *cli.Context, e *env) error {
 	bi, _ := debug.ReadBuildInfo()
 	b := readBuildInfo(bi, version, commit)
@@ -109,7 +108,7 @@ func printVersion(c *cli.Context, e *env) error {
 	if dataDir == "" {
 		d, err := localpg.DefaultDataDir()
 		if err != nil {
-			return &exitError{code: exitCannot, err: err}
+			return err
 		}
 		dataDir = d
 	}
@@ -118,6 +117,14 @@ func printVersion(c *cli.Context, e *env) error {
 		fmt.Fprintf(w, "  postgresql  not found: %v\n", err)
 	} else {
 		fmt.Fprintf(w, "  postgresql  %s (server binaries in %s)\n", srv.Version, srv.BinDir)
+		if srv.Running && srv.Changed != "" {
+			started := srv.Started.Version
+			if started == "" {
+				started = "an unrecorded version"
+			}
+			fmt.Fprintf(w, "  running     PostgreSQL %s, the embedded server in %s, not the installed binaries: %s; the next command restarts it\n",
+				started, srv.ClusterDir, srv.Changed)
+		}
 	}
 	printDatabase(w, c.String("database-url"), os.Getenv, srv)
 	return nil

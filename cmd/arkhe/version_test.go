@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -118,5 +119,41 @@ func TestRedactURL(t *testing.T) {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestVersionNamesTheRunningServer: when the embedded server runs other binaries than those
+// installed (its record says it was started from another postgres file, as before a package
+// upgrade), --version prints the version it runs beside the installed one and that the next
+// command restarts it. The server here is this test process, named by a postmaster.pid.
+func TestVersionNamesTheRunningServer(t *testing.T) {
+	for _, k := range []string{"PGHOST", "PGDATABASE", "PGSERVICE", "ARKHE_DATABASE_URL", "ARKHE_DATA_DIR"} {
+		t.Setenv(k, "")
+	}
+	dataDir := t.TempDir()
+	pg := filepath.Join(dataDir, "pg")
+	if err := os.Mkdir(pg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := cliRun(t, "--data-dir", dataDir, "--version")
+	m := regexp.MustCompile(`(?m)^  postgresql  (\d+)\.\d+.* \(server binaries in (/\S+)\)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no postgresql line:\n%s", out)
+	}
+	pid := strings.Join([]string{strconv.Itoa(os.Getpid()), pg, "1", "5432", "/tmp", "*", "1 1", "ready", ""}, "\n")
+	for name, body := range map[string]string{
+		"pg/PG_VERSION":     m[1] + "\n",
+		"pg/postmaster.pid": pid,
+		"pg.binaries":       "bindir=" + m[2] + "\nversion=" + m[1] + ".0 (an older build)\nidentity=dev 0 ino 0 size 0 mtime 0\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dataDir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := cliRun(t, "--data-dir", dataDir, "--version")
+	want := "  running     PostgreSQL " + m[1] + ".0 (an older build), the embedded server in " + pg + ", not the installed binaries: " +
+		m[2] + "/postgres was replaced since it started (from PostgreSQL " + m[1] + ".0 (an older build)); the next command restarts it\n"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("--version: exit %d\n%s\nwant the line %q\n%s", code, out, want, errOut)
 	}
 }
