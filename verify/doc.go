@@ -52,6 +52,14 @@
 //     are the migrations' (see [ExpectedTriggers]).
 //   - ledger.signals (--since only): nothing changed the tables behind the ledger's paths since
 //     the last full audit (see --since below).
+//   - ledger.rollback (with Config.Baseline): no shoulder holds fewer ARKs or has fewer draws
+//     (shoulder_tally), and the ledger's high-water mark (its largest insertion number) is not
+//     lower, than the baseline file recorded. The file lives outside the ledger, so a ledger
+//     restored from an earlier backup, whose own audit summaries went back with it and agree
+//     with it, is still found: it has forgotten ARKs that were minted and published since the
+//     backup, and random draws may hand those names out again. The finding names each shoulder
+//     with the counts then and now. The file only rises: a full audit without this finding
+//     replaces it with the larger of each of its numbers and the ledger's.
 //
 // One pass over ark feeds several checks, and three have fast paths for the clean case.
 // Receipts: on the single layout, when mint_receipt is the migrations' view of ark's receipt
