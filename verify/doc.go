@@ -45,6 +45,10 @@
 //     each row's before target (and status, where both are recorded) equals the previous row's
 //     after, and the last after equals the ARK's current target and status, its number the
 //     ARK's change count (change_seq).
+//   - receipt.layout (one node): the receipt table is empty. There a mint receipt is the ark
+//     row's request_id and payload_digest (with created_by), read through mint_receipt; the
+//     receipt table exists so that both layouts have one description, and holds the receipts
+//     on Citus only. A row in it on one node would escape every receipt check.
 //   - ledger.digest: nothing was deleted or altered behind the ledger's back (see below).
 //   - schema.triggers: the triggers that carry the promises (delete- and truncate-refusing,
 //     append-only, ark_update, ark_reach, shoulder_update, client_reach, credential_kind, and

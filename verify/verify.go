@@ -42,6 +42,7 @@ const (
 	CheckReceiptNAAN        = "receipt.naan_of_client"
 	CheckRequestUnique      = "receipt.request_unique"
 	CheckReceiptMissing     = "ark.receipt_missing"
+	CheckReceiptLayout      = "receipt.layout"
 	CheckChangeChain        = "change.chain"
 	CheckDigest             = "ledger.digest"
 	CheckSchema             = "schema.triggers"
@@ -72,6 +73,7 @@ var checks = [...]Check{
 	{CheckReceiptNAAN, SeverityError, "every receipt's client is registered and belongs to the ARK's NAAN"},
 	{CheckRequestUnique, SeverityError, "no request ID of a client maps to two ARKs"},
 	{CheckReceiptMissing, SeverityError, "every ARK minted by arkhe has its receipt"},
+	{CheckReceiptLayout, SeverityError, "on one node a mint receipt is the ark row's request_id and payload_digest (read through mint_receipt): the receipt table holds none"},
 	{CheckChangeChain, SeverityError, "each ARK's changes are numbered 1, 2, ... and each starts where the previous ended; the last ends at the current target and status, and its number is the ARK's change count"},
 	{CheckDigest, SeverityError, "the ARKs recorded by the last clean audit are all still there, unaltered"},
 	{CheckSchema, SeverityError, "the delete-refusing, append-only and ledger triggers exist, are enabled and unmodified"},
@@ -431,6 +433,9 @@ func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 		{a.arkPass},
 		{a.clientCheck, a.schemaCheck},
 		{a.requestUniqueCheck},
+	}
+	if !a.citus {
+		work[1] = append(work[1], a.receiptTableCheck)
 	}
 	if !a.receiptsInPass {
 		work[1] = append([]func(context.Context, *lane) error{a.receiptTotals, a.receiptNAANCheck}, work[1]...)
