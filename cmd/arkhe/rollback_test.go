@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/localpg"
 )
 
 // withDB returns connection string u naming database name instead of its own.
@@ -96,6 +98,36 @@ func backupDatabase(t *testing.T, db pgtest.DB, name string) string {
 	return withDB(t, db.URL, name)
 }
 
+// dumpDatabase backs db's database up with pg_dump (custom format) and restores the dump into
+// a new database named name with pg_restore, as an operator of a single node would, and
+// returns its URL. The copy is dropped when the test ends.
+func dumpDatabase(t *testing.T, db pgtest.DB, name string) string {
+	t.Helper()
+	ctx := t.Context()
+	bin, _, err := localpg.ServerBinaries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "ledger.dump")
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "pg_dump"), "--format", "custom", "--file", dump, "--dbname", db.URL).CombinedOutput(); err != nil {
+		t.Fatalf("pg_dump: %v\n%s", err, out)
+	}
+	dst := pgx.Identifier{name}.Sanitize()
+	if err := execOnNode(ctx, t, db.URL, "create database "+dst+" template template0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := execOnNode(context.Background(), t, db.URL, "drop database if exists "+dst+" with (force)"); err != nil {
+			t.Errorf("drop the restored copy %s: %v", dst, err)
+		}
+	})
+	u := withDB(t, db.URL, name)
+	if out, err := exec.CommandContext(ctx, filepath.Join(bin, "pg_restore"), "--exit-on-error", "--dbname", u, dump).CombinedOutput(); err != nil {
+		t.Fatalf("pg_restore: %v\n%s", err, out)
+	}
+	return u
+}
+
 func mustParse(t *testing.T, u string) *url.URL {
 	t.Helper()
 	p, err := url.Parse(u)
@@ -166,7 +198,14 @@ func TestVerifyBaselineRollback(t *testing.T) {
 		if s := shoulder(f); f["arks"] != 30.0 || s == nil || s["arks"] != 30.0 || s["draws"].(float64) < 30 || !strings.HasPrefix(f["newest_ark"].(string), "ark:99999/x9") {
 			t.Fatalf("first baseline file: %v", f)
 		}
-		backup := backupDatabase(t, db, strings.TrimPrefix(mustParse(t, db.URL).Path, "/")+"_bak")
+		// the backup: pg_dump on one node; on Citus a copy of every node's database (what
+		// restoring every node to one restore point gives)
+		var backup string
+		if db.Citus() {
+			backup = backupDatabase(t, db, strings.TrimPrefix(mustParse(t, db.URL).Path, "/")+"_bak")
+		} else {
+			backup = dumpDatabase(t, db, strings.TrimPrefix(mustParse(t, db.URL).Path, "/")+"_bak")
+		}
 		mint(db.URL, 20, "b-")
 		if code, out := verifyRun(db.URL, "--baseline", baseline); code != 0 {
 			t.Fatalf("audit after the second mint: exit %d\n%s", code, out)
