@@ -1,10 +1,12 @@
 package verify
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,10 +66,13 @@ func readBaselineFile(path string) (*baselineFile, error) {
 		return nil, fmt.Errorf("verify: baseline file: %w", err)
 	}
 	var f baselineFile
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("verify: baseline file %s: %w", path, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("verify: baseline file %s: more after the JSON object; want one object", path)
 	}
 	if f.Format != baselineFormat {
 		return nil, fmt.Errorf("verify: baseline file %s: field format is %q, want %q", path, f.Format, baselineFormat)

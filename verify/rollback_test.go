@@ -80,6 +80,7 @@ func TestBaselineFile(t *testing.T) {
 		`{"format": "something else"}`:                                                               `field format is "something else"`,
 		`{"format": "arkhe-verify-baseline/1", "arks": -1}`:                                          "must not be negative",
 		`{"format": "arkhe-verify-baseline/1", "ark": 3}`:                                            `unknown field "ark"`,
+		`{"format": "arkhe-verify-baseline/1"} {}`:                                                   "more after the JSON object",
 		`{"format": "arkhe-verify-baseline/1", "shoulders": {"99999/x9": {"arks": 1, "draws": -2}}}`: `shoulders["99999/x9"]`,
 	} {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
