@@ -324,7 +324,8 @@ func (l *Ledger) Authenticate(ctx context.Context, clientID, key string) error {
 	}
 	ke := &KeyError{ClientID: clientID, Prefix: prefix, Reason: verdict}
 	if verdict == "locked" || verdict == "wrong" {
-		_ = conn.QueryRow(ctx, `select locked_until from credential where prefix = $1 and locked_until > now()`, prefix).Scan(&ke.LockedUntil)
+		// through the ledger's function: a writer reads no column of credential
+		_ = conn.QueryRow(ctx, `select arkhe_key_locked_until($1)`, prefix).Scan(&ke.LockedUntil)
 		if ke.LockedUntil != nil {
 			ke.Reason = "locked"
 		}

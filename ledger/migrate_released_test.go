@@ -20,6 +20,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		"0010_ark_shoulder_per_statement.sql": "fefb8eb4b108f9f3",
 		"0011_ark_checks_one_pass.sql":        "299c46d9f38d750a",
 		"0012_public_status_null.sql":         "28052ece5c257238",
+		"0015_key_columns_receipt_layout.sql": "dc9ca50c500affae",
 	}
 	ms, err := Migrations()
 	if err != nil {

@@ -162,6 +162,11 @@ func (a *audit) prepare(ctx context.Context, ln *lane) error {
 	if a.clients, err = loadClients(ctx, ln); err != nil {
 		return err
 	}
+	if a.cfg.Baseline != "" {
+		if err := a.readDraws(ctx, ln); err != nil {
+			return err
+		}
+	}
 	if !a.citus {
 		if a.receiptsInPass, err = receiptsAreColumns(ctx, ln); err != nil {
 			return err

@@ -45,6 +45,10 @@
 //     each row's before target (and status, where both are recorded) equals the previous row's
 //     after, and the last after equals the ARK's current target and status, its number the
 //     ARK's change count (change_seq).
+//   - receipt.layout (one node): the receipt table is empty. There a mint receipt is the ark
+//     row's request_id and payload_digest (with created_by), read through mint_receipt; the
+//     receipt table exists so that both layouts have one description, and holds the receipts
+//     on Citus only. A row in it on one node would escape every receipt check.
 //   - ledger.digest: nothing was deleted or altered behind the ledger's back (see below).
 //   - schema.triggers: the triggers that carry the promises (delete- and truncate-refusing,
 //     append-only, ark_update, ark_reach, shoulder_update, client_reach, credential_kind, and
@@ -52,6 +56,14 @@
 //     are the migrations' (see [ExpectedTriggers]).
 //   - ledger.signals (--since only): nothing changed the tables behind the ledger's paths since
 //     the last full audit (see --since below).
+//   - ledger.rollback (with Config.Baseline): no shoulder holds fewer ARKs or has fewer draws
+//     (shoulder_tally), and the ledger's high-water mark (its largest insertion number) is not
+//     lower, than the baseline file recorded. The file lives outside the ledger, so a ledger
+//     restored from an earlier backup, whose own audit summaries went back with it and agree
+//     with it, is still found: it has forgotten ARKs that were minted and published since the
+//     backup, and random draws may hand those names out again. The finding names each shoulder
+//     with the counts then and now. The file only rises: a full audit without this finding
+//     replaces it with the larger of each of its numbers and the ledger's.
 //
 // One pass over ark feeds several checks, and three have fast paths for the clean case.
 // Receipts: on the single layout, when mint_receipt is the migrations' view of ark's receipt

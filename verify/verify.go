@@ -42,10 +42,12 @@ const (
 	CheckReceiptNAAN        = "receipt.naan_of_client"
 	CheckRequestUnique      = "receipt.request_unique"
 	CheckReceiptMissing     = "ark.receipt_missing"
+	CheckReceiptLayout      = "receipt.layout"
 	CheckChangeChain        = "change.chain"
 	CheckDigest             = "ledger.digest"
 	CheckSchema             = "schema.triggers"
 	CheckSignals            = "ledger.signals"
+	CheckRollback           = "ledger.rollback"
 )
 
 // Check describes one audit check.
@@ -71,10 +73,12 @@ var checks = [...]Check{
 	{CheckReceiptNAAN, SeverityError, "every receipt's client is registered and belongs to the ARK's NAAN"},
 	{CheckRequestUnique, SeverityError, "no request ID of a client maps to two ARKs"},
 	{CheckReceiptMissing, SeverityError, "every ARK minted by arkhe has its receipt"},
+	{CheckReceiptLayout, SeverityError, "on one node a mint receipt is the ark row's request_id and payload_digest (read through mint_receipt): the receipt table holds none"},
 	{CheckChangeChain, SeverityError, "each ARK's changes are numbered 1, 2, ... and each starts where the previous ended; the last ends at the current target and status, and its number is the ARK's change count"},
 	{CheckDigest, SeverityError, "the ARKs recorded by the last clean audit are all still there, unaltered"},
 	{CheckSchema, SeverityError, "the delete-refusing, append-only and ledger triggers exist, are enabled and unmodified"},
 	{CheckSignals, SeverityError, "--since: nothing changed the ledger's tables behind its paths since the last full audit (file nodes, statistics counters, schema)"},
+	{CheckRollback, SeverityError, "--baseline: no shoulder holds fewer ARKs or has fewer draws, and the ledger's high-water mark is not lower, than the baseline file kept outside the ledger recorded (an ARK is never deleted; a restored backup forgets published names, which random draws may hand out again)"},
 }
 
 // Checks returns the audit's checks in report order (a fresh slice).
@@ -119,6 +123,13 @@ type Config struct {
 	// holds; 0 means one for a ledger whose ark table is under smallLedgerPages (2 MiB, about
 	// 7,000 ARKs) on the single layout, else three.
 	Connections int
+	// Baseline is the path of the baseline file kept outside the ledger ("" for none): the
+	// largest ARK count and draws per shoulder, ARK count and high-water mark a full audit has
+	// seen (JSON). ledger.rollback compares the ledger with it; a full audit without
+	// ledger.rollback findings then replaces it atomically, each number the larger of the
+	// file's and the ledger's. A file that does not exist yet is written by the first such
+	// audit; one that cannot be read or parsed fails the audit before it starts.
+	Baseline string
 }
 
 // Validate reports a Config that Run would refuse.
@@ -165,6 +176,8 @@ type Result struct {
 	SummaryStored bool
 	// Connections is how many connections the audit used (see Config.Connections).
 	Connections int
+	// BaselineWritten is true when this audit replaced (or created) Config.Baseline.
+	BaselineWritten bool
 }
 
 // Findings returns the total number of findings.
@@ -258,6 +271,13 @@ func (r *recorder) note(check, note string) {
 	r.notes[check] = note
 }
 
+// count returns the number of findings of check so far.
+func (r *recorder) count(check string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.counts[check]
+}
+
 // failed returns the first sink error, if any.
 func (r *recorder) failed() error {
 	r.mu.Lock()
@@ -317,6 +337,8 @@ type audit struct {
 	// receiptNAANSuspect: some receipts may fail receipt.naan_of_client
 	receiptNAANSuspect bool
 	checked            int64
+	file               *baselineFile    // Config.Baseline as read before the audit; nil when none
+	draws              map[string]int64 // shoulder_tally.draws by shoulder label (read with Config.Baseline)
 }
 
 // Run audits the ledger behind l and returns what it found. Findings are not errors: Run
@@ -341,6 +363,13 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (*Result, error) {
 		keep = DefaultExamples
 	}
 	a := &audit{cfg: cfg, rec: newRecorder(keep, cfg.Findings)}
+	if cfg.Baseline != "" {
+		f, err := readBaselineFile(cfg.Baseline)
+		if err != nil {
+			return nil, err
+		}
+		a.file = f
+	}
 	res, err := a.run(ctx, l)
 	if err != nil {
 		detail := map[string]any{"error": err.Error(), "since": cfg.Since}
@@ -354,6 +383,10 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (*Result, error) {
 		"full": res.Full, "arks": res.ARKs, "checked": res.Checked, "findings": res.Findings(),
 		"errors": res.Errors(), "summary_stored": res.SummaryStored, "duration_ms": res.Duration.Milliseconds(),
 		"accept_digest": cfg.AcceptDigest, "connections": res.Connections,
+	}
+	if cfg.Baseline != "" {
+		detail["baseline_file"] = cfg.Baseline
+		detail["baseline_file_written"] = res.BaselineWritten
 	}
 	counts := map[string]int64{}
 	for _, c := range res.Checks {
@@ -401,6 +434,9 @@ func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 		{a.clientCheck, a.schemaCheck},
 		{a.requestUniqueCheck},
 	}
+	if !a.citus {
+		work[1] = append(work[1], a.receiptTableCheck)
+	}
 	if !a.receiptsInPass {
 		work[1] = append([]func(context.Context, *lane) error{a.receiptTotals, a.receiptNAANCheck}, work[1]...)
 	}
@@ -411,7 +447,7 @@ func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 	}
 	// What depends on the ARK pass and the counts of the other lanes, on the lead connection,
 	// still in the snapshot; each runs a query only when its count shows a finding.
-	after := []func(context.Context, *lane) error{a.receiptExact}
+	after := []func(context.Context, *lane) error{a.receiptExact, a.compareBaselineFile}
 	if a.receiptsInPass {
 		after = append(after, a.receiptNAANCheck)
 	}
@@ -453,6 +489,12 @@ func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 			return nil, err
 		}
 	}
+	newest := ""
+	if a.cfg.Baseline != "" && !a.since && a.digest.total.n > 0 {
+		if newest, err = a.newestARK(ctx, &conns[0].lane, a.digest.mark); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range conns {
 		if err := c.tx.Commit(ctx); err != nil {
 			return nil, fmt.Errorf("verify: end snapshot: %w", err)
@@ -484,6 +526,12 @@ func (a *audit) run(ctx context.Context, l *ledger.Ledger) (*Result, error) {
 			return nil, err
 		}
 		res.SummaryStored = true
+	}
+	if a.cfg.Baseline != "" && !a.since && res.Check(CheckRollback).Count == 0 {
+		if err := writeBaselineFile(a.cfg.Baseline, a.nextBaselineFile(newest)); err != nil {
+			return nil, err
+		}
+		res.BaselineWritten = true
 	}
 	return res, nil
 }

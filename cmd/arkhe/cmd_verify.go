@@ -53,6 +53,7 @@ func verifyCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "workers", Usage: "goroutines checking ARKs", DefaultText: "one per CPU"},
 			&cli.StringFlag{Name: "client", Usage: "client_id recorded in the audit event"},
 			&cli.StringFlag{Name: "metrics-file", Usage: "write the audit's figures here in the Prometheus text format (e.g. /var/lib/node_exporter/textfile/arkhe_verify.prom)"},
+			&cli.StringFlag{Name: "baseline", Usage: "baseline file kept outside the ledger (ledger.rollback: a ledger restored from an earlier backup is found); read, then rewritten by a full audit without that finding", DefaultText: verify.DefaultBaselineName + " beside --metrics-file, else none"},
 			&cli.BoolFlag{Name: "accept-digest", Usage: "after investigating ledger.digest findings: record the ledger as it is now as the next audit's baseline (the findings are still reported)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -60,7 +61,10 @@ func verifyCommand(e *env) *cli.Command {
 				return errors.New("verify: --examples must not be negative")
 			}
 			cfg := verify.Config{Since: c.Bool("since"), Examples: c.Int("examples"), Workers: c.Int("workers"),
-				ClientID: c.String("client"), AcceptDigest: c.Bool("accept-digest")}
+				ClientID: c.String("client"), AcceptDigest: c.Bool("accept-digest"), Baseline: c.String("baseline")}
+			if cfg.Baseline == "" {
+				cfg.Baseline = verify.DefaultBaselinePath(c.String("metrics-file"))
+			}
 			if cfg.Examples == 0 {
 				cfg.Examples = -1
 			}
