@@ -614,9 +614,10 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
 declare
     p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
 begin
-    perform arkhe_grant_roles_before_0009();
-    execute format('grant select (backend, login, client_pk, prefix, at) on key_session to %I, %I, %I', p, w, a);
-    execute format('grant execute on function arkhe_key_login(text, text, bytea), arkhe_key_logout() to %I, %I, %I', p, w, a);
+    perform arkhe_grant_roles_before_0015();
+    -- revoking the table's privilege revokes it from each column too
+    execute format('revoke select on credential from %I', w);
+    execute format('grant execute on function arkhe_key_locked_until(text) to %I, %I, %I', p, w, a);
 end $$;
 
 --
@@ -684,6 +685,22 @@ begin
 end $$;
 
 --
+-- Name: arkhe_grant_roles_before_0015(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0015() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
+begin
+    perform arkhe_grant_roles_before_0009();
+    execute format('grant select (backend, login, client_pk, prefix, at) on key_session to %I, %I, %I', p, w, a);
+    execute format('grant execute on function arkhe_key_login(text, text, bytea), arkhe_key_logout() to %I, %I, %I', p, w, a);
+end $$;
+
+--
 -- Name: arkhe_import_registration(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -726,6 +743,18 @@ begin
        and g / 10000000000 = (select n.nodeid from pg_dist_node n join pg_dist_local_group l using (groupid)
                               where n.noderole = 'primary' order by n.nodeid limit 1);
 end $$;
+
+--
+-- Name: arkhe_key_locked_until(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_key_locked_until(p_prefix text) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+    select locked_until from credential
+    where prefix = p_prefix and kind = 'api_key' and locked_until > now()
+$$;
 
 --
 -- Name: arkhe_key_login(text, text, bytea); Type: FUNCTION; Schema: public; Owner: -
@@ -1193,6 +1222,12 @@ COMMENT ON COLUMN public.ark.status IS 'reserved or unavailable, or public: NULL
 COMMENT ON COLUMN public.ark.change_seq IS 'how many ARK_CHANGE rows describe this ARK; NULL means 0 (a minted ARK stores no count): read coalesce(change_seq, 0)';
 
 --
+-- Name: COLUMN ark.request_id; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON COLUMN public.ark.request_id IS 'The mint receipt''s request ID (with created_by and payload_digest): unique per client through index ark_receipt; null on an imported ARK.';
+
+--
 -- Name: ark_change; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1604,6 +1639,12 @@ CREATE VIEW public.mint_receipt AS
   WHERE (ark.request_id IS NOT NULL);
 
 --
+-- Name: VIEW mint_receipt; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON VIEW public.mint_receipt IS 'Every mint receipt, wherever the ledger''s layout keeps it: (client, request ID) -> ARK, with the payload digest and when.';
+
+--
 -- Name: naan; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1633,8 +1674,15 @@ CREATE TABLE public.receipt (
     ark character varying(272) NOT NULL COLLATE pg_catalog."C",
     payload_digest bytea NOT NULL,
     created_at timestamp with time zone NOT NULL,
+    CONSTRAINT receipt_on_ark_row CHECK (false),
     CONSTRAINT receipt_payload_digest_check CHECK ((length(payload_digest) = 16))
 );
+
+--
+-- Name: TABLE receipt; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON TABLE public.receipt IS 'Empty on this ledger (layout single), by constraint receipt_on_ark_row: a mint receipt is the ark row''s created_by, request_id and payload_digest; read them through mint_receipt.';
 
 --
 -- Name: schema_migration; Type: TABLE; Schema: public; Owner: -
