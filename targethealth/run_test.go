@@ -226,7 +226,7 @@ func TestRunStateMachine(t *testing.T) {
 	}
 
 	// a narrower run: only the test NAAN, through the selection
-	rep, err = targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig(), Selection: ledger.LinkSelection{NAAN: "99999"}})
+	rep, err = targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig(), Selection: targethealth.Selection{NAAN: "99999"}})
 	must(t, err)
 	if rep.Summary.Checked != 1 {
 		t.Errorf("--naan 99999: checked %d, want 1", rep.Summary.Checked)
@@ -306,7 +306,7 @@ func TestKilledRunLosesNoRecordedCheck(t *testing.T) {
 		t.Errorf("audit event stop %q", stop)
 	}
 	// the rest are still due: the next run reads exactly them
-	src, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{})
+	src, err := targethealth.NewSource(ctx, l, targethealth.SourceConfig{})
 	must(t, err)
 	left := 0
 	for {
@@ -328,15 +328,15 @@ func TestRunRefusals(t *testing.T) {
 	if _, err := targethealth.Run(ctx, l, targethealth.Config{Check: linkcheck.Config{}}); !errors.As(err, &ce) || ce.Field != "Contact" {
 		t.Errorf("no contact: %v", err)
 	}
-	release, err := l.LockLinkCheck(ctx)
+	release, err := targethealth.Lock(ctx, l)
 	must(t, err)
-	var busy *ledger.LinkCheckBusyError
+	var busy *targethealth.BusyError
 	if _, err := targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig()}); !errors.As(err, &busy) {
 		t.Errorf("second run: %v", err)
 	}
 	release()
-	var sel *ledger.LinkSelectionError
-	if _, err := targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig(), Selection: ledger.LinkSelection{Manager: "nobody"}}); !errors.As(err, &sel) {
+	var sel *targethealth.SelectionError
+	if _, err := targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig(), Selection: targethealth.Selection{Manager: "nobody"}}); !errors.As(err, &sel) {
 		t.Errorf("unknown manager: %v", err)
 	}
 	if n := count(t, l.Pool, `select count(*) from audit_event where action = 'linkcheck'`); n != 0 {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/linkcheck"
 	"github.com/arkhe-ledger/arkhe/metrics"
 	"github.com/arkhe-ledger/arkhe/targethealth"
@@ -76,7 +75,7 @@ func linkcheckCommand(e *env) *cli.Command {
 						return cannot(err)
 					}
 					defer l.Close()
-					exs, err := l.LinkExclusions(c.Context, c.Bool("all"))
+					exs, err := targethealth.Exclusions(c.Context, l, c.Bool("all"))
 					if err != nil {
 						return cannot(err)
 					}
@@ -105,7 +104,7 @@ func parseSpan(flag, v string) (time.Duration, error) {
 // linkcheckConfig turns the flags into the run's configuration.
 func linkcheckConfig(c *cli.Context) (targethealth.Config, error) {
 	cfg := targethealth.Config{
-		Selection: ledger.LinkSelection{NAAN: c.String("naan"), Shoulder: c.String("shoulder"), Manager: c.String("manager"),
+		Selection: targethealth.Selection{NAAN: c.String("naan"), Shoulder: c.String("shoulder"), Manager: c.String("manager"),
 			IncludeTest: c.Bool("include-test")},
 		ClientID: c.String("client"),
 	}
@@ -191,8 +190,8 @@ func linkcheckAction(c *cli.Context, e *env) error {
 	rep, err := targethealth.Run(c.Context, l, cfg)
 	p.Finish()
 	var ce *linkcheck.ConfigError
-	var busy *ledger.LinkCheckBusyError
-	var sel *ledger.LinkSelectionError
+	var busy *targethealth.BusyError
+	var sel *targethealth.SelectionError
 	if errors.As(err, &ce) || errors.As(err, &busy) || errors.As(err, &sel) {
 		return cannot(err) // refused before anything ran
 	}
@@ -298,7 +297,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 			if c.NArg() > 0 {
 				return cannot(fmt.Errorf("linkcheck %s: unexpected argument %q", name, c.Args().First()))
 			}
-			sp := ledger.LinkExclusionSpec{NAAN: c.String("naan"), Manager: c.String("manager"), Shoulder: c.String("shoulder"),
+			sp := targethealth.ExclusionSpec{NAAN: c.String("naan"), Manager: c.String("manager"), Shoulder: c.String("shoulder"),
 				Host: c.String("host"), Reason: c.String("reason"), By: c.String("client")}
 			l, err := openChecked(c, e, 2)
 			if err != nil {
@@ -307,7 +306,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 			defer l.Close()
 			what := exclusionWhat(sp)
 			if name == "exclude" {
-				created, err := l.AddLinkExclusion(c.Context, sp)
+				created, err := targethealth.AddExclusion(c.Context, l, sp)
 				if err != nil {
 					return cannot(err)
 				}
@@ -318,7 +317,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 				fmt.Fprintf(e.stdout, "%s excluded from link checks\n", what)
 				return nil
 			}
-			ended, err := l.EndLinkExclusion(c.Context, sp)
+			ended, err := targethealth.EndExclusion(c.Context, l, sp)
 			if err != nil {
 				return cannot(err)
 			}
@@ -332,7 +331,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 	}
 }
 
-func exclusionWhat(sp ledger.LinkExclusionSpec) string {
+func exclusionWhat(sp targethealth.ExclusionSpec) string {
 	in := ""
 	if sp.NAAN != "" {
 		in = " of NAAN " + sp.NAAN
@@ -346,7 +345,7 @@ func exclusionWhat(sp ledger.LinkExclusionSpec) string {
 	return "host " + sp.Host
 }
 
-func printExclusions(w io.Writer, exs []ledger.LinkExclusion) {
+func printExclusions(w io.Writer, exs []targethealth.Exclusion) {
 	if len(exs) == 0 {
 		fmt.Fprintln(w, "no link-check exclusions")
 		return
