@@ -33,11 +33,13 @@ type Outcome string
 const (
 	// OutcomeGood: the final answer had a 2xx status and nothing failed.
 	OutcomeGood Outcome = "good"
-	// OutcomeFailed: a connection, protocol or redirect error, a refused
-	// address, or a final status other than 2xx and 429.
+	// OutcomeFailed: a connection, protocol or redirect error, or a final
+	// status other than 2xx and 429.
 	OutcomeFailed Outcome = "failed"
-	// OutcomeInconclusive: the server answered 429 Too Many Requests, which
-	// says nothing about the target; failure counts are left unchanged.
+	// OutcomeInconclusive: the check says nothing about the target, and
+	// failure counts are left unchanged: the server answered 429 Too Many
+	// Requests, or the SSRF guard refused the address (ErrBlocked, a policy
+	// of this run, not a fault of the target; see DueAt).
 	OutcomeInconclusive Outcome = "inconclusive"
 )
 
@@ -235,6 +237,8 @@ func HeadRefusedStatus(status int) bool {
 
 func outcomeOf(c *Check) Outcome {
 	switch {
+	case c.Error == ErrBlocked:
+		return OutcomeInconclusive
 	case c.Error != ErrNone:
 		return OutcomeFailed
 	case c.Status >= 200 && c.Status <= 299:

@@ -229,6 +229,9 @@ func printLinkcheck(w io.Writer, r *targethealth.Report) {
 	fmt.Fprintf(w, "  good             %s\n", thousands(s.Good))
 	fmt.Fprintf(w, "  failed           %s\n", thousands(s.Failed))
 	fmt.Fprintf(w, "  inconclusive     %s (429 Too Many Requests: counted neither way)\n", thousands(s.Inconclusive))
+	if s.Blocked > 0 {
+		fmt.Fprintf(w, "  blocked          %s (the address is loopback, private or link-local: refused, not counted as a failure, due again next run)\n", thousands(s.Blocked))
+	}
 	fmt.Fprintf(w, "  newly broken     %s (%d failed checks in a row over at least %s)\n", thousands(s.NewlyBroken), r.Policy.FailThreshold, days(r.Policy.FailSpan))
 	fmt.Fprintf(w, "  recovered        %s\n", thousands(s.Recovered))
 	fmt.Fprintf(w, "  content changed  %s (final host, media type, or size by more than %.0f%%)\n", thousands(s.ContentChanged), 100*r.Policy.SizeShare)
@@ -259,6 +262,16 @@ func printLinkcheck(w io.Writer, r *targethealth.Report) {
 			plural(int64(n), "host", "hosts"), days(r.Policy.GoodWindow))
 		for _, h := range r.SlowHosts {
 			fmt.Fprintf(w, "  %s: %s targets at %gs take %.1f days\n", h.Host, thousands(h.Seen), h.IntervalSeconds, h.PassDays)
+		}
+	}
+	if s.Blocked > 0 {
+		fmt.Fprintf(w, "note: %s refused because their address is loopback, private or link-local; if they are meant to be on such addresses (a test or a local repository), run again with --allow-private:\n",
+			plural(s.Blocked, "target was", "targets were"))
+		for _, b := range s.BlockedExamples {
+			fmt.Fprintf(w, "  %s %s\n", b.Key, b.Check.Target)
+		}
+		if more := s.Blocked - int64(len(s.BlockedExamples)); more > 0 {
+			fmt.Fprintf(w, "  ... and %s more (arkhe report links lists them)\n", thousands(more))
 		}
 	}
 	if r.Err != "" {
