@@ -208,8 +208,7 @@ func (r *Report) Detail(cfg Config) map[string]any {
 	d := map[string]any{
 		"started": s.Started, "finished": s.Finished, "stop": string(s.Stop), "source_done": s.SourceDone,
 		"read": s.Read, "checked": s.Checked, "good": s.Good, "failed": s.Failed, "inconclusive": s.Inconclusive,
-		"blocked": s.Blocked,
-		"newly_broken": s.NewlyBroken, "recovered": s.Recovered, "content_changed": s.ContentChanged,
+		"blocked": s.Blocked, "newly_broken": s.NewlyBroken, "recovered": s.Recovered, "content_changed": s.ContentChanged,
 		"repointed": s.Repointed, "aborted": s.Aborted, "deferred": s.Deferred, "unchecked": s.Unchecked,
 		"backlog": r.Backlog(), "stored": r.Sink.Stored, "stale": r.Sink.Stale, "events": r.Sink.Events,
 		"commits": r.Sink.Commits, "due_failing": r.Source.Failing, "never_checked": r.Source.Never,

@@ -3,6 +3,7 @@ package targethealth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -407,4 +408,21 @@ func metricValue(rep targethealth.Report, name, value string) float64 {
 		}
 	}
 	return -1
+}
+
+// TestRefusedBeforeRun: the predicate holds for the three refusals, wrapped or not, and for
+// nothing else.
+func TestRefusedBeforeRun(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{&linkcheck.ConfigError{Field: "Contact"}, &targethealth.BusyError{},
+		fmt.Errorf("run: %w", &targethealth.SelectionError{What: "manager", Rule: "is not registered"})} {
+		if !targethealth.RefusedBeforeRun(err) {
+			t.Errorf("RefusedBeforeRun(%v) = false", err)
+		}
+	}
+	for _, err := range []error{nil, context.Canceled, targethealth.ErrSinkClosed} {
+		if targethealth.RefusedBeforeRun(err) {
+			t.Errorf("RefusedBeforeRun(%v) = true", err)
+		}
+	}
 }

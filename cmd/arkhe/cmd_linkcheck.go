@@ -189,10 +189,7 @@ func linkcheckAction(c *cli.Context, e *env) error {
 	cfg.Progress = func(int64) { p.Add(1) }
 	rep, err := targethealth.Run(c.Context, l, cfg)
 	p.Finish()
-	var ce *linkcheck.ConfigError
-	var busy *targethealth.BusyError
-	var sel *targethealth.SelectionError
-	if errors.As(err, &ce) || errors.As(err, &busy) || errors.As(err, &sel) {
+	if targethealth.RefusedBeforeRun(err) {
 		return cannot(err) // refused before anything ran
 	}
 	printLinkcheck(e.stdout, &rep)
