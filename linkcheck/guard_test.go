@@ -2,6 +2,7 @@ package linkcheck
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -114,5 +115,13 @@ func TestSSRFGuard(t *testing.T) {
 	_, sink = run(t, cfg, targets[:1])
 	if r := sink.byKey(t)["redirect"].Result; r.Check.Outcome != OutcomeGood || secret.count() != 1 {
 		t.Errorf("with AllowPrivate: %+v, inner saw %d", r, secret.count())
+	}
+}
+
+// TestBlockedPredicate: Blocked sees a *BlockedError through wrapping and nothing else.
+func TestBlockedPredicate(t *testing.T) {
+	be := &BlockedError{Host: "h", Addr: netip.MustParseAddr("127.0.0.1"), Range: "loopback"}
+	if !Blocked(fmt.Errorf("dial: %w", be)) || Blocked(&URLError{URL: "x", Class: ErrBadURL}) || Blocked(nil) {
+		t.Error("Blocked misjudges its errors")
 	}
 }

@@ -171,21 +171,6 @@ func hostKeyOf(u *url.URL) string {
 	return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 }
 
-// URLError reports a target or redirect URL that cannot be checked.
-type URLError struct {
-	// URL is the offending URL, verbatim.
-	URL string
-	// Class is ErrBadURL or ErrBadScheme.
-	Class ErrorClass
-	// Reason says what is wrong.
-	Reason string
-}
-
-// Error implements error: it names the URL and the reason.
-func (e *URLError) Error() string {
-	return fmt.Sprintf("cannot check %q: %s", e.URL, e.Reason)
-}
-
 func parseTarget(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -251,7 +236,6 @@ func outcomeOf(c *Check) Outcome {
 
 // classify maps a transport error to its class by type and errno.
 func classify(err error) ErrorClass {
-	var be *BlockedError
 	var ue *URLError
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
@@ -262,7 +246,7 @@ func classify(err error) ErrorClass {
 	var alert tls.AlertError
 	var netErr net.Error
 	switch {
-	case errors.As(err, &be):
+	case Blocked(err):
 		return ErrBlocked
 	case errors.As(err, &ue):
 		return ue.Class
