@@ -8,10 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/linkcheck"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/targethealth"
 )
 
 // linkBatch is how many link-check records are stored at a time.
@@ -28,7 +28,7 @@ const LinkNotInLedgerReason = "the ARK is not in the ledger, so its link-check s
 
 // linkPass imports one file of link-check records in tx (the file's transaction): each ARK
 // whose target in the ledger is the one checked, and which has no link state yet, gets the
-// record's state (ledger.ImportLinkStates, with the default policy's due times), a state that
+// record's state (targethealth.ImportStates, with the default policy's due times), a state that
 // is broken with a "broken" event at its last check. Records of other schemes are skipped and
 // counted; a record whose ARK is not in the ledger is rejected, one whose ledger target differs
 // is a difference; an ARK that has a state keeps it.
@@ -52,7 +52,7 @@ type linkPass struct {
 
 type pendingLink struct {
 	rec *legacy.LinkCheckRecord
-	imp ledger.LinkImport
+	imp targethealth.ImportedState
 }
 
 func (p *linkPass) run(ctx context.Context) error {
@@ -150,7 +150,7 @@ func (p *linkPass) link(ctx context.Context, rec *legacy.LinkCheckRecord) error 
 		p.counts.LinkDefaultTarget++
 		return nil
 	}
-	imp := ledger.LinkImport{Key: a.Key(), State: rec.State}
+	imp := targethealth.ImportedState{Key: a.Key(), State: rec.State}
 	if rec.State.Broken {
 		imp.Events = []linkcheck.Transition{{Kind: linkcheck.Broken, Time: rec.State.Last.Time,
 			Reason: fmt.Sprintf("imported from %s: the legacy link checker marked the target bad after %d consecutive failed checks (the time is its last check)",
@@ -168,11 +168,11 @@ func (p *linkPass) flush(ctx context.Context) error {
 	if len(p.pending) == 0 {
 		return nil
 	}
-	imps := make([]ledger.LinkImport, len(p.pending))
+	imps := make([]targethealth.ImportedState, len(p.pending))
 	for i, pl := range p.pending {
 		imps[i] = pl.imp
 	}
-	res, err := ledger.ImportLinkStates(ctx, p.tx, p.runID, linkcheck.Policy{}, imps)
+	res, err := targethealth.ImportStates(ctx, p.tx, p.runID, linkcheck.Policy{}, imps)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", p.path, err)
 	}
@@ -180,19 +180,19 @@ func (p *linkPass) flush(ctx context.Context) error {
 		pl := p.pending[i]
 		canonical := "ark:" + pl.imp.Key
 		switch r.Outcome {
-		case ledger.LinkImported:
+		case targethealth.ImportStored:
 			p.counts.LinkLoaded++
 			if pl.imp.State.Broken {
 				p.counts.LinkBroken++
 			}
-		case ledger.LinkKept:
+		case targethealth.ImportKept:
 			p.counts.LinkKept++
-		case ledger.LinkNotInLedger:
+		case targethealth.ImportNotInLedger:
 			p.counts.LinkNotInLedger++
 			if err := p.rej.write(KindRejected, pl.rec.Source, pl.rec.ID, canonical, "identifier", LinkNotInLedgerReason, nil, nil, ""); err != nil {
 				return err
 			}
-		case ledger.LinkTargetDiffers:
+		case targethealth.ImportTargetDiffers:
 			p.counts.Differences++
 			led := r.LedgerTarget
 			if err := p.rej.write(KindDifference, pl.rec.Source, pl.rec.ID, canonical, "target",

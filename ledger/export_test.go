@@ -1,21 +1,5 @@
 package ledger
 
-import (
-	"time"
-
-	"github.com/jackc/pgx/v5"
-)
-
-// LinkDueQueries are the page queries of the source's failing and good phases, for the plan test.
-var LinkDueQueries = map[string]string{"link_state_due_failing": linkDueFailingQuery, "link_state_due_good": linkDueGoodQuery}
-
-// LinkDueArgs are the arguments of a first page of those queries at now, nothing selected or excluded.
-func LinkDueArgs(now time.Time) pgx.NamedArgs {
-	a := linkSel{exHosts: map[string]bool{}}.args()
-	a["now"], a["cur_due"], a["cur_key"], a["page"] = now, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), "", 1000
-	return a
-}
-
 // SetKeyParams makes l hash new API keys with p and rehash keys stored with other parameters
 // to p, in place of DefaultKeyParams. p.KeyLength must be DefaultKeyParams().KeyLength (a
 // stored hash's length is not in its PHC string).

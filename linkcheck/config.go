@@ -104,19 +104,6 @@ type Config struct {
 	Policy Policy
 }
 
-// ConfigError reports an invalid Config field.
-type ConfigError struct {
-	// Field is the Config field name.
-	Field string
-	// Reason says what is wrong.
-	Reason string
-}
-
-// Error implements error: it names the field and the reason.
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("link check config: %s: %s", e.Field, e.Reason)
-}
-
 // withDefaults fills zero fields and validates the rest.
 func (c Config) withDefaults() (Config, error) {
 	def := func(v *int, d int, field string) error {

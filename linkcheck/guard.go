@@ -17,24 +17,6 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// BlockedError reports a connection refused because its address lies in a
-// range a link checker must not reach (see RefusedRange). It is returned
-// when dialling, so it covers every DNS answer and every redirect hop.
-type BlockedError struct {
-	// Host is the host name or address being dialled.
-	Host string
-	// Addr is the refused address.
-	Addr netip.Addr
-	// Range names the refused range, e.g. "loopback".
-	Range string
-}
-
-// Error implements error: it names the address, the host and the range.
-func (e *BlockedError) Error() string {
-	return fmt.Sprintf("address %s of %q is %s, which a link check may not reach (allow it with AllowPrivate or AllowPrefixes)",
-		e.Addr, e.Host, e.Range)
-}
-
 type namedPrefix struct {
 	p    netip.Prefix
 	name string

@@ -2,6 +2,7 @@ package linkcheck
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -83,7 +84,7 @@ func TestSSRFGuard(t *testing.T) {
 	got := sink.byKey(t)
 	for _, tg := range targets {
 		r := got[tg.Key].Result
-		if r.Check.Error != ErrBlocked || r.Check.Outcome != OutcomeFailed || !strings.Contains(r.ErrorDetail, "may not reach") {
+		if r.Check.Error != ErrBlocked || r.Check.Outcome != OutcomeInconclusive || !strings.Contains(r.ErrorDetail, "may not reach") {
 			t.Errorf("%s: error %q (%s), want blocked", tg.Key, r.Check.Error, r.ErrorDetail)
 		}
 	}
@@ -97,8 +98,16 @@ func TestSSRFGuard(t *testing.T) {
 	if n := outer.count(); n != 1 {
 		t.Errorf("the allowed server saw %d requests, want 1", n)
 	}
-	if sum.Failed != int64(len(targets)) {
-		t.Errorf("summary %+v", sum)
+	// a refusal is this run's policy, not a failure of the target: counted apart, named, and
+	// due again at once
+	if sum.Blocked != int64(len(targets)) || sum.Failed != 0 || sum.Inconclusive != 0 || len(sum.BlockedExamples) != MaxBlockedExamples {
+		t.Errorf("summary %+v, want %d blocked and %d examples", sum, len(targets), MaxBlockedExamples)
+	}
+	for _, tg := range targets {
+		next, _ := Next(State{}, got[tg.Key].Result, Policy{})
+		if due := DueAt(next, Policy{}); !due.Equal(next.Last.Time) || next.ConsecutiveFailures != 0 {
+			t.Errorf("%s: due %s after a blocked check at %s (failures %d), want due at the check", tg.Key, due, next.Last.Time, next.ConsecutiveFailures)
+		}
 	}
 
 	// The same redirect with AllowPrivate reaches the inner server.
@@ -106,5 +115,13 @@ func TestSSRFGuard(t *testing.T) {
 	_, sink = run(t, cfg, targets[:1])
 	if r := sink.byKey(t)["redirect"].Result; r.Check.Outcome != OutcomeGood || secret.count() != 1 {
 		t.Errorf("with AllowPrivate: %+v, inner saw %d", r, secret.count())
+	}
+}
+
+// TestBlockedPredicate: Blocked sees a *BlockedError through wrapping and nothing else.
+func TestBlockedPredicate(t *testing.T) {
+	be := &BlockedError{Host: "h", Addr: netip.MustParseAddr("127.0.0.1"), Range: "loopback"}
+	if !Blocked(fmt.Errorf("dial: %w", be)) || Blocked(&URLError{URL: "x", Class: ErrBadURL}) || Blocked(nil) {
+		t.Error("Blocked misjudges its errors")
 	}
 }

@@ -33,11 +33,13 @@ type Outcome string
 const (
 	// OutcomeGood: the final answer had a 2xx status and nothing failed.
 	OutcomeGood Outcome = "good"
-	// OutcomeFailed: a connection, protocol or redirect error, a refused
-	// address, or a final status other than 2xx and 429.
+	// OutcomeFailed: a connection, protocol or redirect error, or a final
+	// status other than 2xx and 429.
 	OutcomeFailed Outcome = "failed"
-	// OutcomeInconclusive: the server answered 429 Too Many Requests, which
-	// says nothing about the target; failure counts are left unchanged.
+	// OutcomeInconclusive: the check says nothing about the target, and
+	// failure counts are left unchanged: the server answered 429 Too Many
+	// Requests, or the SSRF guard refused the address (ErrBlocked, a policy
+	// of this run, not a fault of the target; see DueAt).
 	OutcomeInconclusive Outcome = "inconclusive"
 )
 
@@ -169,21 +171,6 @@ func hostKeyOf(u *url.URL) string {
 	return strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 }
 
-// URLError reports a target or redirect URL that cannot be checked.
-type URLError struct {
-	// URL is the offending URL, verbatim.
-	URL string
-	// Class is ErrBadURL or ErrBadScheme.
-	Class ErrorClass
-	// Reason says what is wrong.
-	Reason string
-}
-
-// Error implements error: it names the URL and the reason.
-func (e *URLError) Error() string {
-	return fmt.Sprintf("cannot check %q: %s", e.URL, e.Reason)
-}
-
 func parseTarget(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -235,6 +222,8 @@ func HeadRefusedStatus(status int) bool {
 
 func outcomeOf(c *Check) Outcome {
 	switch {
+	case c.Error == ErrBlocked:
+		return OutcomeInconclusive
 	case c.Error != ErrNone:
 		return OutcomeFailed
 	case c.Status >= 200 && c.Status <= 299:
@@ -247,7 +236,6 @@ func outcomeOf(c *Check) Outcome {
 
 // classify maps a transport error to its class by type and errno.
 func classify(err error) ErrorClass {
-	var be *BlockedError
 	var ue *URLError
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
@@ -258,7 +246,7 @@ func classify(err error) ErrorClass {
 	var alert tls.AlertError
 	var netErr net.Error
 	switch {
-	case errors.As(err, &be):
+	case Blocked(err):
 		return ErrBlocked
 	case errors.As(err, &ue):
 		return ue.Class

@@ -122,8 +122,13 @@ type Summary struct {
 	// Read is the number of targets read from the source.
 	Read int64
 	// Checked is the number of checks recorded by the sink;
-	// Checked = Good + Failed + Inconclusive.
-	Checked, Good, Failed, Inconclusive int64
+	// Checked = Good + Failed + Inconclusive + Blocked. Inconclusive counts
+	// the 429 answers; Blocked the checks the SSRF guard refused
+	// (ErrBlocked, outcome inconclusive), which stay due (see DueAt).
+	Checked, Good, Failed, Inconclusive, Blocked int64
+	// BlockedExamples are the first MaxBlockedExamples blocked checks
+	// recorded, in the order recorded.
+	BlockedExamples []Result
 	// NewlyBroken, Recovered, ContentChanged and Repointed count the
 	// transitions of recorded checks.
 	NewlyBroken, Recovered, ContentChanged, Repointed int64
@@ -140,6 +145,9 @@ type Summary struct {
 	// targets cannot all be checked as often as the window asks.
 	SlowHosts []HostStats
 }
+
+// MaxBlockedExamples bounds Summary.BlockedExamples.
+const MaxBlockedExamples = 5
 
 // Run checks the targets of src and records every check in sink; see the
 // package documentation for the politeness and safety rules. It reads src
@@ -179,7 +187,14 @@ func Run(ctx context.Context, cfg Config, src TargetSource, sink ResultSink) (Su
 		case OutcomeFailed:
 			sum.Failed++
 		case OutcomeInconclusive:
-			sum.Inconclusive++
+			if r.Check.Error != ErrBlocked {
+				sum.Inconclusive++
+				break
+			}
+			sum.Blocked++
+			if len(sum.BlockedExamples) < MaxBlockedExamples {
+				sum.BlockedExamples = append(sum.BlockedExamples, r)
+			}
 		}
 		for _, t := range ts {
 			switch t.Kind {

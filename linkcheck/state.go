@@ -251,12 +251,18 @@ func (s State) Failing() bool {
 }
 
 // DueAt returns when s is next due for a check: the zero time when never
-// checked (due now), Last.Time+BadWindow when failing, else
-// Last.Time+GoodWindow. Zero Policy fields take the defaults.
+// checked (due now), Last.Time when the last check was refused by the SSRF
+// guard (ErrBlocked: the refusal is this run's policy, so the target is due
+// again for the next run, which may allow the address), Last.Time+BadWindow
+// when failing, else Last.Time+GoodWindow. Zero Policy fields take the
+// defaults.
 func DueAt(s State, p Policy) time.Time {
 	p = p.orDefaults()
 	if s.Last.Time.IsZero() {
 		return time.Time{}
+	}
+	if s.Last.Error == ErrBlocked {
+		return s.Last.Time
 	}
 	if s.Failing() {
 		return s.Last.Time.Add(p.BadWindow)

@@ -24,6 +24,7 @@ func (r *Report) Metrics() []metrics.Family {
 			{Labels: lab("outcome", "good"), Value: float64(s.Good)},
 			{Labels: lab("outcome", "failed"), Value: float64(s.Failed)},
 			{Labels: lab("outcome", "inconclusive"), Value: float64(s.Inconclusive)},
+			{Labels: lab("outcome", "blocked"), Value: float64(s.Blocked)},
 		}},
 		{Name: "arkhe_linkcheck_transitions", Help: "State changes found by the last run, by kind.", Type: metrics.Gauge, Samples: []metrics.Sample{
 			{Labels: lab("kind", "broken"), Value: float64(s.NewlyBroken)},

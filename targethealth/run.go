@@ -1,7 +1,7 @@
 // Package targethealth is the nightly target-health run over the ledger (`arkhe linkcheck`): it
 // takes the ledger's link-check lock (runs never overlap), streams the due targets from the
-// ledger (ledger.LinkSource) through the polite link-check engine (linkcheck.Run) into the
-// ledger (ledger.LinkSink, every acknowledged check committed), and records the run as one
+// ledger (Source) through the polite link-check engine (linkcheck.Run) into the
+// ledger (Sink, every acknowledged check committed), and records the run as one
 // audit event (action "linkcheck", the figures as its detail). Report.Metrics gives the same
 // figures in the Prometheus text format.
 package targethealth
@@ -28,7 +28,7 @@ const MaxHostsReported = 20
 // Config configures Run.
 type Config struct {
 	// Selection narrows the ARKs whose targets are checked.
-	Selection ledger.LinkSelection
+	Selection Selection
 	// Check is the engine's configuration (workers, intervals, timeouts, limits, the policy);
 	// Check.Contact is required. Check.Policy also gives each stored state its due time.
 	Check linkcheck.Config
@@ -62,8 +62,8 @@ type HostFigures struct {
 // Report is what a run did: the engine's summary, what the source read, what the sink stored.
 type Report struct {
 	Summary linkcheck.Summary
-	Source  ledger.LinkSourceStats
-	Sink    ledger.LinkSinkStats
+	Source  SourceStats
+	Sink    SinkStats
 	// Policy is the policy the run used, defaults applied.
 	Policy linkcheck.Policy
 	// Hosts are the hosts with a backlog or throttling, largest backlog first, then the hosts
@@ -83,8 +83,8 @@ type Report struct {
 func (r *Report) Backlog() int64 { return r.Summary.Deferred + r.Summary.Unchecked }
 
 // Run runs one link check over l (see the package documentation). It returns a
-// *linkcheck.ConfigError for a bad Check configuration, a *ledger.LinkCheckBusyError when
-// another run holds the lock, a *ledger.LinkSelectionError for an unknown manager, and the
+// *linkcheck.ConfigError for a bad Check configuration, a *BusyError when
+// another run holds the lock, a *SelectionError for an unknown manager, and the
 // engine's error (ctx's when cancelled, a source or sink error wrapped) with a Report that is
 // valid: every check the sink acknowledged is committed, and the audit event is written even
 // for a cancelled run.
@@ -93,7 +93,7 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 	if err := validate(cfg.Check); err != nil {
 		return rep, err
 	}
-	release, err := l.LockLinkCheck(ctx)
+	release, err := Lock(ctx, l)
 	if err != nil {
 		return rep, err
 	}
@@ -102,7 +102,7 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	src, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: cfg.Selection, Now: now})
+	src, err := NewSource(ctx, l, SourceConfig{Selection: cfg.Selection, Now: now})
 	if err != nil {
 		return rep, err
 	}
@@ -110,7 +110,7 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 	if p := cfg.Check.Policy; p != (linkcheck.Policy{}) {
 		rep.Policy = withDefaults(p)
 	}
-	sink := l.NewLinkSink(ledger.LinkSinkConfig{Policy: rep.Policy})
+	sink := NewSink(l, SinkConfig{Policy: rep.Policy})
 	var recorded atomic.Int64
 	var s linkcheck.ResultSink = sink
 	if cfg.Progress != nil {
@@ -208,7 +208,7 @@ func (r *Report) Detail(cfg Config) map[string]any {
 	d := map[string]any{
 		"started": s.Started, "finished": s.Finished, "stop": string(s.Stop), "source_done": s.SourceDone,
 		"read": s.Read, "checked": s.Checked, "good": s.Good, "failed": s.Failed, "inconclusive": s.Inconclusive,
-		"newly_broken": s.NewlyBroken, "recovered": s.Recovered, "content_changed": s.ContentChanged,
+		"blocked": s.Blocked, "newly_broken": s.NewlyBroken, "recovered": s.Recovered, "content_changed": s.ContentChanged,
 		"repointed": s.Repointed, "aborted": s.Aborted, "deferred": s.Deferred, "unchecked": s.Unchecked,
 		"backlog": r.Backlog(), "stored": r.Sink.Stored, "stale": r.Sink.Stale, "events": r.Sink.Events,
 		"commits": r.Sink.Commits, "due_failing": r.Source.Failing, "never_checked": r.Source.Never,

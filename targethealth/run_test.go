@@ -3,6 +3,7 @@ package targethealth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -226,7 +227,7 @@ func TestRunStateMachine(t *testing.T) {
 	}
 
 	// a narrower run: only the test NAAN, through the selection
-	rep, err = targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig(), Selection: ledger.LinkSelection{NAAN: "99999"}})
+	rep, err = targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig(), Selection: targethealth.Selection{NAAN: "99999"}})
 	must(t, err)
 	if rep.Summary.Checked != 1 {
 		t.Errorf("--naan 99999: checked %d, want 1", rep.Summary.Checked)
@@ -306,7 +307,7 @@ func TestKilledRunLosesNoRecordedCheck(t *testing.T) {
 		t.Errorf("audit event stop %q", stop)
 	}
 	// the rest are still due: the next run reads exactly them
-	src, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{})
+	src, err := targethealth.NewSource(ctx, l, targethealth.SourceConfig{})
 	must(t, err)
 	left := 0
 	for {
@@ -328,18 +329,100 @@ func TestRunRefusals(t *testing.T) {
 	if _, err := targethealth.Run(ctx, l, targethealth.Config{Check: linkcheck.Config{}}); !errors.As(err, &ce) || ce.Field != "Contact" {
 		t.Errorf("no contact: %v", err)
 	}
-	release, err := l.LockLinkCheck(ctx)
+	release, err := targethealth.Lock(ctx, l)
 	must(t, err)
-	var busy *ledger.LinkCheckBusyError
+	var busy *targethealth.BusyError
 	if _, err := targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig()}); !errors.As(err, &busy) {
 		t.Errorf("second run: %v", err)
 	}
 	release()
-	var sel *ledger.LinkSelectionError
-	if _, err := targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig(), Selection: ledger.LinkSelection{Manager: "nobody"}}); !errors.As(err, &sel) {
+	var sel *targethealth.SelectionError
+	if _, err := targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig(), Selection: targethealth.Selection{Manager: "nobody"}}); !errors.As(err, &sel) {
 		t.Errorf("unknown manager: %v", err)
 	}
 	if n := count(t, l.Pool, `select count(*) from audit_event where action = 'linkcheck'`); n != 0 {
 		t.Errorf("refused runs wrote %d audit events", n)
+	}
+}
+
+// TestBlockedTargetsStayDue: a run that may not reach loopback addresses records its refusals
+// as blocked (inconclusive, no failure counted, due at the check) and names them in the
+// summary; the next run, allowed to reach them, checks every one of them.
+func TestBlockedTargetsStayDue(t *testing.T) {
+	t.Parallel()
+	l, ctx := newLedger(t)
+	srv, hits := site(t)
+	keys := []string{"12345/q7b1", "12345/q7b2", "12345/q7b3"}
+	for _, k := range keys {
+		addARK(t, l.Pool, k, srv.URL+"/ok/"+k)
+	}
+	guarded := checkConfig()
+	guarded.AllowPrivate = false
+	rep, err := targethealth.Run(ctx, l, targethealth.Config{Check: guarded})
+	must(t, err)
+	if s := rep.Summary; s.Blocked != 3 || s.Failed != 0 || s.Inconclusive != 0 || s.Checked != 3 || len(s.BlockedExamples) != 3 {
+		t.Fatalf("guarded run: %+v, want 3 blocked, none failed", s)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the loopback site saw %d requests from a guarded run", n)
+	}
+	if got := rep.Summary.BlockedExamples[0]; got.Key == "" || !strings.HasPrefix(got.Check.Target, srv.URL+"/ok/") {
+		t.Errorf("blocked example %+v, want a key and its target", got)
+	}
+	if n := count(t, l.Pool, `select count(*) from link_state where error_class = 'blocked' and outcome = 'inconclusive'
+		and consecutive_failures = 0 and not broken and due_at = checked_at`); n != 3 {
+		t.Errorf("blocked states due at their check: %d, want 3", n)
+	}
+	if n := count(t, l.Pool, `select count(*) from audit_event where action = 'linkcheck' and (detail->>'blocked')::int = 3`); n != 1 {
+		t.Errorf("audit events counting 3 blocked: %d, want 1", n)
+	}
+	if m := metricValue(rep, "arkhe_linkcheck_checks", "blocked"); m != 3 {
+		t.Errorf("arkhe_linkcheck_checks{outcome=blocked} = %v, want 3", m)
+	}
+
+	rep, err = targethealth.Run(ctx, l, targethealth.Config{Check: checkConfig()})
+	must(t, err)
+	if s := rep.Summary; s.Good != 3 || s.Blocked != 0 || rep.Source.Failing != 3 {
+		t.Fatalf("allowed run: %+v, source %+v; want the 3 blocked targets read again and good", s, rep.Source)
+	}
+	if n := hits.Load(); n != 3 {
+		t.Errorf("the loopback site saw %d requests, want 3", n)
+	}
+	for _, k := range keys {
+		if s := readState(t, l.Pool, k); s.Outcome != "good" || s.Status != 200 || s.Failures != 0 {
+			t.Errorf("%s after the allowed run: %+v", k, s)
+		}
+	}
+}
+
+// metricValue returns the sample of family name whose one label has value, or -1.
+func metricValue(rep targethealth.Report, name, value string) float64 {
+	for _, f := range rep.Metrics() {
+		if f.Name != name {
+			continue
+		}
+		for _, s := range f.Samples {
+			if len(s.Labels) == 1 && s.Labels[0].Value == value {
+				return s.Value
+			}
+		}
+	}
+	return -1
+}
+
+// TestRefusedBeforeRun: the predicate holds for the three refusals, wrapped or not, and for
+// nothing else.
+func TestRefusedBeforeRun(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{&linkcheck.ConfigError{Field: "Contact"}, &targethealth.BusyError{},
+		fmt.Errorf("run: %w", &targethealth.SelectionError{What: "manager", Rule: "is not registered"})} {
+		if !targethealth.RefusedBeforeRun(err) {
+			t.Errorf("RefusedBeforeRun(%v) = false", err)
+		}
+	}
+	for _, err := range []error{nil, context.Canceled, targethealth.ErrSinkClosed} {
+		if targethealth.RefusedBeforeRun(err) {
+			t.Errorf("RefusedBeforeRun(%v) = true", err)
+		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/linkcheck"
 	"github.com/arkhe-ledger/arkhe/metrics"
 	"github.com/arkhe-ledger/arkhe/targethealth"
@@ -72,7 +71,7 @@ func linkcheckCommand(e *env) *cli.Command {
 						return err
 					}
 					defer l.Close()
-					exs, err := l.LinkExclusions(c.Context, c.Bool("all"))
+					exs, err := targethealth.Exclusions(c.Context, l, c.Bool("all"))
 					if err != nil {
 						return err
 					}
@@ -101,7 +100,7 @@ func parseSpan(flag, v string) (time.Duration, error) {
 // linkcheckConfig turns the flags into the run's configuration.
 func linkcheckConfig(c *cli.Context) (targethealth.Config, error) {
 	cfg := targethealth.Config{
-		Selection: ledger.LinkSelection{NAAN: c.String("naan"), Shoulder: c.String("shoulder"), Manager: c.String("manager"),
+		Selection: targethealth.Selection{NAAN: c.String("naan"), Shoulder: c.String("shoulder"), Manager: c.String("manager"),
 			IncludeTest: c.Bool("include-test")},
 		ClientID: c.String("client"),
 	}
@@ -170,12 +169,7 @@ func linkcheckVersion() string {
 
 // isLinkCheckRefusal reports whether err refused a link-check run before it checked anything:
 // a bad configuration, another run in progress, or a selection that names nothing.
-func isLinkCheckRefusal(err error) bool {
-	var ce *linkcheck.ConfigError
-	var busy *ledger.LinkCheckBusyError
-	var sel *ledger.LinkSelectionError
-	return errors.As(err, &ce) || errors.As(err, &busy) || errors.As(err, &sel)
-}
+func isLinkCheckRefusal(err error) bool { return targethealth.RefusedBeforeRun(err) }
 
 func linkcheckAction(c *cli.Context, e *env) error {
 	if c.NArg() > 0 {
@@ -194,7 +188,7 @@ func linkcheckAction(c *cli.Context, e *env) error {
 	cfg.Progress = func(int64) { p.Add(1) }
 	rep, err := targethealth.Run(c.Context, l, cfg)
 	p.Finish()
-	if isLinkCheckRefusal(err) {
+	if targethealth.RefusedBeforeRun(err) {
 		return err // refused before anything ran
 	}
 	printLinkcheck(e.stdout, &rep)
@@ -228,6 +222,9 @@ func printLinkcheck(w io.Writer, r *targethealth.Report) {
 	fmt.Fprintf(w, "  good             %s\n", thousands(s.Good))
 	fmt.Fprintf(w, "  failed           %s\n", thousands(s.Failed))
 	fmt.Fprintf(w, "  inconclusive     %s (429 Too Many Requests: counted neither way)\n", thousands(s.Inconclusive))
+	if s.Blocked > 0 {
+		fmt.Fprintf(w, "  blocked          %s (the address is loopback, private or link-local: refused, not counted as a failure, due again next run)\n", thousands(s.Blocked))
+	}
 	fmt.Fprintf(w, "  newly broken     %s (%d failed checks in a row over at least %s)\n", thousands(s.NewlyBroken), r.Policy.FailThreshold, days(r.Policy.FailSpan))
 	fmt.Fprintf(w, "  recovered        %s\n", thousands(s.Recovered))
 	fmt.Fprintf(w, "  content changed  %s (final host, media type, or size by more than %.0f%%)\n", thousands(s.ContentChanged), 100*r.Policy.SizeShare)
@@ -258,6 +255,16 @@ func printLinkcheck(w io.Writer, r *targethealth.Report) {
 			plural(int64(n), "host", "hosts"), days(r.Policy.GoodWindow))
 		for _, h := range r.SlowHosts {
 			fmt.Fprintf(w, "  %s: %s targets at %gs take %.1f days\n", h.Host, thousands(h.Seen), h.IntervalSeconds, h.PassDays)
+		}
+	}
+	if s.Blocked > 0 {
+		fmt.Fprintf(w, "note: %s refused because their address is loopback, private or link-local; if they are meant to be on such addresses (a test or a local repository), run again with --allow-private:\n",
+			plural(s.Blocked, "target was", "targets were"))
+		for _, b := range s.BlockedExamples {
+			fmt.Fprintf(w, "  %s %s\n", b.Key, b.Check.Target)
+		}
+		if more := s.Blocked - int64(len(s.BlockedExamples)); more > 0 {
+			fmt.Fprintf(w, "  ... and %s more (arkhe report links lists them)\n", thousands(more))
 		}
 	}
 	if r.Err != "" {
@@ -292,7 +299,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 			&cli.StringFlag{Name: "client", Usage: "who asks (client_id or name, kept with the exclusion)"},
 		},
 		Action: func(c *cli.Context) error {
-			sp := ledger.LinkExclusionSpec{NAAN: c.String("naan"), Manager: c.String("manager"), Shoulder: c.String("shoulder"),
+			sp := targethealth.ExclusionSpec{NAAN: c.String("naan"), Manager: c.String("manager"), Shoulder: c.String("shoulder"),
 				Host: c.String("host"), Reason: c.String("reason"), By: c.String("client")}
 			l, err := openChecked(c, e, 2)
 			if err != nil {
@@ -301,7 +308,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 			defer l.Close()
 			what := exclusionWhat(sp)
 			if name == "exclude" {
-				created, err := l.AddLinkExclusion(c.Context, sp)
+				created, err := targethealth.AddExclusion(c.Context, l, sp)
 				if err != nil {
 					return err
 				}
@@ -312,7 +319,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 				fmt.Fprintf(e.stdout, "%s excluded from link checks\n", what)
 				return nil
 			}
-			ended, err := l.EndLinkExclusion(c.Context, sp)
+			ended, err := targethealth.EndExclusion(c.Context, l, sp)
 			if err != nil {
 				return err
 			}
@@ -326,7 +333,7 @@ func linkExclusionCommand(e *env, name, usage string) *cli.Command {
 	}
 }
 
-func exclusionWhat(sp ledger.LinkExclusionSpec) string {
+func exclusionWhat(sp targethealth.ExclusionSpec) string {
 	in := ""
 	if sp.NAAN != "" {
 		in = " of NAAN " + sp.NAAN
@@ -340,7 +347,7 @@ func exclusionWhat(sp ledger.LinkExclusionSpec) string {
 	return "host " + sp.Host
 }
 
-func printExclusions(w io.Writer, exs []ledger.LinkExclusion) {
+func printExclusions(w io.Writer, exs []targethealth.Exclusion) {
 	if len(exs) == 0 {
 		fmt.Fprintln(w, "no link-check exclusions")
 		return

@@ -123,8 +123,17 @@ func TestLinkcheckCommand(t *testing.T) {
 		t.Errorf("a refused run wrote the metrics file: %v", err)
 	}
 
+	// a run without --allow-private: the loopback targets are refused, the summary counts and
+	// names them and gives the flag, and they stay due (the next run checks all four)
+	code, out, errOut := arkhe(t, url, "", "linkcheck", "--contact", "https://ops.example.invalid/arkhe", "--per-host-interval", "1ms")
+	if code != 0 || !strings.Contains(out, "blocked          4 (") || !strings.Contains(out, "failed           0\n") ||
+		!strings.Contains(out, "note: 4 targets were refused") || !strings.Contains(out, "run again with --allow-private") ||
+		!strings.Contains(out, "  12345/q7ok "+srv.URL+"/ok\n") {
+		t.Fatalf("run without --allow-private: exit %d\n%s\n%s", code, out, errOut)
+	}
+
 	// first run: failures, nothing broken yet
-	code, out, errOut := lc()
+	code, out, errOut = lc()
 	if code != 0 || !strings.Contains(out, "arkhe linkcheck: 4 targets checked") || !strings.Contains(out, "failed           2\n") {
 		t.Fatalf("first run: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -150,8 +159,8 @@ func TestLinkcheckCommand(t *testing.T) {
 	if err := pool.QueryRow(context.Background(), `select count(*), sum((detail->>'checked')::bigint) from audit_event where action = 'linkcheck'`).Scan(&runs, &checked); err != nil {
 		t.Fatal(err)
 	}
-	if runs != 2 || checked != 5 {
-		t.Errorf("audit events: %d runs, %d checks; want 2 and 5", runs, checked)
+	if runs != 3 || checked != 9 {
+		t.Errorf("audit events: %d runs, %d checks; want 3 (the blocked run included) and 9", runs, checked)
 	}
 
 	// exclusions

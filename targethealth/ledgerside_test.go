@@ -1,4 +1,4 @@
-package ledger_test
+package targethealth_test
 
 import (
 	"context"
@@ -10,11 +10,45 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/linkcheck"
+	"github.com/arkhe-ledger/arkhe/targethealth"
 )
+
+// registered sets up, on a single node of t's own, NAAN 99999, manager m1 holding /x9 (its
+// default) and /b5 (reserved), a machine client c1 (manager authority, ark:mint) and one
+// minted ARK 99999/x9abc with target https://example.org/a.
+func registered(t *testing.T) (*ledger.Ledger, context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	l := &ledger.Ledger{Pool: pgtest.New(t)}
+	must(t, firstErr(l.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1", CommitmentLevel: "Not Guaranteed"})))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/b5", Manager: "m1", Status: "reserved"}, 0)))
+	must(t, l.SetDefaultShoulder(ctx, "99999", "m1", "/x9"))
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "c1", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
+	exec(t, l.Pool, `insert into ark (ark, naan, shoulder_id, assigned_name, url, created_by, created_at, request_id, payload_digest)
+		select '99999/x9abc', '99999', s.id, 'x9abc', 'https://example.org/a', c.id, now(), 'r1', '\x00112233445566778899aabbccddeeff'
+		from shoulder s, client c where s.shoulder = '/x9' and c.client_id = 'c1'`)
+	return l, ctx
+}
+
+func firstErr[T any](_ T, err error) error { return err }
+
+// refused runs sql and fails the test unless PostgreSQL refuses it with SQLSTATE code.
+func refused(t *testing.T, pool *pgxpool.Pool, code, sql string, args ...any) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), sql, args...)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != code {
+		t.Fatalf("%s: %v, want SQLSTATE %s", sql, err, code)
+	}
+}
 
 // linkLedger is registered() plus a second NAAN 12345 with manager m2 and shoulder /q7, and an
 // import run that the helper arks use (imported rows need no minting client).
@@ -28,9 +62,9 @@ func linkLedger(t *testing.T) (*ledger.Ledger, context.Context) {
 	return l, ctx
 }
 
-// addARK inserts an imported ARK key ("NAAN/name") under shoulder with url and status ("": NULL,
+// addStatusARK inserts an imported ARK key ("NAAN/name") under shoulder with url and status ("": NULL,
 // which means public, as a minted or imported public ARK stores it).
-func addARK(t *testing.T, p *pgxpool.Pool, key, shoulder, url, status string) {
+func addStatusARK(t *testing.T, p *pgxpool.Pool, key, shoulder, url, status string) {
 	t.Helper()
 	naan, name, _ := strings.Cut(key, "/")
 	exec(t, p, `insert into ark (ark, naan, shoulder_id, assigned_name, url, status, import_run_id)
@@ -56,7 +90,7 @@ func setState(t *testing.T, p *pgxpool.Pool, key, target string, checked time.Ti
 		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, key, target, checked, status, outcome, failures, firstFailure, lastSuccess, broken, due)
 }
 
-func drain(t *testing.T, ctx context.Context, src *ledger.LinkSource) []linkcheck.Target {
+func drain(t *testing.T, ctx context.Context, src *targethealth.Source) []linkcheck.Target {
 	t.Helper()
 	var out []linkcheck.Target
 	for {
@@ -100,7 +134,7 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 		{"12345/q7ok", "/q7", "https://a.example/ok", "public"},
 		{"12345/q7ff", "/q7", "https://b.example/ff", "public"},
 	} {
-		addARK(t, p, a[0], a[1], a[2], a[3])
+		addStatusARK(t, p, a[0], a[1], a[2], a[3])
 	}
 	setState(t, p, "12345/q7g1", "https://a.example/g1", now.Add(-40*day), "good", 0, false, now.Add(-10*day))
 	setState(t, p, "12345/q7g2", "https://a.example/g2", now.Add(-50*day), "good", 0, false, now.Add(-20*day))
@@ -108,9 +142,9 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 	setState(t, p, "12345/q7f2", "https://b.example/f2", now.Add(-3*day), "failed", 20, true, now.Add(-2*day))
 	setState(t, p, "12345/q7ok", "https://a.example/ok", now.Add(-1*day), "good", 0, false, now.Add(29*day))
 	setState(t, p, "12345/q7ff", "https://b.example/ff", now.Add(-1*time.Hour), "failed", 1, false, now.Add(23*time.Hour))
-	must(t, firstErr(l.AddLinkExclusion(ctx, ledger.LinkExclusionSpec{Host: "https://SKIP.example./x", Reason: "asked us"})))
+	must(t, firstErr(targethealth.AddExclusion(ctx, l, targethealth.ExclusionSpec{Host: "https://SKIP.example./x", Reason: "asked us"})))
 
-	src, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{}, Now: now, PageSize: 2})
+	src, err := targethealth.NewSource(ctx, l, targethealth.SourceConfig{Selection: targethealth.Selection{}, Now: now, PageSize: 2})
 	must(t, err)
 	got := drain(t, ctx, src)
 	// 99999/x9abc (the test NAAN) is left out without IncludeTest
@@ -122,7 +156,7 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 		t.Errorf("stats = %+v, want 2 failing, 2 never, 2 good, 1 excluded host", st)
 	}
 	// a run that stops early (--limit) counts what it took, not the page read ahead
-	part, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{}, Now: now, PageSize: 1000})
+	part, err := targethealth.NewSource(ctx, l, targethealth.SourceConfig{Selection: targethealth.Selection{}, Now: now, PageSize: 1000})
 	must(t, err)
 	for range 3 {
 		must(t, firstErr(part.Next(ctx)))
@@ -140,39 +174,39 @@ func TestLinkSourceOrderAndSelection(t *testing.T) {
 	}
 
 	// the test NAAN when asked; a shoulder exclusion; a manager selection
-	src, err = l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{NAAN: "99999"}, Now: now})
+	src, err = targethealth.NewSource(ctx, l, targethealth.SourceConfig{Selection: targethealth.Selection{NAAN: "99999"}, Now: now})
 	must(t, err)
 	if got := targetKeys(drain(t, ctx, src)); got != "99999/x9abc" {
 		t.Errorf("--naan 99999: %s, want 99999/x9abc", got)
 	}
-	must(t, firstErr(l.AddLinkExclusion(ctx, ledger.LinkExclusionSpec{Shoulder: "q7", NAAN: "12345"})))
-	src, err = l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{IncludeTest: true}, Now: now})
+	must(t, firstErr(targethealth.AddExclusion(ctx, l, targethealth.ExclusionSpec{Shoulder: "q7", NAAN: "12345"})))
+	src, err = targethealth.NewSource(ctx, l, targethealth.SourceConfig{Selection: targethealth.Selection{IncludeTest: true}, Now: now})
 	must(t, err)
 	if got := targetKeys(drain(t, ctx, src)); got != "99999/x9abc" {
 		t.Errorf("with /q7 excluded: %s, want 99999/x9abc", got)
 	}
-	ended, err := l.EndLinkExclusion(ctx, ledger.LinkExclusionSpec{Shoulder: "/q7"})
+	ended, err := targethealth.EndExclusion(ctx, l, targethealth.ExclusionSpec{Shoulder: "/q7"})
 	must(t, err)
 	if !ended {
 		t.Fatal("lifting the /q7 exclusion: not ended")
 	}
-	must(t, firstErr(l.AddLinkExclusion(ctx, ledger.LinkExclusionSpec{Manager: "m1"})))
+	must(t, firstErr(targethealth.AddExclusion(ctx, l, targethealth.ExclusionSpec{Manager: "m1"})))
 	// a migrated shoulder has no manager: a manager selection leaves its ARKs out, and reads on
 	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "12345", Shoulder: "/r8", Status: "reserved"}, 0)))
-	addARK(t, p, "12345/r8never", "/r8", "https://never.example/a", "public")
-	src, err = l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{Manager: "m2", IncludeTest: true}, Now: now})
+	addStatusARK(t, p, "12345/r8never", "/r8", "https://never.example/a", "public")
+	src, err = targethealth.NewSource(ctx, l, targethealth.SourceConfig{Selection: targethealth.Selection{Manager: "m2", IncludeTest: true}, Now: now})
 	must(t, err)
 	if got := targetKeys(drain(t, ctx, src)); got != want {
 		t.Errorf("--manager m2 with m1 excluded: %s, want %s", got, want)
 	}
-	var sel *ledger.LinkSelectionError
-	if _, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{Manager: "nobody"}}); !errors.As(err, &sel) {
-		t.Errorf("unknown manager: %v, want a LinkSelectionError", err)
+	var sel *targethealth.SelectionError
+	if _, err := targethealth.NewSource(ctx, l, targethealth.SourceConfig{Selection: targethealth.Selection{Manager: "nobody"}}); !errors.As(err, &sel) {
+		t.Errorf("unknown manager: %v, want a SelectionError", err)
 	}
 	// lifting keeps the row; the history lists all three
-	all, err := l.LinkExclusions(ctx, true)
+	all, err := targethealth.Exclusions(ctx, l, true)
 	must(t, err)
-	open, err := l.LinkExclusions(ctx, false)
+	open, err := targethealth.Exclusions(ctx, l, false)
 	must(t, err)
 	if len(all) != 3 || len(open) != 2 || all[1].Kind != "shoulder" || all[1].EndedAt == nil || all[0].Host != "skip.example" ||
 		all[1].CreatedBy != "postgres" || all[1].EndedBy != "postgres" {
@@ -198,7 +232,7 @@ func TestLinkSinkRepointAndStale(t *testing.T) {
 	t.Parallel()
 	l, ctx := linkLedger(t)
 	p := l.Pool
-	sink := l.NewLinkSink(ledger.LinkSinkConfig{})
+	sink := targethealth.NewSink(l, targethealth.SinkConfig{})
 	defer sink.Close()
 	const key, a, b = "99999/x9abc", "https://example.org/a", "https://example.org/b"
 	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Microsecond)
@@ -221,7 +255,7 @@ func TestLinkSinkRepointAndStale(t *testing.T) {
 		t.Fatalf("broken events = %d, want 1", n)
 	}
 	// the stored state reads back as the state Next computed
-	src, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{Selection: ledger.LinkSelection{IncludeTest: true}, Now: time.Now().Add(48 * time.Hour)})
+	src, err := targethealth.NewSource(ctx, l, targethealth.SourceConfig{Selection: targethealth.Selection{IncludeTest: true}, Now: time.Now().Add(48 * time.Hour)})
 	must(t, err)
 	got := drain(t, ctx, src)
 	if len(got) != 1 || got[0].Prev.Last.BodyHash != prev.Last.BodyHash || got[0].Prev.FirstFailure != prev.FirstFailure ||
@@ -289,7 +323,7 @@ func TestLinkSinkConcurrentGroupCommit(t *testing.T) {
 	exec(t, p, `insert into ark (ark, naan, shoulder_id, assigned_name, url, import_run_id)
 		select '12345/q7' || i, '12345', s.id, 'q7' || i, 'https://h' || (i % 7) || '.example/' || i, (select max(id) from import_run)
 		from shoulder s, generate_series(1, $1) i where s.shoulder = '/q7'`, n)
-	sink := l.NewLinkSink(ledger.LinkSinkConfig{Committers: 2, MaxBatch: 16})
+	sink := targethealth.NewSink(l, targethealth.SinkConfig{Committers: 2, MaxBatch: 16})
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := 1; i <= n; i++ {
@@ -320,7 +354,7 @@ func TestLinkSinkConcurrentGroupCommit(t *testing.T) {
 	if st.Stored != n || st.Commits >= n {
 		t.Errorf("sink stats = %+v, want %d stored in fewer commits", st, n)
 	}
-	if err := sink.Record(ctx, linkcheck.Result{}, linkcheck.State{}, nil); !errors.Is(err, ledger.ErrLinkSinkClosed) {
+	if err := sink.Record(ctx, linkcheck.Result{}, linkcheck.State{}, nil); !errors.Is(err, targethealth.ErrSinkClosed) {
 		t.Errorf("Record after Close: %v", err)
 	}
 }
@@ -329,14 +363,14 @@ func TestLinkSinkConcurrentGroupCommit(t *testing.T) {
 func TestLinkCheckLock(t *testing.T) {
 	t.Parallel()
 	l, ctx := linkLedger(t)
-	release, err := l.LockLinkCheck(ctx)
+	release, err := targethealth.Lock(ctx, l)
 	must(t, err)
-	var busy *ledger.LinkCheckBusyError
-	if _, err := l.LockLinkCheck(ctx); !errors.As(err, &busy) {
-		t.Fatalf("second lock: %v, want LinkCheckBusyError", err)
+	var busy *targethealth.BusyError
+	if _, err := targethealth.Lock(ctx, l); !errors.As(err, &busy) {
+		t.Fatalf("second lock: %v, want BusyError", err)
 	}
 	release()
-	release2, err := l.LockLinkCheck(ctx)
+	release2, err := targethealth.Lock(ctx, l)
 	must(t, err)
 	release2()
 }
@@ -356,8 +390,8 @@ func TestLinkDueQueriesUseIndexes(t *testing.T) {
 			case when i <= 100 then now() - interval '1 hour' else now() + interval '20 days' end
 		from ark a, lateral (select substr(a.assigned_name, 3)::int i) n where a.naan = '12345'`)
 	exec(t, p, `analyze`)
-	for index, q := range ledger.LinkDueQueries {
-		rows, err := p.Query(ctx, "explain "+q, ledger.LinkDueArgs(time.Now()))
+	for index, q := range targethealth.DueQueries {
+		rows, err := p.Query(ctx, "explain "+q, targethealth.DueArgs(time.Now()))
 		must(t, err)
 		var plan strings.Builder
 		for rows.Next() {
@@ -370,7 +404,7 @@ func TestLinkDueQueriesUseIndexes(t *testing.T) {
 			t.Errorf("%s phase does not read its index:\n%s", index, s)
 		}
 	}
-	src, err := l.NewLinkSource(ctx, ledger.LinkSourceConfig{Now: time.Now()})
+	src, err := targethealth.NewSource(ctx, l, targethealth.SourceConfig{Now: time.Now()})
 	must(t, err)
 	drain(t, ctx, src)
 	if st := src.Stats(); st.Failing != 50 || st.Good != 50 || st.Never != 0 {
