@@ -22,7 +22,7 @@ import (
 // loadLedger imports the real EZID identifiers (reserved and test ARKs included) and the N2T
 // sample binder, and registers a NAAN resolved elsewhere and a shoulder delegated with a
 // template, as the export's nginx test does.
-func loadLedger(t *testing.T, pool *pgxpool.Pool) {
+func loadLedger(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
 	l := &ledger.Ledger{Pool: pool}
 	dir := t.TempDir()
@@ -44,7 +44,7 @@ func loadLedger(t *testing.T, pool *pgxpool.Pool) {
 	}
 }
 
-func scalar[T any](t *testing.T, pool *pgxpool.Pool, q string, args ...any) T {
+func scalar[T any](t testing.TB, pool *pgxpool.Pool, q string, args ...any) T {
 	t.Helper()
 	var v T
 	if err := pool.QueryRow(t.Context(), q, args...).Scan(&v); err != nil {
