@@ -60,6 +60,8 @@ func rolesFor(path string, flag func(name string) bool) (kinds []string, known b
 		return readerRoles(), true
 	case "verify":
 		return []string{ledger.RoleAuditor}, true
+	case "serve":
+		return readerRoles(), true
 	case "naan list", "manager list", "shoulder list", "client list", "client key list", "ark show",
 		"linkcheck exclusions", "report changes", "report links", "report arks", "sizing",
 		"export nginx", "export apache", "export n2t-dump", "export jsonl":
