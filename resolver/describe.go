@@ -71,20 +71,25 @@ func arkDescription(row arkRow) *Description {
 	return d
 }
 
-const shoulderQuery = `select coalesce(m.name, ''), s.status, s.created_at, coalesce(s.redirect, ''),
-		(select count(*) from ark a where a.shoulder_id = s.id)
+const shoulderQuery = `select s.id, coalesce(m.name, ''), s.status, s.created_at, coalesce(s.redirect, '')
 	from shoulder s left join manager m on m.id = s.manager_id
 	where s.naan = $1 and s.shoulder = $2`
+
+// shoulderCount is a query of its own: Citus plans no correlated subquery over the ARKs.
+const shoulderCount = `select count(*) from ark where shoulder_id = $1`
 
 // describeShoulder is the description of the shoulder ark:NAAN/name when the ledger has it: who
 // holds it (its manager), its status, when it was registered, and how many ARKs it holds.
 func (r *Resolver) describeShoulder(ctx context.Context, a ark.ARK) (*Description, bool, error) {
 	var who, status, redirect string
 	var created time.Time
-	var n int64
-	err := r.pool.QueryRow(ctx, shoulderQuery, a.NAAN, "/"+a.Name).Scan(&who, &status, &created, &redirect, &n)
+	var id, n int64
+	err := r.pool.QueryRow(ctx, shoulderQuery, a.NAAN, "/"+a.Name).Scan(&id, &who, &status, &created, &redirect)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
+	}
+	if err == nil {
+		err = r.pool.QueryRow(ctx, shoulderCount, id).Scan(&n)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("resolver: look up shoulder %s: %w", a, err)
@@ -111,7 +116,7 @@ func (r *Resolver) resolveNAAN(ctx context.Context, naan string, req request) An
 		return r.forwardUnknown(naan, "", req)
 	}
 	if err != nil {
-		return unavailable(err)
+		return r.unavailable(err)
 	}
 	if !req.inflection && !auth && redirect != "" {
 		return forward(redirect, naan, "", req)

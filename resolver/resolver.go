@@ -53,6 +53,8 @@ type Config struct {
 	// (a global resolver such as https://n2t.net/): a template like a forwarding NAAN's redirect
 	// (${pid}, ${content}, ${value}; without any, "ark:NAAN/name" is appended). "" answers 404.
 	ForwardUnknown string
+	// OnError, when not nil, is told every error of the ledger that made an answer a 503.
+	OnError func(error)
 }
 
 // Resolver answers ARK requests from the ledger: every request is one or two point lookups,
@@ -175,7 +177,10 @@ func badRequest(err error) Answer {
 	return Answer{Outcome: OutcomeBadRequest, Status: 400, Message: err.Error()}
 }
 
-func unavailable(err error) Answer {
+func (r *Resolver) unavailable(err error) Answer {
+	if r.cfg.OnError != nil {
+		r.cfg.OnError(err)
+	}
 	return Answer{Outcome: OutcomeUnavailable, Status: 503, Message: "the ledger did not answer; try again"}
 }
 
@@ -198,7 +203,7 @@ func (r *Resolver) resolve(ctx context.Context, req request) Answer {
 	}
 	row, found, err := r.lookupARK(ctx, a)
 	if err != nil {
-		return unavailable(err)
+		return r.unavailable(err)
 	}
 	if found {
 		return answerARK(a, row, req)
@@ -206,7 +211,7 @@ func (r *Resolver) resolve(ctx context.Context, req request) Answer {
 	if req.inflection {
 		d, ok, err := r.describeShoulder(ctx, a)
 		if err != nil {
-			return unavailable(err)
+			return r.unavailable(err)
 		}
 		if ok {
 			return Answer{Outcome: OutcomeDescription, Status: 200, Description: d}
@@ -214,7 +219,7 @@ func (r *Resolver) resolve(ctx context.Context, req request) Answer {
 	}
 	n, known, err := r.lookupNAAN(ctx, a.NAAN, "/"+a.Name)
 	if err != nil {
-		return unavailable(err)
+		return r.unavailable(err)
 	}
 	if !known {
 		return r.forwardUnknown(a.NAAN, a.Name, req)

@@ -65,7 +65,8 @@ func runServe(c *cli.Context, e *env) error {
 		return err
 	}
 	defer l.Close()
-	if r, err = resolver.New(l.Pool, resolver.Config{ForwardUnknown: c.String("forward-unknown")}); err != nil {
+	onError := func(err error) { e.log.Warn("serve: answered 503", "err", err) }
+	if r, err = resolver.New(l.Pool, resolver.Config{ForwardUnknown: c.String("forward-unknown"), OnError: onError}); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", c.String("listen"))
