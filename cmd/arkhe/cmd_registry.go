@@ -96,6 +96,7 @@ func printRoles(w io.Writer, r ledger.InitRolesResult) {
 		ledger.RoleOperator: "registration: naan, manager, shoulder, client, client key",
 		ledger.RoleWriter:   "mint, import, reconcile --apply, ark repoint, ark tombstone",
 		ledger.RoleAuditor:  "verify, report, sizing: reads everything, appends its own audit records",
+		ledger.RoleResolver: "serve: reads only what resolution reads",
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROLE\tSTATE\tFOR")
