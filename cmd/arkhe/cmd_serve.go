@@ -47,8 +47,8 @@ func runServe(c *cli.Context, e *env) error {
 	if n := c.Int("pool"); n < 1 || n > 1000 {
 		return usagef("serve: --pool %d: from 1 to 1000", n)
 	}
-	r, err := resolver.New(nil, resolver.Config{ForwardUnknown: c.String("forward-unknown")})
-	if err != nil {
+	// the flags are checked before the ledger is reached
+	if _, err := resolver.New(nil, resolver.Config{ForwardUnknown: c.String("forward-unknown")}); err != nil {
 		return usagef("serve: --forward-unknown: %w", err)
 	}
 	var logw io.Writer = e.stderr
@@ -66,7 +66,8 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	defer l.Close()
 	onError := func(err error) { e.log.Warn("serve: answered 503", "err", err) }
-	if r, err = resolver.New(l.Pool, resolver.Config{ForwardUnknown: c.String("forward-unknown"), OnError: onError}); err != nil {
+	r, err := resolver.New(l.Pool, resolver.Config{ForwardUnknown: c.String("forward-unknown"), OnError: onError})
+	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", c.String("listen"))
