@@ -138,6 +138,9 @@ func TestResolve(t *testing.T) {
 			{"target too long", "GET", "/ark:13960/" + strings.Repeat("b", 3000), 400, ""},
 			{"variant before component", "GET", "/ark:13960/t00000075.v2/c3", 400, ""},
 			{"bad NAAN", "GET", "/ark:13a60/x", 400, ""},
+			{"malformed %-escape", "GET", "/ark:13960/t00000075%zz", 400, ""},
+			{"header injection", "GET", "/ark:13960/t00000075%0D%0ALocation:x", 400, ""},
+			{"encoded CR LF in a suffix", "GET", "/ark:13960/t00000075/%0D%0A", 302, target + "/%0D%0A"},
 			{"method", "POST", "/ark:13960/t00000075", 405, ""},
 		}
 		for _, c := range cases {
