@@ -153,7 +153,8 @@ FUZZ_WORKERS ?= 1
 FUZZ_TARGETS := ark:FuzzNormalize ark:FuzzCheckChar \
 	pipeline:FuzzCSVManifest pipeline:FuzzCSVScanner pipeline:FuzzJSONLManifest pipeline:FuzzJSONScanner \
 	pipeline:FuzzParquetManifest pipeline:FuzzLineEndReader pipeline:FuzzTextReader \
-	legacy:FuzzN2TDump legacy:FuzzANVL legacy:FuzzReaders legacy:FuzzDumpObject legacy:FuzzArrayFramer
+	legacy:FuzzN2TDump legacy:FuzzANVL legacy:FuzzReaders legacy:FuzzDumpObject legacy:FuzzArrayFramer \
+	resolver:FuzzResolvePath
 
 fuzz:
 	@failed=; for t in $(FUZZ_TARGETS); do \

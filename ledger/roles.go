@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Role kinds: the four least-privilege roles of a ledger with roles (`arkhe init --roles`).
+// Role kinds: the five least-privilege roles of a ledger with roles (`arkhe init --roles`).
 // Each is a group role; logins are made its members.
 const (
 	// RoleOwner owns every table and function: DDL and migrations. Only `arkhe init` needs it.
@@ -25,13 +25,19 @@ const (
 	// RoleAuditor reads everything but the key hashes and appends only its own audit records
 	// (verify).
 	RoleAuditor = "auditor"
+	// RoleResolver answers resolution (arkhe serve): it reads only the columns of ark, naan,
+	// shoulder and manager that resolution and its descriptions read, and the schema version. It
+	// writes nothing.
+	RoleResolver = "resolver"
 )
 
 // RoleKinds lists the role kinds in the order `arkhe init --roles` creates them.
-func RoleKinds() []string { return []string{RoleOwner, RoleOperator, RoleWriter, RoleAuditor} }
+func RoleKinds() []string {
+	return []string{RoleOwner, RoleOperator, RoleWriter, RoleAuditor, RoleResolver}
+}
 
 // DefaultRolePrefix is the prefix of the role names when none is given: arkhe_owner,
-// arkhe_operator, arkhe_writer, arkhe_auditor. Roles are cluster-wide: two ledgers in one
+// arkhe_operator, arkhe_writer, arkhe_auditor, arkhe_resolver. Roles are cluster-wide: two ledgers in one
 // cluster that must not share roles need different prefixes.
 const DefaultRolePrefix = "arkhe_"
 
@@ -41,7 +47,7 @@ var rolePrefixRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,50}$`)
 
 // Roles are the names of a ledger's roles, by kind.
 type Roles struct {
-	Owner, Operator, Writer, Auditor string
+	Owner, Operator, Writer, Auditor, Resolver string
 }
 
 // Name returns the role of kind (RoleOwner, ...), "" for an unknown kind.
@@ -55,13 +61,16 @@ func (r Roles) Name(kind string) string {
 		return r.Writer
 	case RoleAuditor:
 		return r.Auditor
+	case RoleResolver:
+		return r.Resolver
 	}
 	return ""
 }
 
 // roleNames returns the role names for prefix: prefix + kind.
 func roleNames(prefix string) Roles {
-	return Roles{Owner: prefix + RoleOwner, Operator: prefix + RoleOperator, Writer: prefix + RoleWriter, Auditor: prefix + RoleAuditor}
+	return Roles{Owner: prefix + RoleOwner, Operator: prefix + RoleOperator, Writer: prefix + RoleWriter, Auditor: prefix + RoleAuditor,
+		Resolver: prefix + RoleResolver}
 }
 
 // LedgerRoles returns the names of the ledger's roles, and ok=false for a ledger without roles.
@@ -104,6 +113,8 @@ func ledgerRoles(ctx context.Context, q querier) (Roles, bool, error) {
 			r.Writer = name
 		case RoleAuditor:
 			r.Auditor = name
+		case RoleResolver:
+			r.Resolver = name
 		default:
 			continue
 		}
@@ -138,6 +149,9 @@ func (l *Ledger) CheckRole(ctx context.Context, kinds ...string) error {
 	var modes []string
 	for _, k := range kinds {
 		name := roles.Name(k)
+		if name == "" && k == RoleResolver {
+			continue // a ledger whose roles predate the resolver role: arkhe init --roles adds it
+		}
 		if name == "" {
 			return fmt.Errorf("check role: unknown role kind %q", k)
 		}
@@ -162,7 +176,8 @@ func (l *Ledger) CheckRole(ctx context.Context, kinds ...string) error {
 
 // catalogRoles returns the ledger's roles as the catalog shows them to any login: the owner of
 // ledger_setting, when its name ends in RoleOwner, is prefix + RoleOwner (InitRoles names them
-// so), and every role of RoleNames(prefix) exists. ok is false otherwise.
+// so), and its operator, writer and auditor exist (the resolver role, newer, may not yet). ok is
+// false otherwise.
 func catalogRoles(ctx context.Context, q querier) (Roles, bool, error) {
 	var owner string
 	err := q.QueryRow(ctx, `select coalesce((select pg_get_userbyid(relowner)::text from pg_class
@@ -180,7 +195,7 @@ func catalogRoles(ctx context.Context, q querier) (Roles, bool, error) {
 		[]string{r.Owner, r.Operator, r.Writer, r.Auditor}).Scan(&n); err != nil {
 		return Roles{}, false, fmt.Errorf("read ledger roles: %w", err)
 	}
-	return r, n == 4, nil
+	return r, n == 4, nil // the four counted above
 }
 
 // InitRolesResult says what InitRoles did.
@@ -217,7 +232,12 @@ func (l *Ledger) InitRoles(ctx context.Context, prefix string) (InitRolesResult,
 	if err != nil {
 		return res, err
 	}
-	if ok && have != want {
+	// a ledger whose roles were created before the resolver role gets it now
+	recorded := have
+	if recorded.Resolver == "" {
+		recorded.Resolver = want.Resolver
+	}
+	if ok && recorded != want {
 		return res, &RolesError{Rule: fmt.Sprintf("this ledger's roles are %s, %s, %s and %s; a ledger's roles never change (give --role-prefix to match)",
 			have.Owner, have.Operator, have.Writer, have.Auditor)}
 	}
@@ -243,8 +263,8 @@ func (l *Ledger) InitRoles(ctx context.Context, prefix string) (InitRolesResult,
 		}
 		res.Created = append(res.Created, name)
 	}
-	if !ok {
-		for _, kind := range RoleKinds() {
+	for _, kind := range RoleKinds() {
+		if have.Name(kind) == "" {
 			if _, err := tx.Exec(ctx, `insert into ledger_setting (name, value) values ($1, $2)`, "role."+kind, want.Name(kind)); err != nil {
 				return res, fmt.Errorf("ledger roles: record %s: %w", kind, err)
 			}
@@ -257,8 +277,8 @@ func (l *Ledger) InitRoles(ctx context.Context, prefix string) (InitRolesResult,
 	if err := tx.QueryRow(ctx, `select current_schema()`).Scan(&schema); err != nil {
 		return res, fmt.Errorf("ledger roles: %w", err)
 	}
-	if _, err := tx.Exec(ctx, fmt.Sprintf("grant usage, create on schema %s to %s; grant usage on schema %s to %s, %s, %s",
-		ident(schema), ident(want.Owner), ident(schema), ident(want.Operator), ident(want.Writer), ident(want.Auditor))); err != nil {
+	if _, err := tx.Exec(ctx, fmt.Sprintf("grant usage, create on schema %s to %s; grant usage on schema %s to %s, %s, %s, %s",
+		ident(schema), ident(want.Owner), ident(schema), ident(want.Operator), ident(want.Writer), ident(want.Auditor), ident(want.Resolver))); err != nil {
 		return res, &RolesError{Rule: "granting the ledger's schema to its roles", Err: err}
 	}
 	if _, err := tx.Exec(ctx, `select arkhe_grant_roles()`); err != nil {

@@ -40,8 +40,8 @@ func newRoleLedger(t *testing.T) *roleLedger {
 		t.Fatal(err)
 	}
 	r.roles = res.Roles
-	if len(res.Created) != 4 {
-		t.Fatalf("InitRoles created %v, want the four roles", res.Created)
+	if len(res.Created) != len(ledger.RoleKinds()) {
+		t.Fatalf("InitRoles created %v, want the %d roles", res.Created, len(ledger.RoleKinds()))
 	}
 	return r
 }
@@ -88,7 +88,7 @@ func (r *roleLedger) drop(t *testing.T) {
 		return
 	}
 	defer conn.Close(ctx)
-	all := append([]string{r.roles.Owner, r.roles.Operator, r.roles.Writer, r.roles.Auditor}, r.logins...)
+	all := append([]string{r.roles.Owner, r.roles.Operator, r.roles.Writer, r.roles.Auditor, r.roles.Resolver}, r.logins...)
 	ids := make([]string, len(all))
 	for i, n := range all {
 		ids[i] = pgx.Identifier{n}.Sanitize()

@@ -612,12 +612,18 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
+    r text := arkhe_role('resolver');
 begin
-    perform arkhe_grant_roles_before_0015();
-    -- revoking the table's privilege revokes it from each column too
-    execute format('revoke select on credential from %I', w);
-    execute format('grant execute on function arkhe_key_locked_until(text) to %I, %I, %I', p, w, a);
+    perform arkhe_grant_roles_before_0016();
+    if r is null then
+        return; -- roles created before this version: arkhe init --roles records the resolver's
+    end if;
+    execute format('grant select (ark, naan, shoulder_id, url, status, tombstone_reason, tombstoned_at, '
+                   'erc_who, erc_what, erc_when, commitment) on ark to %I', r);
+    execute format('grant select (naan, name, is_authoritative, redirect, na_policy, who, erc_where, registered_at) on naan to %I', r);
+    execute format('grant select (id, naan, shoulder, manager_id, redirect, status, created_at) on shoulder to %I', r);
+    execute format('grant select (id, name) on manager to %I', r);
+    execute format('grant select (version) on schema_migration to %I', r);
 end $$;
 
 --
@@ -698,6 +704,23 @@ begin
     perform arkhe_grant_roles_before_0009();
     execute format('grant select (backend, login, client_pk, prefix, at) on key_session to %I, %I, %I', p, w, a);
     execute format('grant execute on function arkhe_key_login(text, text, bytea), arkhe_key_logout() to %I, %I, %I', p, w, a);
+end $$;
+
+--
+-- Name: arkhe_grant_roles_before_0016(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0016() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
+begin
+    perform arkhe_grant_roles_before_0015();
+    -- revoking the table's privilege revokes it from each column too
+    execute format('revoke select on credential from %I', w);
+    execute format('grant execute on function arkhe_key_locked_until(text) to %I, %I, %I', p, w, a);
 end $$;
 
 --

@@ -29,6 +29,7 @@ func readerRoles() []string {
 //     API keys (create, revoke), link-check exclusions.
 //   - writer: mint, import, reconcile --apply, ark repoint and tombstone, linkcheck's run.
 //   - auditor: verify (it appends audit summaries, which only the auditor may).
+//   - resolver (or any role that reads): serve.
 //   - any of them: what only reads (lists, ark show, reports, exports, sizing, reconcile without
 //     --apply, import --dry-run).
 func neededRoles(c *cli.Context) (kinds []string, known bool) {
@@ -60,6 +61,8 @@ func rolesFor(path string, flag func(name string) bool) (kinds []string, known b
 		return readerRoles(), true
 	case "verify":
 		return []string{ledger.RoleAuditor}, true
+	case "serve":
+		return append(readerRoles(), ledger.RoleResolver), true
 	case "naan list", "manager list", "shoulder list", "client list", "client key list", "ark show",
 		"linkcheck exclusions", "report changes", "report links", "report arks", "sizing",
 		"export nginx", "export apache", "export n2t-dump", "export jsonl":

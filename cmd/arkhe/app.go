@@ -57,6 +57,7 @@ func newApp(e *env) *cli.App {
 			linkcheckCommand(e),
 			reportCommand(e),
 			exportCommand(e),
+			serveCommand(e),
 			sizingCommand(e),
 			benchCommand(e),
 			dbCommand(e),

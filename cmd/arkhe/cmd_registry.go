@@ -30,13 +30,14 @@ func initCommand(e *env) *cli.Command {
 		Description: "Applies the migrations this arkhe knows (as the ledger's owner role once the ledger has roles). " +
 			"--roles creates the least-privilege roles PREFIX+owner (DDL, migrations: only init), PREFIX+operator " +
 			"(registration, keys), PREFIX+writer (mint, import, reconcile --apply, repoint, tombstone, through the " +
-			"ledger's functions) and PREFIX+auditor (reads everything, appends its own audit records), hands the " +
+			"ledger's functions), PREFIX+auditor (reads everything, appends its own audit records) and PREFIX+resolver " +
+			"(arkhe serve: reads only what resolution reads), hands the " +
 			"ledger to the owner and grants the others; make logins members of them (grant arkhe_writer to alice). " +
 			"It needs a superuser. --require-keys makes every writing command present the client's API key; it " +
 			"cannot be undone.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "test-registration", Usage: "also register NAAN 99999, manager \"" + testManager + "\", shoulder " + testShoulder + " and client " + testClient + " if absent"},
-			&cli.BoolFlag{Name: "roles", Usage: "create the ledger's least-privilege roles (owner, operator, writer, auditor) and grant them"},
+			&cli.BoolFlag{Name: "roles", Usage: "create the ledger's least-privilege roles (owner, operator, writer, auditor, resolver) and grant them"},
 			&cli.StringFlag{Name: "role-prefix", Value: ledger.DefaultRolePrefix, Usage: "prefix of the role names (roles are cluster-wide: one prefix per ledger that must not share them)"},
 			&cli.BoolFlag{Name: "require-keys", Usage: "from now on, writing commands need the client's API key (--api-key-file or ARKHE_API_KEY); one-way"},
 			&cli.BoolFlag{Name: "distributed", Usage: "insist on the Citus layout (tables distributed over the cluster; refused without the citus extension); by default it is chosen when the database has the citus extension"},
@@ -96,6 +97,7 @@ func printRoles(w io.Writer, r ledger.InitRolesResult) {
 		ledger.RoleOperator: "registration: naan, manager, shoulder, client, client key",
 		ledger.RoleWriter:   "mint, import, reconcile --apply, ark repoint, ark tombstone",
 		ledger.RoleAuditor:  "verify, report, sizing: reads everything, appends its own audit records",
+		ledger.RoleResolver: "serve: reads only what resolution reads",
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROLE\tSTATE\tFOR")

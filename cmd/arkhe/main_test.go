@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
@@ -16,7 +18,11 @@ const asArkheEnv = "ARKHE_TEST_AS_ARKHE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asArkheEnv) == "1" {
-		os.Exit(run(context.Background(), append([]string{"arkhe"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr))
+		// as main does: SIGTERM and SIGINT cancel the run's context
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, append([]string{"arkhe"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	pgtest.Main(m)
 }

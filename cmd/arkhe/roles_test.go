@@ -78,7 +78,7 @@ func TestCommandsUnderLeastRoles(t *testing.T) {
 		}
 		defer c.Close(ctx)
 		all := []string{}
-		for _, r := range append([]string{"owner", "operator", "writer", "auditor"}, logins...) {
+		for _, r := range append([]string{"owner", "operator", "writer", "auditor", "resolver"}, logins...) {
 			all = append(all, pgx.Identifier{prefix + r}.Sanitize())
 		}
 		for _, q := range []string{"reassign owned by " + all[0] + " to current_user", "drop owned by " + strings.Join(all, ", "), "drop role " + strings.Join(all, ", ")} {

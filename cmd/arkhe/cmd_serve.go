@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/metrics"
+	"github.com/arkhe-ledger/arkhe/resolver"
+)
+
+// serveCommand is `arkhe serve`: the ledger's ARKs resolved over HTTP.
+func serveCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "resolve the ledger's ARKs over HTTP: 302 to the target (suffixes passed through), ?info/?? descriptions, 410 for tombstones, forwarding NAANs and shoulders; /healthz and /metrics",
+		Description: "Every request is answered from the ledger, with no cache: a repoint or a tombstone is answered from\n" +
+			"the next request on. The login needs only the resolver role (arkhe init --roles). SIGTERM or SIGINT\n" +
+			"stops accepting and lets the requests in flight finish (up to --shutdown-timeout).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (host:port; port 0 picks one, printed on stdout)"},
+			&cli.StringFlag{Name: "forward-unknown", Usage: "where a request under a NAAN the ledger does not know goes (e.g. https://n2t.net/; ${pid}, ${content}, ${value} or ark:NAAN/name appended); without it, 404"},
+			&cli.StringFlag{Name: "access-log", Usage: "file the access log (Combined Log Format) is appended to", DefaultText: "stderr"},
+			&cli.IntFlag{Name: "max-connections", Value: 1024, Usage: "connections held open at once; more wait to be accepted"},
+			&cli.IntFlag{Name: "pool", Value: 16, Usage: "ledger connections"},
+			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a stop waits for the requests in flight"},
+		},
+		Action: func(c *cli.Context) error { return runServe(c, e) },
+	}
+}
+
+func runServe(c *cli.Context, e *env) error {
+	if c.NArg() > 0 {
+		return usagef("serve: unexpected argument %q", c.Args().First())
+	}
+	if n := c.Int("max-connections"); n < 1 {
+		return usagef("serve: --max-connections %d: at least 1", n)
+	}
+	if n := c.Int("pool"); n < 1 || n > 1000 {
+		return usagef("serve: --pool %d: from 1 to 1000", n)
+	}
+	// the flags are checked before the ledger is reached
+	if _, err := resolver.New(nil, resolver.Config{ForwardUnknown: c.String("forward-unknown")}); err != nil {
+		return usagef("serve: --forward-unknown: %w", err)
+	}
+	var logw io.Writer = e.stderr
+	if p := c.String("access-log"); p != "" {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("serve: access log: %w", err)
+		}
+		defer f.Close()
+		logw = f
+	}
+	l, err := openChecked(c, e, int32(c.Int("pool")))
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	onError := func(err error) { e.log.Warn("serve: answered 503", "err", err) }
+	r, err := resolver.New(l.Pool, resolver.Config{ForwardUnknown: c.String("forward-unknown"), OnError: onError})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", c.String("listen"))
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           resolver.AccessLog(serveMux(l, r), logw),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(c.Context) },
+	}
+	fmt.Fprintf(e.stdout, "arkhe serve: resolving on http://%s\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(resolver.LimitListener(ln, c.Int("max-connections"))) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("serve: %w", err)
+	case <-c.Context.Done():
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Context), c.Duration("shutdown-timeout"))
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "arkhe serve: stopped\n")
+	return nil
+}
+
+// serveMux routes /healthz and /metrics, and every other path to the resolver (an ARK path is
+// read as sent: http.ServeMux would clean it, and redirect "//" and ".." itself).
+func serveMux(l *ledger.Ledger, r *resolver.Resolver) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.URL.Path {
+		case "/healthz":
+			ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
+			defer cancel()
+			var one int
+			if err := l.Pool.QueryRow(ctx, "select 1").Scan(&one); err != nil || one != 1 {
+				http.Error(w, "the ledger does not answer", http.StatusServiceUnavailable)
+				return
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, "ok\n")
+		case "/metrics":
+			st := l.Pool.Stat()
+			fams := append(r.Metrics(),
+				metrics.G("arkhe_resolver_ledger_connections", "Ledger connections open.", float64(st.TotalConns())),
+				metrics.G("arkhe_resolver_ledger_connections_busy", "Ledger connections in use.", float64(st.AcquiredConns())))
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+			if err := metrics.Encode(w, fams); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+			}
+		default:
+			r.ServeHTTP(w, req)
+		}
+	})
+}

@@ -1,0 +1,245 @@
+package resolver
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/arkhe-ledger/arkhe/metrics"
+)
+
+// ServeHTTP answers GET and HEAD of an ARK (Resolve) and writes the answer: a redirect with its
+// Location, a description as ANVL (text/plain; charset=utf-8) by default, JSON for
+// "Accept: application/json" or a query holding "json" (?info&json), HTML for
+// "Accept: text/html"; a 404, 400 or 503 as a short text/plain message. Other methods are a
+// 405. The request target is read as sent (r.RequestURI), %-escapes kept.
+func (r *Resolver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	start := time.Now()
+	var a Answer
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		a = Answer{Outcome: OutcomeBadRequest, Status: http.StatusMethodNotAllowed, Message: "only GET and HEAD resolve an ARK"}
+		w.Header().Set("Allow", "GET, HEAD")
+	} else {
+		target := req.RequestURI
+		if target == "" || target[0] != '/' {
+			// an absolute-form target (a proxy's request): the path and query
+			target = req.URL.RequestURI()
+		}
+		a = r.Resolve(req.Context(), target)
+	}
+	write(w, req, a)
+	r.stats.observe(a.Outcome, time.Since(start))
+}
+
+func write(w http.ResponseWriter, req *http.Request, a Answer) {
+	h := w.Header()
+	switch {
+	case a.Location != "":
+		h.Set("Location", a.Location)
+		w.WriteHeader(a.Status)
+		return
+	case a.Description != nil:
+		h.Set("Vary", "Accept")
+		var b strings.Builder
+		accept := req.Header.Get("Accept")
+		switch {
+		case a.JSON || strings.Contains(accept, "application/json"):
+			h.Set("Content-Type", "application/json")
+			j, _ := a.Description.MarshalJSON()
+			b.Write(j)
+			b.WriteByte('\n')
+		case strings.Contains(accept, "text/html"):
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			a.Description.WriteHTML(&b, a.Description.Get("where"))
+		default:
+			h.Set("Content-Type", "text/plain; charset=utf-8")
+			a.Description.WriteANVL(&b)
+		}
+		h.Set("Content-Length", strconv.Itoa(b.Len()))
+		w.WriteHeader(a.Status)
+		io.WriteString(w, b.String())
+	default:
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("X-Content-Type-Options", "nosniff")
+		msg := a.Message + "\n"
+		h.Set("Content-Length", strconv.Itoa(len(msg)))
+		w.WriteHeader(a.Status)
+		io.WriteString(w, msg)
+	}
+}
+
+// Buckets are the upper bounds of the latency histogram, in seconds.
+func Buckets() []float64 {
+	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}
+}
+
+// Stats counts a resolver's requests by outcome and their latency.
+type Stats struct {
+	byOutcome map[Outcome]*atomic.Int64
+	buckets   []float64
+	counts    []atomic.Int64 // per bucket, not cumulative; the last is +Inf
+	sumNanos  atomic.Int64
+	total     atomic.Int64
+}
+
+func newStats() *Stats {
+	s := &Stats{byOutcome: map[Outcome]*atomic.Int64{}, buckets: Buckets()}
+	for _, o := range Outcomes() {
+		s.byOutcome[o] = new(atomic.Int64)
+	}
+	s.counts = make([]atomic.Int64, len(s.buckets)+1)
+	return s
+}
+
+func (s *Stats) observe(o Outcome, d time.Duration) {
+	if c := s.byOutcome[o]; c != nil {
+		c.Add(1)
+	}
+	sec := d.Seconds()
+	i := 0
+	for i < len(s.buckets) && sec > s.buckets[i] {
+		i++
+	}
+	s.counts[i].Add(1)
+	s.sumNanos.Add(int64(d))
+	s.total.Add(1)
+}
+
+// Count returns how many requests had outcome o.
+func (r *Resolver) Count(o Outcome) int64 {
+	if c := r.stats.byOutcome[o]; c != nil {
+		return c.Load()
+	}
+	return 0
+}
+
+// Metrics returns the resolver's figures as Prometheus families: arkhe_resolver_requests_total
+// by outcome, and the latency of every request (arkhe_resolver_request_seconds_bucket with le,
+// cumulative, _sum in seconds and _count, the series of a histogram written as counters).
+func (r *Resolver) Metrics() []metrics.Family {
+	s := r.stats
+	req := metrics.Family{Name: "arkhe_resolver_requests_total", Help: "Requests answered, by outcome.", Type: metrics.Counter}
+	for _, o := range Outcomes() {
+		req.Samples = append(req.Samples, metrics.Sample{Labels: []metrics.Label{{Name: "outcome", Value: string(o)}}, Value: float64(s.byOutcome[o].Load())})
+	}
+	b := metrics.Family{Name: "arkhe_resolver_request_seconds_bucket", Help: "Requests answered within le seconds (cumulative).", Type: metrics.Counter}
+	var cum int64
+	for i := range s.counts {
+		cum += s.counts[i].Load()
+		le := "+Inf"
+		if i < len(s.buckets) {
+			le = strconv.FormatFloat(s.buckets[i], 'g', -1, 64)
+		}
+		b.Samples = append(b.Samples, metrics.Sample{Labels: []metrics.Label{{Name: "le", Value: le}}, Value: float64(cum)})
+	}
+	return []metrics.Family{req, b,
+		{Name: "arkhe_resolver_request_seconds_sum", Help: "Seconds spent answering requests.", Type: metrics.Counter,
+			Samples: []metrics.Sample{{Value: float64(s.sumNanos.Load()) / 1e9}}},
+		{Name: "arkhe_resolver_request_seconds_count", Help: "Requests answered.", Type: metrics.Counter,
+			Samples: []metrics.Sample{{Value: float64(s.total.Load())}}},
+	}
+}
+
+// AccessLog wraps h so that every request writes one line to w in the Combined Log Format
+// (host ident authuser [date] "request" status bytes "referer" "user-agent"), as Apache and
+// nginx write it. Lines are written whole, one at a time.
+func AccessLog(h http.Handler, w io.Writer) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		lw := &loggingWriter{ResponseWriter: rw, status: 200}
+		start := time.Now()
+		h.ServeHTTP(lw, req)
+		host, _, err := net.SplitHostPort(req.RemoteAddr)
+		if err != nil {
+			host = req.RemoteAddr
+		}
+		line := fmt.Sprintf("%s - - [%s] %s %d %d %s %s\n", host, start.Format("02/Jan/2006:15:04:05 -0700"),
+			logQuote(req.Method+" "+req.RequestURI+" "+req.Proto), lw.status, lw.n,
+			logQuote(orDash(req.Referer())), logQuote(orDash(req.UserAgent())))
+		mu.Lock()
+		io.WriteString(w, line)
+		mu.Unlock()
+	})
+}
+
+type loggingWriter struct {
+	http.ResponseWriter
+	status int
+	n      int64
+}
+
+func (l *loggingWriter) WriteHeader(code int) {
+	l.status = code
+	l.ResponseWriter.WriteHeader(code)
+}
+
+func (l *loggingWriter) Write(p []byte) (int, error) {
+	n, err := l.ResponseWriter.Write(p)
+	l.n += int64(n)
+	return n, err
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// logQuote quotes s for a log line: `"` and `\` escaped, a control character as \xHH.
+func logQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// LimitListener returns a listener that holds at most n connections open at once: Accept waits
+// for a slot, and a connection's Close frees its slot.
+func LimitListener(l net.Listener, n int) net.Listener {
+	return &limitListener{Listener: l, sem: make(chan struct{}, n)}
+}
+
+type limitListener struct {
+	net.Listener
+	sem chan struct{}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	l.sem <- struct{}{}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
