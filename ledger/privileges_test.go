@@ -50,6 +50,7 @@ var expectedPrivileges = map[string]string{
 	"auditor shoulder SELECT":          "*",
 	"auditor shoulder_tally SELECT":    "*",
 	"auditor unknown_subject SELECT":   "*",
+	"auditor update_receipt SELECT":    "*",
 	"operator ark SELECT":              "*",
 	"operator ark_change SELECT":       "*",
 	"operator audit_event INSERT":      "*",
@@ -85,9 +86,11 @@ var expectedPrivileges = map[string]string{
 	"operator shoulder UPDATE":         "*",
 	"operator shoulder_tally SELECT":   "*",
 	"operator unknown_subject SELECT":  "*",
+	"operator update_receipt SELECT":   "*",
 	"writer ark INSERT":                "*",
 	"writer ark SELECT":                "*",
 	"writer ark_change SELECT":         "*",
+	"writer ark_update_stage INSERT":   "*",
 	"writer audit_event INSERT":        "*",
 	"writer audit_event SELECT":        "*",
 	"writer audit_summary SELECT":      "*",
@@ -123,6 +126,7 @@ var expectedPrivileges = map[string]string{
 	"writer shoulder_tally SELECT":     "*",
 	"writer shoulder_tally UPDATE":     "*",
 	"writer unknown_subject SELECT":    "*",
+	"writer update_receipt SELECT":     "*",
 }
 
 // shardSuffix is the suffix of a Citus shard's name: the table's name, "_", the shard ID.
