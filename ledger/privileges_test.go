@@ -50,6 +50,7 @@ var expectedPrivileges = map[string]string{
 	"auditor shoulder SELECT":          "*",
 	"auditor shoulder_tally SELECT":    "*",
 	"auditor unknown_subject SELECT":   "*",
+	"auditor ark_update_stage SELECT":  "*",
 	"auditor update_receipt SELECT":    "*",
 	"operator ark SELECT":              "*",
 	"operator ark_change SELECT":       "*",
@@ -86,6 +87,7 @@ var expectedPrivileges = map[string]string{
 	"operator shoulder UPDATE":         "*",
 	"operator shoulder_tally SELECT":   "*",
 	"operator unknown_subject SELECT":  "*",
+	"operator ark_update_stage SELECT": "*",
 	"operator update_receipt SELECT":   "*",
 	"writer ark INSERT":                "*",
 	"writer ark SELECT":                "*",
@@ -126,6 +128,7 @@ var expectedPrivileges = map[string]string{
 	"writer shoulder_tally SELECT":     "*",
 	"writer shoulder_tally UPDATE":     "*",
 	"writer unknown_subject SELECT":    "*",
+	"writer ark_update_stage SELECT":   "*",
 	"writer update_receipt SELECT":     "*",
 }
 

@@ -740,6 +740,7 @@ declare
 begin
     perform arkhe_grant_roles_before_0017();
     execute format('grant select on update_receipt to %I, %I, %I', p, w, a);
+    execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
     execute format('grant insert on ark_update_stage to %I', w);
     execute format('grant usage on sequence ark_update_token to %I', w);
     execute format('grant execute on function ark_update_apply(bigint, bigint, bigint, text, timestamptz) to %I', w);

@@ -209,7 +209,7 @@ end $$;
 
 -- The roles' privileges, on top of those granted before: the writer stages rows and applies them
 -- through ark_update_apply (it writes no ark or ark_change row itself), reads the receipts and
--- draws tokens; the operator and the auditor read the receipts.
+-- draws tokens; every role reads the receipts and the (empty between batches) staging table.
 alter function arkhe_grant_roles() rename to arkhe_grant_roles_before_0017;
 
 create function arkhe_grant_roles() returns void language plpgsql as $$
@@ -218,6 +218,7 @@ declare
 begin
     perform arkhe_grant_roles_before_0017();
     execute format('grant select on update_receipt to %I, %I, %I', p, w, a);
+    execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
     execute format('grant insert on ark_update_stage to %I', w);
     execute format('grant usage on sequence ark_update_token to %I', w);
     execute format('grant execute on function ark_update_apply(bigint, bigint, bigint, text, timestamptz) to %I', w);
