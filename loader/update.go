@@ -86,7 +86,6 @@ type ChangeRow struct {
 	Mask   int
 	Values [len(changeColumns)]string
 	digest [16]byte
-	idx    int32
 }
 
 // ContentDigest returns SHA-256 over "arkhe change v1" 0x00, the ledger key, then for each
@@ -465,11 +464,14 @@ func (u *updater) apply(ctx context.Context, rows []ChangeRow, idx []int, outcom
 }
 
 // retryableChange says whether a failed batch is tried again: a deadlock the server broke, a
-// serialization failure, or a connection lost before the commit was acknowledged (the batch's
+// serialization failure, a conflict with a concurrent run, or a connection lost before the commit was acknowledged (the batch's
 // receipts make a batch that did commit report its rows as applied earlier).
 func retryableChange(err error) bool {
 	switch ledger.SQLState(err) {
-	case codeDeadlock, codeSerialization:
+	case codeDeadlock, codeSerialization, ledger.CodeUniqueViolation, codeInternal:
+		// a unique violation: a concurrent run changed one of the ARKs (its ARK_CHANGE seq or
+		// receipt) first, and the next attempt sees its receipt or its new state; on Citus a
+		// worker's error may arrive as internal_error
 		return true
 	}
 	var pgErr *pgconn.PgError

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
@@ -214,6 +216,80 @@ func TestUpdateTate(t *testing.T) {
 		}
 		if n := mintCount(t, l.Pool, `select count(*) from ark_update_stage`); n != 0 {
 			t.Errorf("%d staged rows left", n)
+		}
+	})
+}
+
+// TestUpdateConcurrentAndInterrupted: two runs of overlapping manifests at once both finish and
+// change each ARK once; a run cancelled after its first batches, then run again, applies each
+// row once in all.
+func TestUpdateConcurrentAndInterrupted(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		l, byID := tateLedger(t, db)
+		dir := t.TempDir()
+		var ids []string
+		for id := range byID {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		write := func(name string, order []string, host string) string {
+			var b strings.Builder
+			b.WriteString("request_id,url\n")
+			for _, id := range order {
+				fmt.Fprintf(&b, "%s,https://%s/art/%s\n", id, host, id)
+			}
+			return writeFile(t, dir, name, b.String())
+		}
+		fwd := write("fwd.csv", ids, "a.example.org")
+		rev := slices.Clone(ids)
+		slices.Reverse(rev)
+		back := write("rev.csv", rev, "a.example.org")
+		var wg sync.WaitGroup
+		reps := make([]loader.UpdateReport, 2)
+		errs := make([]error, 2)
+		for i, m := range []string{fwd, back} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				reps[i], errs[i] = loader.Update(ctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{m}, BatchSize: 5})
+			}()
+		}
+		wg.Wait()
+		for i := range errs {
+			if errs[i] != nil {
+				t.Fatalf("run %d: %v", i, errs[i])
+			}
+		}
+		if c := reps[0].Summary.Changed + reps[1].Summary.Changed; c != tateRows ||
+			reps[0].Summary.Earlier+reps[1].Summary.Earlier != tateRows {
+			t.Fatalf("concurrent runs: %+v and %+v: want %d changed and %d earlier in all", reps[0].Summary, reps[1].Summary, tateRows, tateRows)
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from ark_change`); n != tateRows {
+			t.Fatalf("%d ARK_CHANGE rows after the concurrent runs, want %d", n, tateRows)
+		}
+		// interrupted after its second batch, then run again
+		moved := write("moved.csv", ids, "b.example.org")
+		cctx, cancel := context.WithCancel(ctx)
+		rep, err := loader.Update(cctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{moved}, BatchSize: 6,
+			Progress: func(s loader.UpdateSummary) {
+				if s.Batches == 2 {
+					cancel()
+				}
+			}})
+		cancel()
+		if err == nil || rep.Summary.Changed != 12 {
+			t.Fatalf("interrupted run: %+v, %v: want 12 changed and an error", rep.Summary, err)
+		}
+		rep, err = loader.Update(ctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{moved}, BatchSize: 6})
+		if err != nil || rep.Summary.Earlier != 12 || rep.Summary.Changed != tateRows-12 {
+			t.Fatalf("re-run: %+v, %v", rep.Summary, err)
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from ark_change`); n != 2*tateRows {
+			t.Fatalf("%d ARK_CHANGE rows, want %d: one per ARK per run that changed it", n, 2*tateRows)
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from (select ark from ark_change group by ark having count(*) <> 2) x`); n != 0 {
+			t.Fatalf("%d ARKs without exactly two changes", n)
 		}
 	})
 }
