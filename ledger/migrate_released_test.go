@@ -21,7 +21,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		"0011_ark_checks_one_pass.sql":        "299c46d9f38d750a",
 		"0012_public_status_null.sql":         "28052ece5c257238",
 		"0015_key_columns_receipt_layout.sql": "dc9ca50c500affae",
-		"0017_update_receipts.sql":            "cc59bfb9c5f1fffd",
+		"0017_update_receipts.sql":            "67ccc8fd6d1eda04",
 	}
 	ms, err := Migrations()
 	if err != nil {

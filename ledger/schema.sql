@@ -157,10 +157,10 @@ begin
 end $$;
 
 --
--- Name: ark_update_apply(bigint, bigint, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+-- Name: ark_update_apply(bigint, bigint, boolean, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.ark_update_apply(p_token bigint, p_run bigint, p_by_client bigint, p_by_text text, p_at timestamp with time zone DEFAULT now()) RETURNS TABLE(idx integer, outcome text, detail text)
+CREATE FUNCTION public.ark_update_apply(p_token bigint, p_run bigint, p_check_run boolean, p_by_client bigint, p_by_text text, p_at timestamp with time zone DEFAULT now()) RETURNS TABLE(idx integer, outcome text, detail text)
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'public', 'pg_temp'
     AS $$
@@ -180,12 +180,15 @@ begin
     where s.token = p_token and s.outcome is null
       and u.ark = s.ark and u.client_pk = p_by_client and u.request_id = s.request_id;
     -- an ARK changed earlier in the same run by another change row: the manifest named it twice
+    if p_check_run then
     update ark_update_stage s set outcome = 'refused',
            detail = 'ARK ' || s.ark::text || ' is named twice in the manifest with different values (the earlier row was applied as change request ' || u.request_id::text || ')'
     from update_receipt u
     where s.token = p_token and s.outcome is null
       and u.ark = s.ark and u.client_pk = p_by_client and u.run = p_run and u.request_id <> s.request_id;
+    end if;
     -- status rules
+    if exists (select 1 from ark_update_stage s where s.token = p_token and s.mask & 32 <> 0) then
     update ark_update_stage s set outcome = 'refused',
            detail = case when s.status not in ('public', 'unavailable', 'reserved') then
                              'status ' || s.status || ' of ARK ' || s.ark::text || ': want public or unavailable'
@@ -198,6 +201,7 @@ begin
            or (s.status = 'reserved' and (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'reserved')
            or (s.status = 'unavailable' and (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'unavailable'
                and coalesce(case when s.mask & 64 <> 0 then s.reason else null end, '') = ''));
+    end if;
     -- reach, per shoulder and scope, with the single change's rule and message
     for r in select a.shoulder_id, (s.mask & 32 <> 0) as st, min(s.ark) as first
              from ark_update_stage s join ark a on a.ark = s.ark
@@ -743,7 +747,7 @@ begin
     execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
     execute format('grant insert on ark_update_stage to %I', w);
     execute format('grant usage on sequence ark_update_token to %I', w);
-    execute format('grant execute on function ark_update_apply(bigint, bigint, bigint, text, timestamptz) to %I', w);
+    execute format('grant execute on function ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) to %I', w);
 end $$;
 
 --
@@ -2004,7 +2008,7 @@ ALTER TABLE ONLY public.ark
 --
 
 ALTER TABLE ONLY public.ark_update_stage
-    ADD CONSTRAINT ark_update_stage_pkey PRIMARY KEY (ark, token);
+    ADD CONSTRAINT ark_update_stage_pkey PRIMARY KEY (token, ark);
 
 --
 -- Name: audit_event audit_event_pkey; Type: CONSTRAINT; Schema: public; Owner: -

@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -199,7 +201,7 @@ func Update(ctx context.Context, l *ledger.Ledger, job UpdateJob) (rep UpdateRep
 	if job.RejectsPath != "" {
 		rw = pipeline.NewRejectWriter(job.RejectsPath)
 	}
-	u := &updater{l: l, job: job, c: c, res: res, rw: rw}
+	u := &updater{l: l, job: job, c: c, res: res, rw: rw, seen: newRunNames(), seed: maphash.MakeSeed()}
 	err = u.run(ctx)
 	rep.Summary, rep.Run = u.sum, u.runID
 	rep.Summary.Elapsed = time.Since(t0)
@@ -248,6 +250,21 @@ type updater struct {
 	sum   UpdateSummary
 	runID int64
 	buf   []byte
+	// seen holds the hashes of the ARKs of the run's committed batches, so that a batch none of
+	// whose ARKs may be among them skips the database's look-up of the run's earlier receipts
+	seen runNames
+	seed maphash.Seed
+}
+
+// mayRepeat reports whether an ARK of rows idx may have been changed by an earlier batch of the
+// run (the set has false positives, never false negatives).
+func (u *updater) mayRepeat(rows []ChangeRow, idx []int) bool {
+	for _, i := range idx {
+		if u.seen.maybe(maphash.String(u.seed, rows[i].ARK)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (u *updater) run(ctx context.Context) error {
@@ -512,11 +529,11 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 	}
 	b = ledger.AppendCopyTrailer(b)
 	u.buf = b
-	if _, err := tx.Conn().PgConn().CopyFrom(ctx, strings.NewReader(string(b)), stageCopy); err != nil {
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(b), stageCopy); err != nil {
 		return fmt.Errorf("update: stage %d rows: %w", len(idx), err)
 	}
 	by := "arkhe update"
-	q, err := tx.Query(ctx, `select idx, outcome, detail from ark_update_apply($1, $2, $3, $4)`, token, u.runID, u.c.pk, by)
+	q, err := tx.Query(ctx, `select idx, outcome, detail from ark_update_apply($1, $2, $3, $4, $5)`, token, u.runID, u.mayRepeat(rows, idx), u.c.pk, by)
 	if err != nil {
 		return fmt.Errorf("update: apply: %w", err)
 	}
@@ -549,6 +566,9 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 	}
 	if err != nil {
 		return fmt.Errorf("update: commit: %w", err)
+	}
+	for _, i := range idx {
+		u.seen.add(maphash.String(u.seed, rows[i].ARK))
 	}
 	for _, i := range idx {
 		g, ok := got[i]

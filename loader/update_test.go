@@ -214,6 +214,16 @@ func TestUpdateTate(t *testing.T) {
 		if n := mintCount(t, l.Pool, `select count(*) from audit_event where action = 'update'`); n != 6 {
 			t.Errorf("%d audit events of update runs, want 6", n)
 		}
+		// the same ARK in two batches of one run with different values: the later row is refused
+		man6 := writeFile(t, dir, "twice.csv", "ark,url\n"+a2+",https://one.example.org/x\n"+a2+",https://two.example.org/x\n")
+		rj6 := filepath.Join(dir, "rejects6.csv")
+		rep, err = loader.Update(ctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{man6}, BatchSize: 1, RejectsPath: rj6})
+		if err != nil || rep.Summary.Changed != 1 || rep.Summary.Rejected != 1 {
+			t.Fatalf("twice across batches: %+v, %v", rep.Summary, err)
+		}
+		if r := fmt.Sprint(readCSV(t, rj6)); !strings.Contains(r, "is named twice in the manifest") {
+			t.Fatalf("twice across batches: rejects %s", r)
+		}
 		if n := mintCount(t, l.Pool, `select count(*) from ark_update_stage`); n != 0 {
 			t.Errorf("%d staged rows left", n)
 		}

@@ -58,7 +58,9 @@ create unlogged table ark_update_stage (
     reason      text,
     outcome     text,
     detail      text,
-    primary key (ark, token)
+    -- token first: every statement of the apply reads one batch's rows through it, never the
+    -- dead rows earlier batches left (the table is written and emptied once per batch)
+    primary key (token, ark)
 );
 
 comment on table ark_update_stage is
@@ -83,12 +85,14 @@ end $$;
 -- alone; a present column with an empty value empties it).
 --   1 url, 2 erc_who, 4 erc_what, 8 erc_when, 16 commitment, 32 status, 64 reason
 
--- ark_update_apply applies the batch staged under p_token (of run p_run: its first token) as client p_by_client (by_text p_by_text)
+-- ark_update_apply applies the batch staged under p_token (of run p_run: its first token; with
+-- p_check_run it looks for ARKs the run changed in an earlier batch by another change row) as client p_by_client (by_text p_by_text)
 -- and returns each staged row's outcome: changed, unchanged, earlier (its receipt exists),
 -- unknown (no such ARK), refused (detail: the rule). Reach is checked per shoulder with
 -- arkhe_check_actor: scope ark:update for a change of target, ERC or commitment, ark:tombstone
 -- for a change of status.
-create function ark_update_apply(p_token bigint, p_run bigint, p_by_client bigint, p_by_text text, p_at timestamptz default now())
+create function ark_update_apply(p_token bigint, p_run bigint, p_check_run boolean, p_by_client bigint, p_by_text text,
+                                 p_at timestamptz default now())
 returns table (idx integer, outcome text, detail text)
 language plpgsql security definer as $$
 declare r record; rule text;
@@ -107,12 +111,15 @@ begin
     where s.token = p_token and s.outcome is null
       and u.ark = s.ark and u.client_pk = p_by_client and u.request_id = s.request_id;
     -- an ARK changed earlier in the same run by another change row: the manifest named it twice
+    if p_check_run then
     update ark_update_stage s set outcome = 'refused',
            detail = 'ARK ' || s.ark::text || ' is named twice in the manifest with different values (the earlier row was applied as change request ' || u.request_id::text || ')'
     from update_receipt u
     where s.token = p_token and s.outcome is null
       and u.ark = s.ark and u.client_pk = p_by_client and u.run = p_run and u.request_id <> s.request_id;
+    end if;
     -- status rules
+    if exists (select 1 from ark_update_stage s where s.token = p_token and s.mask & 32 <> 0) then
     update ark_update_stage s set outcome = 'refused',
            detail = case when s.status not in ('public', 'unavailable', 'reserved') then
                              'status ' || s.status || ' of ARK ' || s.ark::text || ': want public or unavailable'
@@ -125,6 +132,7 @@ begin
            or (s.status = 'reserved' and (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'reserved')
            or (s.status = 'unavailable' and (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'unavailable'
                and coalesce(case when s.mask & 64 <> 0 then s.reason else null end, '') = ''));
+    end if;
     -- reach, per shoulder and scope, with the single change's rule and message
     for r in select a.shoulder_id, (s.mask & 32 <> 0) as st, min(s.ark) as first
              from ark_update_stage s join ark a on a.ark = s.ark
@@ -221,15 +229,15 @@ begin
     execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
     execute format('grant insert on ark_update_stage to %I', w);
     execute format('grant usage on sequence ark_update_token to %I', w);
-    execute format('grant execute on function ark_update_apply(bigint, bigint, bigint, text, timestamptz) to %I', w);
+    execute format('grant execute on function ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) to %I', w);
 end $$;
 
-revoke execute on function arkhe_grant_roles(), ark_update_apply(bigint, bigint, bigint, text, timestamptz) from public;
+revoke execute on function arkhe_grant_roles(), ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) from public;
 
 do $$
 declare f text;
 begin
-    foreach f in array array['arkhe_grant_roles()', 'ark_update_apply(bigint, bigint, bigint, text, timestamptz)'] loop
+    foreach f in array array['arkhe_grant_roles()', 'ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz)'] loop
         execute format('alter function %s set search_path = %I, pg_temp', f, current_schema());
     end loop;
 end $$;
