@@ -176,6 +176,7 @@ bench: pg-server citus build
 	$(BIN) bench verify --rows 1000000
 	$(BIN) bench sizing --rows 1000000
 	$(BIN) bench linkcheck
+	$(BIN) bench update --rows 1000000
 	$(MAKE) --no-print-directory bench-tate
 
 # The Tate ledger as loaded: make run (69,202 ARKs) into a throw-away embedded cluster, arkhe
@@ -191,6 +192,7 @@ bench-large: pg-server build
 	$(BIN) bench mint --rows 1000000 --preload 10000000 --bench-dir $(BENCH_DIR)/mint
 	$(BIN) bench verify --rows 10000000 --bench-dir $(BENCH_DIR)/verify
 	$(BIN) bench import --rows 10000000 --reconcile --bench-dir $(BENCH_DIR)/import
+	$(BIN) bench update --rows 10000000 --bench-dir $(BENCH_DIR)/update
 
 clean:
 	rm -rf bin

@@ -50,6 +50,8 @@ var expectedPrivileges = map[string]string{
 	"auditor shoulder SELECT":          "*",
 	"auditor shoulder_tally SELECT":    "*",
 	"auditor unknown_subject SELECT":   "*",
+	"auditor ark_update_stage SELECT":  "*",
+	"auditor update_receipt SELECT":    "*",
 	"operator ark SELECT":              "*",
 	"operator ark_change SELECT":       "*",
 	"operator audit_event INSERT":      "*",
@@ -90,9 +92,12 @@ var expectedPrivileges = map[string]string{
 	"resolver naan SELECT":             "naan name is_authoritative redirect na_policy who erc_where registered_at",
 	"resolver schema_migration SELECT": "version",
 	"resolver shoulder SELECT":         "id naan shoulder manager_id redirect status created_at",
+	"operator ark_update_stage SELECT": "*",
+	"operator update_receipt SELECT":   "*",
 	"writer ark INSERT":                "*",
 	"writer ark SELECT":                "*",
 	"writer ark_change SELECT":         "*",
+	"writer ark_update_stage INSERT":   "*",
 	"writer audit_event INSERT":        "*",
 	"writer audit_event SELECT":        "*",
 	"writer audit_summary SELECT":      "*",
@@ -128,6 +133,8 @@ var expectedPrivileges = map[string]string{
 	"writer shoulder_tally SELECT":     "*",
 	"writer shoulder_tally UPDATE":     "*",
 	"writer unknown_subject SELECT":    "*",
+	"writer ark_update_stage SELECT":   "*",
+	"writer update_receipt SELECT":     "*",
 }
 
 // shardSuffix is the suffix of a Citus shard's name: the table's name, "_", the shard ID.

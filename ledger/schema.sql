@@ -157,6 +157,134 @@ begin
 end $$;
 
 --
+-- Name: ark_update_apply(bigint, bigint, boolean, bigint, text, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.ark_update_apply(p_token bigint, p_run bigint, p_check_run boolean, p_by_client bigint, p_by_text text, p_at timestamp with time zone DEFAULT now()) RETURNS TABLE(idx integer, outcome text, detail text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare r record; rule text;
+begin
+    if arkhe_layout() = 'single' then
+        -- ARK order: concurrent runs over overlapping manifests never deadlock
+        perform 1 from ark a where a.ark in (select s.ark from ark_update_stage s where s.token = p_token)
+        order by a.ark for update of a;
+    end if;
+    update ark_update_stage s set outcome = 'unknown', detail = 'ARK ' || s.ark::text || ' is not in the ledger'
+    where s.token = p_token and not exists (select 1 from ark a where a.ark = s.ark);
+    update ark_update_stage s set outcome = case when u.digest = s.digest then 'earlier' else 'refused' end,
+           detail = case when u.digest = s.digest then null
+                         else 'change request ID ' || s.request_id::text || ' was applied to ARK ' || s.ark::text || ' earlier with other values' end
+    from update_receipt u
+    where s.token = p_token and s.outcome is null
+      and u.ark = s.ark and u.client_pk = p_by_client and u.request_id = s.request_id;
+    -- an ARK changed earlier in the same run by another change row: the manifest named it twice
+    if p_check_run then
+    update ark_update_stage s set outcome = 'refused',
+           detail = 'ARK ' || s.ark::text || ' is named twice in the manifest with different values (the earlier row was applied as change request ' || u.request_id::text || ')'
+    from update_receipt u
+    where s.token = p_token and s.outcome is null
+      and u.ark = s.ark and u.client_pk = p_by_client and u.run = p_run and u.request_id <> s.request_id;
+    end if;
+    -- status rules
+    if exists (select 1 from ark_update_stage s where s.token = p_token and s.mask & 32 <> 0) then
+    update ark_update_stage s set outcome = 'refused',
+           detail = case when s.status not in ('public', 'unavailable', 'reserved') then
+                             'status ' || s.status || ' of ARK ' || s.ark::text || ': want public or unavailable'
+                         when s.status = 'reserved' and (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'reserved' then
+                             'ARK ' || s.ark::text || ': status ' || (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) || ' never returns to reserved (a published name cannot be unpublished)'
+                         else 'ARK ' || s.ark::text || ': a tombstone needs a reason' end
+    from ark a
+    where s.token = p_token and s.outcome is null and a.ark = s.ark and s.mask & 32 <> 0
+      and (s.status not in ('public', 'unavailable', 'reserved')
+           or (s.status = 'reserved' and (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'reserved')
+           or (s.status = 'unavailable' and (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'unavailable'
+               and coalesce(case when s.mask & 64 <> 0 then s.reason else null end, '') = ''));
+    end if;
+    -- reach, per shoulder and scope, with the single change's rule and message
+    for r in select a.shoulder_id, (s.mask & 32 <> 0) as st, min(s.ark) as first
+             from ark_update_stage s join ark a on a.ark = s.ark
+             where s.token = p_token and s.outcome is null
+             group by a.shoulder_id, (s.mask & 32 <> 0) loop
+        rule := null;
+        begin
+            perform arkhe_check_actor(p_by_client, case when r.st then 'ark:tombstone' else 'ark:update' end,
+                                      r.shoulder_id, r.first, 'update');
+        exception when sqlstate 'AK004' or sqlstate 'AK006' then
+            rule := sqlerrm;
+        end;
+        if rule is not null then
+            update ark_update_stage s set outcome = 'refused', detail = rule
+            from ark a
+            where s.token = p_token and s.outcome is null and a.ark = s.ark
+              and a.shoulder_id = r.shoulder_id and (s.mask & 32 <> 0) = r.st;
+        end if;
+    end loop;
+    -- unchanged rows
+    update ark_update_stage s set outcome = 'unchanged'
+    from ark a
+    where s.token = p_token and s.outcome is null and a.ark = s.ark
+      and (s.mask & 1 = 0 or a.url is not distinct from nullif(s.url, ''))
+      and (s.mask & 2 = 0 or a.erc_who is not distinct from nullif(s.erc_who, ''))
+      and (s.mask & 4 = 0 or a.erc_what is not distinct from nullif(s.erc_what, ''))
+      and (s.mask & 8 = 0 or a.erc_when is not distinct from nullif(s.erc_when, ''))
+      and (s.mask & 16 = 0 or a.commitment is not distinct from nullif(s.commitment, ''))
+      and (s.mask & 32 = 0 or (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) = s.status)
+      and (s.mask & 64 = 0 or (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'unavailable' or s.status = 'public'
+           or a.tombstone_reason is not distinct from nullif(s.reason, ''));
+    update ark_update_stage s set outcome = 'changed' where s.token = p_token and s.outcome is null;
+    -- one ARK_CHANGE row per changed ARK, then the ark rows (checked against it by ark_update)
+    insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status, reason,
+                            before_erc, after_erc, by_client, by_text)
+    select a.ark, coalesce(a.change_seq, 0) + 1, p_at,
+           case when n.status = 'unavailable' and (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'unavailable' then 'tombstone'
+                when n.status <> (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) then 'restore'
+                when n.url is distinct from a.url then 'update'
+                else 'metadata' end,
+           a.url, n.url, (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end), n.status, nullif(s.reason, ''),
+           jsonb_build_object('who', a.erc_who, 'what', a.erc_what, 'when', a.erc_when,
+                              'commitment', a.commitment, 'tombstone_reason', a.tombstone_reason),
+           jsonb_build_object('who', n.who, 'what', n.what, 'when', n.when_, 'commitment', n.commitment,
+                              'tombstone_reason', n.tombstone_reason),
+           p_by_client, p_by_text
+    from ark_update_stage s join ark a on a.ark = s.ark,
+         lateral (select case when s.mask & 1 <> 0 then nullif(s.url, '') else a.url end as url,
+                         case when s.mask & 2 <> 0 then nullif(s.erc_who, '') else a.erc_who end as who,
+                         case when s.mask & 4 <> 0 then nullif(s.erc_what, '') else a.erc_what end as what,
+                         case when s.mask & 8 <> 0 then nullif(s.erc_when, '') else a.erc_when end as when_,
+                         case when s.mask & 16 <> 0 then nullif(s.commitment, '') else a.commitment end as commitment,
+                         case when s.mask & 32 <> 0 then s.status else (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) end as status,
+                         case when (case when s.mask & 32 <> 0 then s.status else (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) end) <> 'unavailable' then null
+                              when s.mask & 64 <> 0 then nullif(s.reason, '')
+                              else a.tombstone_reason end as tombstone_reason) n
+    where s.token = p_token and s.outcome = 'changed';
+    update ark a set url = case when s.mask & 1 <> 0 then nullif(s.url, '') else a.url end,
+                     erc_who = case when s.mask & 2 <> 0 then nullif(s.erc_who, '') else a.erc_who end,
+                     erc_what = case when s.mask & 4 <> 0 then nullif(s.erc_what, '') else a.erc_what end,
+                     erc_when = case when s.mask & 8 <> 0 then nullif(s.erc_when, '') else a.erc_when end,
+                     commitment = case when s.mask & 16 <> 0 then nullif(s.commitment, '') else a.commitment end,
+                     status = case when s.mask & 32 <> 0 then (case s.status when 'unavailable' then 'unavailable'::ark_status when 'reserved' then 'reserved'::ark_status end) else a.status end,
+                     tombstone_reason = case when (case when s.mask & 32 <> 0 then s.status else (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) end) <> 'unavailable' then null
+                                             when s.mask & 64 <> 0 then nullif(s.reason, '')
+                                             else a.tombstone_reason end,
+                     tombstoned_at = case when (case when s.mask & 32 <> 0 then s.status else (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) end) <> 'unavailable' then null
+                                          when (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) = 'unavailable' then a.tombstoned_at
+                                          else p_at end,
+                     updated_at = p_at, updated_by = p_by_client,
+                     change_seq = coalesce(a.change_seq, 0) + 1
+    from ark_update_stage s
+    where s.token = p_token and s.outcome = 'changed' and a.ark = s.ark;
+    insert into update_receipt (ark, client_pk, request_id, digest, applied_at, change_seq, run)
+    select s.ark, p_by_client, s.request_id, s.digest, p_at, case when s.outcome = 'changed' then a.change_seq end, p_run
+    from ark_update_stage s join ark a on a.ark = s.ark
+    where s.token = p_token and s.outcome in ('changed', 'unchanged')
+    on conflict do nothing;
+    return query select s.idx, s.outcome, s.detail from ark_update_stage s where s.token = p_token;
+    delete from ark_update_stage s where s.token = p_token;
+end $$;
+
+--
 -- Name: arkhe_ark_keyed(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -612,18 +740,14 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    r text := arkhe_role('resolver');
+    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
 begin
-    perform arkhe_grant_roles_before_0016();
-    if r is null then
-        return; -- roles created before this version: arkhe init --roles records the resolver's
-    end if;
-    execute format('grant select (ark, naan, shoulder_id, url, status, tombstone_reason, tombstoned_at, '
-                   'erc_who, erc_what, erc_when, commitment) on ark to %I', r);
-    execute format('grant select (naan, name, is_authoritative, redirect, na_policy, who, erc_where, registered_at) on naan to %I', r);
-    execute format('grant select (id, naan, shoulder, manager_id, redirect, status, created_at) on shoulder to %I', r);
-    execute format('grant select (id, name) on manager to %I', r);
-    execute format('grant select (version) on schema_migration to %I', r);
+    perform arkhe_grant_roles_before_0017();
+    execute format('grant select on update_receipt to %I, %I, %I', p, w, a);
+    execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
+    execute format('grant insert on ark_update_stage to %I', w);
+    execute format('grant usage on sequence ark_update_token to %I', w);
+    execute format('grant execute on function ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) to %I', w);
 end $$;
 
 --
@@ -721,6 +845,29 @@ begin
     -- revoking the table's privilege revokes it from each column too
     execute format('revoke select on credential from %I', w);
     execute format('grant execute on function arkhe_key_locked_until(text) to %I, %I, %I', p, w, a);
+end $$;
+
+--
+-- Name: arkhe_grant_roles_before_0017(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0017() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    r text := arkhe_role('resolver');
+begin
+    perform arkhe_grant_roles_before_0016();
+    if r is null then
+        return; -- roles created before this version: arkhe init --roles records the resolver's
+    end if;
+    execute format('grant select (ark, naan, shoulder_id, url, status, tombstone_reason, tombstoned_at, '
+                   'erc_who, erc_what, erc_when, commitment) on ark to %I', r);
+    execute format('grant select (naan, name, is_authoritative, redirect, na_policy, who, erc_where, registered_at) on naan to %I', r);
+    execute format('grant select (id, naan, shoulder, manager_id, redirect, status, created_at) on shoulder to %I', r);
+    execute format('grant select (id, name) on manager to %I', r);
+    execute format('grant select (version) on schema_migration to %I', r);
 end $$;
 
 --
@@ -1313,6 +1460,45 @@ ALTER TABLE public.ark ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
 );
 
 --
+-- Name: ark_update_stage; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.ark_update_stage (
+    token bigint NOT NULL,
+    idx integer NOT NULL,
+    ark character varying(272) NOT NULL COLLATE pg_catalog."C",
+    request_id character varying(255) NOT NULL COLLATE pg_catalog."C",
+    digest bytea NOT NULL,
+    mask integer NOT NULL,
+    url text,
+    erc_who text,
+    erc_what text,
+    erc_when text,
+    commitment text,
+    status text,
+    reason text,
+    outcome text,
+    detail text
+);
+
+--
+-- Name: TABLE ark_update_stage; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON TABLE public.ark_update_stage IS 'Change rows of bulk changes in flight, staged by COPY and consumed by ark_update_apply in the same transaction; empty between batches.';
+
+--
+-- Name: ark_update_token; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.ark_update_token
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
 -- Name: audit_event; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1800,6 +1986,27 @@ ALTER TABLE public.unknown_subject ALTER COLUMN id ADD GENERATED ALWAYS AS IDENT
 );
 
 --
+-- Name: update_receipt; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.update_receipt (
+    ark character varying(272) NOT NULL COLLATE pg_catalog."C",
+    client_pk bigint NOT NULL,
+    request_id character varying(255) NOT NULL COLLATE pg_catalog."C",
+    digest bytea NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    change_seq integer,
+    run bigint NOT NULL,
+    CONSTRAINT update_receipt_digest_check CHECK ((length(digest) = 16))
+);
+
+--
+-- Name: TABLE update_receipt; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON TABLE public.update_receipt IS 'The receipts of bulk changes (arkhe update): client, change request ID and ARK -> the digest of the change asked for, and the ARK_CHANGE seq it wrote (NULL: it changed nothing).';
+
+--
 -- Name: ark_change mark; Type: DEFAULT; Schema: public; Owner: -
 --
 
@@ -1818,6 +2025,13 @@ ALTER TABLE ONLY public.ark_change
 
 ALTER TABLE ONLY public.ark
     ADD CONSTRAINT ark_pkey PRIMARY KEY (ark);
+
+--
+-- Name: ark_update_stage ark_update_stage_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.ark_update_stage
+    ADD CONSTRAINT ark_update_stage_pkey PRIMARY KEY (token, ark);
 
 --
 -- Name: audit_event audit_event_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -2007,6 +2221,13 @@ ALTER TABLE ONLY public.unknown_subject
 
 ALTER TABLE ONLY public.unknown_subject
     ADD CONSTRAINT unknown_subject_subject_issuer_key UNIQUE (subject, issuer);
+
+--
+-- Name: update_receipt update_receipt_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.update_receipt
+    ADD CONSTRAINT update_receipt_pkey PRIMARY KEY (ark, client_pk, request_id);
 
 --
 -- Name: ark_change_at; Type: INDEX; Schema: public; Owner: -

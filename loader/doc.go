@@ -3,7 +3,7 @@
 //
 // Every bulk write of table ark goes through one writer (writer.go): a row is an ARKRow, a kind
 // of bulk write is the set of ark columns it sends, and the tuples are encoded by one function.
-// Two kinds exist:
+// Three kinds exist:
 //
 //   - Mint (PrepareMint, Mint): new ARKs from a manifest, as a pipeline.Sink. Per batch it
 //     checks idempotency receipts (a request ID minted before replays its ARK; the same request
@@ -14,6 +14,12 @@
 //     Faults (a lost connection, a restarted or frozen server) are ridden out per RetryPolicy.
 //   - Import (NewImportWriter): the new ARKs an import found absent from the ledger, sent in
 //     batches inside the import's transaction with one batch in flight while the next is encoded.
+//   - Update (Update): changes of existing ARKs from a change manifest, batch by batch: each
+//     batch's rows are COPYed, in the same binary encoding, into the staging table
+//     ark_update_stage and applied by one call of the ledger's ark_update_apply, which changes
+//     them through the repoint path (one ARK_CHANGE row per changed ARK, reach checked per
+//     shoulder in the database) and leaves a receipt per applied row, so a re-run applies
+//     nothing twice.
 //
 // A further kind of bulk write is a column set beside these (arkKind) and, where it overlaps
 // encoding and sending in its own way, a sender over the same encoder.

@@ -27,7 +27,7 @@ func readerRoles() []string {
 //   - owner: init (the migrations run as the owner role).
 //   - operator: registration (naan, manager, shoulder, client add, set, retire, adopt, ...),
 //     API keys (create, revoke), link-check exclusions.
-//   - writer: mint, import, reconcile --apply, ark repoint and tombstone, linkcheck's run.
+//   - writer: mint, update, import, reconcile --apply, ark repoint and tombstone, linkcheck's run.
 //   - auditor: verify (it appends audit summaries, which only the auditor may).
 //   - resolver (or any role that reads): serve.
 //   - any of them: what only reads (lists, ark show, reports, exports, sizing, reconcile without
@@ -47,7 +47,7 @@ func rolesFor(path string, flag func(name string) bool) (kinds []string, known b
 		"client add", "client set", "client disable", "client enable", "client key create", "client key revoke",
 		"linkcheck exclude", "linkcheck include":
 		return []string{ledger.RoleOperator}, true
-	case "mint", "ark repoint", "ark tombstone", "linkcheck":
+	case "mint", "update", "ark repoint", "ark tombstone", "linkcheck":
 		return []string{ledger.RoleWriter}, true
 	case "import":
 		if flag("dry-run") {
@@ -68,7 +68,7 @@ func rolesFor(path string, flag func(name string) bool) (kinds []string, known b
 		"export nginx", "export apache", "export n2t-dump", "export jsonl":
 		return readerRoles(), true
 	case "ark check", "db stop", "db url", "version", "completion",
-		"bench mint", "bench import", "bench verify", "bench sizing", "bench linkcheck":
+		"bench mint", "bench import", "bench verify", "bench sizing", "bench linkcheck", "bench update":
 		return nil, true
 	}
 	return nil, false

@@ -15,6 +15,7 @@ func benchCommand(e *env) *cli.Command {
 			benchVerifyCommand(e),
 			benchSizingCommand(e),
 			benchLinkcheckCommand(e),
+			benchUpdateCommand(e),
 		},
 	}
 }

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/loader"
+)
+
+// UpdateConfig configures RunUpdate.
+type UpdateConfig struct {
+	// Rows is the ARKs of the filled ledger, every one repointed.
+	Rows int
+	// BatchSize is arkhe update's rows per batch (0: loader.DefaultUpdateBatch).
+	BatchSize int
+	// ServerURL, Dir: as in VerifyConfig ("" for a throw-away local cluster in a temporary
+	// directory).
+	ServerURL, Dir string
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+}
+
+// UpdateResult is what RunUpdate measured.
+type UpdateResult struct {
+	Server string
+	Rows   int
+	// Arkhe is loader.Update of the manifest end to end (reading, staging, applying, receipts,
+	// result file); Floor is the hand-written SQL on an identical ledger.
+	Arkhe, Floor time.Duration
+	Summary      loader.UpdateSummary
+}
+
+// Ratio is the floor's time over arkhe's (1 means as fast as the floor).
+func (r UpdateResult) Ratio() float64 {
+	if r.Arkhe <= 0 {
+		return 0
+	}
+	return r.Floor.Seconds() / r.Arkhe.Seconds()
+}
+
+// Print writes the result.
+func (r UpdateResult) Print(w io.Writer) {
+	fmt.Fprintf(w, "bench update on %s: %d repoints\n", r.Server, r.Rows)
+	fmt.Fprintf(w, "  floor (COPY into staging + one INSERT INTO ark_change + one UPDATE ark, triggers in place): %.2f s, %.0f rows/s\n",
+		r.Floor.Seconds(), float64(r.Rows)/r.Floor.Seconds())
+	fmt.Fprintf(w, "  arkhe update:  %.2f s, %.0f rows/s (%d changed, %d batches)\n", r.Arkhe.Seconds(), float64(r.Rows)/r.Arkhe.Seconds(),
+		r.Summary.Changed, r.Summary.Batches)
+	fmt.Fprintf(w, "  ratio (floor time / arkhe time): %.2f (target >= 0.8)\n", r.Ratio())
+}
+
+// updateFloorSQL is the floor after COPY of (ark, url) into temporary table stage: one INSERT of
+// the ARK_CHANGE rows and one UPDATE of the ark rows, which the ark_update trigger checks.
+const updateFloorSQL = `
+insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status, by_client, by_text)
+select a.ark, coalesce(a.change_seq, 0) + 1, now(), 'update', a.url, s.url, coalesce(a.status::text, 'public'),
+       coalesce(a.status::text, 'public'), a.created_by, 'floor'
+from stage s join ark a on a.ark = s.ark;
+update ark a set url = s.url, updated_at = now(), updated_by = a.created_by, change_seq = coalesce(a.change_seq, 0) + 1
+from stage s where a.ark = s.ark`
+
+// RunUpdate fills a ledger of cfg.Rows ARKs (fixtures.FillLedger), clones it, and measures on
+// one copy arkhe update of a manifest repointing every ARK and on the other the floor.
+func RunUpdate(ctx context.Context, cfg UpdateConfig) (UpdateResult, error) {
+	res := UpdateResult{Rows: cfg.Rows}
+	srv, err := openServer(ctx, "update", cfg.ServerURL, cfg.Dir, "", cfg.Log)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }()
+	res.Server = srv.desc
+	a, b := fmt.Sprintf("bench_update_a_%d", cfg.Rows), fmt.Sprintf("bench_update_b_%d", cfg.Rows)
+	for _, db := range []string{a, b} {
+		if _, err := srv.admin.Exec(ctx, "drop database if exists "+pgx.Identifier{db}.Sanitize()+" with (force)"); err != nil {
+			return res, err
+		}
+	}
+	if _, err := srv.admin.Exec(ctx, "create database "+pgx.Identifier{a}.Sanitize()); err != nil {
+		return res, err
+	}
+	la, err := ledger.Open(ctx, srv.url(a), 4)
+	if err != nil {
+		return res, err
+	}
+	if _, err := la.Init(ctx, ledger.LayoutAuto); err != nil {
+		la.Close()
+		return res, err
+	}
+	srv.logf("filling %d ARKs", cfg.Rows)
+	if err := fixtures.FillLedger(ctx, la.Pool, cfg.Rows, 1, fixtures.FillOptions{Unchecked: true}); err != nil {
+		la.Close()
+		return res, err
+	}
+	if _, err := la.Pool.Exec(ctx, "vacuum analyze"); err != nil {
+		la.Close()
+		return res, err
+	}
+	la.Close()
+	if _, err := srv.admin.Exec(ctx, "create database "+pgx.Identifier{b}.Sanitize()+" template "+pgx.Identifier{a}.Sanitize()); err != nil {
+		return res, err
+	}
+	la, err = ledger.Open(ctx, srv.url(a), 4)
+	if err != nil {
+		return res, err
+	}
+	defer la.Close()
+	lb, err := ledger.Open(ctx, srv.url(b), 4)
+	if err != nil {
+		return res, err
+	}
+	defer lb.Close()
+	man, floorMan := filepath.Join(srv.dir, "moves.csv"), filepath.Join(srv.dir, "floor-moves.csv")
+	if err := writeMoves(ctx, la, man, `'ark:' || ark`); err != nil {
+		return res, err
+	}
+	if err := writeMoves(ctx, la, floorMan, `ark`); err != nil {
+		return res, err
+	}
+	if _, err := srv.admin.Exec(ctx, "checkpoint"); err != nil {
+		return res, err
+	}
+	for _, l := range []*ledger.Ledger{la, lb} { // both ledgers warm, as the second run would find them
+		if _, err := l.Pool.Exec(ctx, `select count(*) from ark`); err != nil {
+			return res, err
+		}
+	}
+	srv.logf("floor")
+	t0 := time.Now()
+	if err := updateFloor(ctx, lb, floorMan); err != nil {
+		return res, fmt.Errorf("floor: %w", err)
+	}
+	res.Floor = time.Since(t0)
+	if _, err := srv.admin.Exec(ctx, "checkpoint"); err != nil {
+		return res, err
+	}
+	srv.logf("arkhe update")
+	t0 = time.Now()
+	rep, err := loader.Update(ctx, la, loader.UpdateJob{ClientID: fixtures.FillClient, Inputs: []string{man}, BatchSize: cfg.BatchSize,
+		ResultPath: filepath.Join(srv.dir, "moves.changes.csv")})
+	res.Arkhe = time.Since(t0)
+	res.Summary = rep.Summary
+	if err != nil {
+		return res, err
+	}
+	if rep.Summary.Changed != int64(cfg.Rows) {
+		return res, fmt.Errorf("arkhe update changed %d ARKs, want %d", rep.Summary.Changed, cfg.Rows)
+	}
+	return res, nil
+}
+
+// writeMoves writes a manifest (ark, url) repointing every ARK of l, the ARK spelt by expr.
+func writeMoves(ctx context.Context, l *ledger.Ledger, path, expr string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(f, "ark,url")
+	conn, err := l.Pool.Acquire(ctx)
+	if err != nil {
+		_ = f.Close()
+		return err
+	}
+	_, err = conn.Conn().PgConn().CopyTo(ctx, f, `copy (select `+expr+`, 'https://new.example.org/' || assigned_name from ark) to stdout (format csv)`)
+	conn.Release()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// updateFloor runs the floor on l: COPY of the manifest (ark, url) into a temporary table, ANALYZE
+// of it, then updateFloorSQL, in one transaction.
+func updateFloor(ctx context.Context, l *ledger.Ledger, man string) error {
+	f, err := os.Open(man)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tx, err := l.Pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `create temporary table stage (ark text collate "C", url text) on commit drop`); err != nil {
+		return err
+	}
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, f, `copy stage from stdin (format csv, header)`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `analyze stage`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, updateFloorSQL); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}

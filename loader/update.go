@@ -1,0 +1,759 @@
+package loader
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/pipeline"
+)
+
+// This file is the bulk change (arkhe update): a manifest of change rows, read in batches, each
+// batch staged by COPY into ark_update_stage and applied in one call of ark_update_apply, in the
+// batch's own transaction. The database does what a single change does for every ARK of the
+// batch: it locks them in ARK order, checks the client's reach per shoulder, appends one
+// ARK_CHANGE row per changed ARK and updates the ark rows through the repoint path, and leaves a
+// receipt per applied row.
+
+// The columns of a change manifest. A row names its ARK by ColARK (any spelling ark.Parse reads)
+// or by ColMintRequestID (a request ID of the client's own mint receipts); the other columns are
+// what changes. A column the manifest lacks is left alone; a present column with an empty value
+// empties the ARK's value (stored NULL, as a mint stores an absent field), except status and
+// reason, where an empty value leaves the ARK alone. ColStatus is "public"
+// or "unavailable" (a tombstone, which needs ColReason); ColReason is recorded in ARK_CHANGE and
+// is the tombstone's reason. ColChangeID is the change request ID; without it the row's is
+// derived from its content (ChangeID).
+const (
+	ColARK           = "ark"
+	ColMintRequestID = "request_id"
+	ColChangeID      = "change_id"
+	ColURL           = "url"
+	ColWho           = "who"
+	ColWhat          = "what"
+	ColWhen          = "when"
+	ColCommitment    = "commitment"
+	ColStatus        = "status"
+	ColReason        = "reason"
+)
+
+// changeColumns are the changed columns in their mask bit order (bit i is changeColumns[i]).
+var changeColumns = [...]string{ColURL, ColWho, ColWhat, ColWhen, ColCommitment, ColStatus, ColReason}
+
+const (
+	maskURL = 1 << iota
+	maskWho
+	maskWhat
+	maskWhen
+	maskCommitment
+	maskStatus
+	maskReason
+)
+
+// DefaultUpdateBatch is the change rows per batch (one transaction each).
+const DefaultUpdateBatch = 10_000
+
+// maxUpdateAttempts bounds the attempts at one batch that fail on a deadlock, a serialization
+// failure or a lost connection.
+const maxUpdateAttempts = 8
+
+// ChangeRow is one row of a change manifest.
+type ChangeRow struct {
+	Loc pipeline.Location
+	// ARK is the ledger key ("NAAN/name") once known.
+	ARK string
+	// MintRequestID names the ARK by a mint receipt of the client, when ARK is not given.
+	MintRequestID string
+	// ChangeID is the change request ID (given, or ChangeID of the row).
+	ChangeID string
+	// Mask says which changed columns the manifest holds (bit i: changeColumns[i]); Values
+	// holds them in the same order.
+	Mask   int
+	Values [len(changeColumns)]string
+	digest [16]byte
+}
+
+// ContentDigest returns SHA-256 over "arkhe change v1" 0x00, the ledger key, then for each
+// changed column in the order url, who, what, when, commitment, status, reason: 0x00 when the
+// manifest lacks it, else 0x01, its length as a big-endian uint64 and its octets.
+func (r *ChangeRow) ContentDigest() [32]byte {
+	h := sha256.New()
+	h.Write([]byte("arkhe change v1\x00"))
+	h.Write([]byte(r.ARK))
+	var n [8]byte
+	for i := range changeColumns {
+		if r.Mask&(1<<i) == 0 {
+			h.Write([]byte{0})
+			continue
+		}
+		binary.BigEndian.PutUint64(n[:], uint64(len(r.Values[i])))
+		h.Write([]byte{1})
+		h.Write(n[:])
+		h.Write([]byte(r.Values[i]))
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// DerivedChangeID is the change request ID of a row without one: "sha256:" and the first 32 hex
+// digits of ContentDigest, so the same change of the same ARK has the same ID in every run.
+func DerivedChangeID(d [32]byte) string { return "sha256:" + hex.EncodeToString(d[:16]) }
+
+// The outcomes of a change row.
+const (
+	OutcomeChanged   = "changed"   // the ARK changed: one ARK_CHANGE row
+	OutcomeUnchanged = "unchanged" // the row asked for what the ARK holds: no history
+	OutcomeEarlier   = "earlier"   // its receipt exists: applied by an earlier run
+	OutcomeRejected  = "rejected"  // see the reject file
+)
+
+// UpdateJob is one `arkhe update` run.
+type UpdateJob struct {
+	// ClientID is the registered client the changes act as; required.
+	ClientID string
+	// Inputs are the change manifests (.csv or .jsonl/.ndjson, each optionally .gz), in order.
+	Inputs []string
+	// Map renames manifest columns: change column -> the manifest's column.
+	Map map[string]string
+	// BatchSize is the rows per batch (0: DefaultUpdateBatch).
+	BatchSize int
+	// LastWins applies the last of several rows of one ARK with different values in a batch
+	// instead of rejecting them all.
+	LastWins bool
+	// DryRun applies every batch and rolls it back: the counts and the reject file are those of
+	// a real run; nothing changes (the ARK_CHANGE mark sequence may advance).
+	DryRun bool
+	// ResultPath is the result file (CSV: file, line, ark, change_id, outcome); "" for none.
+	// It appears only when the run completes.
+	ResultPath string
+	// RejectsPath is the reject file; "" writes none.
+	RejectsPath string
+	// Progress, if set, is called after each batch with the counts so far.
+	Progress func(UpdateSummary)
+}
+
+// UpdateSummary counts a run's rows per outcome.
+type UpdateSummary struct {
+	Read, Changed, Unchanged, Earlier, Rejected int64
+	Batches, Retries                            int64
+	Elapsed                                     time.Duration
+}
+
+// UpdateReport is the outcome of Update.
+type UpdateReport struct {
+	Summary UpdateSummary
+	// Run is the run's number (the token of its first batch).
+	Run int64
+	// Result and Rejects are the files written ("" for none).
+	Result, Rejects string
+}
+
+type updateClient struct {
+	pk        int64
+	authority string
+}
+
+// Update runs one bulk change: it reads the manifests in batches and applies each batch through
+// ark_update_apply (see the file comment), writing one result row per row read (in manifest
+// order), one reject per refused row and one audit event (action "update") per run, failed or
+// not. Refusals of a row (an unknown ARK, one outside the client's reach, a bad value) are
+// rejects; an error stops the run with what was committed kept. A re-run of the same manifests
+// applies nothing twice: every row applied before reports OutcomeEarlier.
+func Update(ctx context.Context, l *ledger.Ledger, job UpdateJob) (rep UpdateReport, err error) {
+	if job.ClientID == "" {
+		return rep, &ReachError{Rule: "no client given (--client)"}
+	}
+	if job.BatchSize <= 0 {
+		job.BatchSize = DefaultUpdateBatch
+	}
+	var c updateClient
+	err = l.Pool.QueryRow(ctx, `select id, authority from client where client_id = $1`, job.ClientID).Scan(&c.pk, &c.authority)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rep, &ReachError{ClientID: job.ClientID, Rule: fmt.Sprintf("client %q is not registered", job.ClientID)}
+	}
+	if err != nil {
+		return rep, fmt.Errorf("update: read client %s: %w", job.ClientID, err)
+	}
+	t0 := time.Now()
+	var res *pipeline.CSVFile
+	if job.ResultPath != "" {
+		res = pipeline.NewCSVFile(job.ResultPath, []string{"file", "line", "ark", "change_id", "outcome"})
+	}
+	var rw *pipeline.RejectWriter
+	if job.RejectsPath != "" {
+		rw = pipeline.NewRejectWriter(job.RejectsPath)
+	}
+	u := &updater{l: l, job: job, c: c, res: res, rw: rw, seen: newRunNames(), seed: maphash.MakeSeed()}
+	err = u.run(ctx)
+	rep.Summary, rep.Run = u.sum, u.runID
+	rep.Summary.Elapsed = time.Since(t0)
+	if res != nil {
+		if err != nil { // a result file appears only for a run that completed
+			_ = os.Remove(job.ResultPath + ".tmp")
+		} else if written, cerr := res.Close(); cerr != nil {
+			err = cerr
+		} else if written {
+			rep.Result = job.ResultPath
+		}
+	}
+	if rw != nil {
+		if cerr := rw.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		if rw.Count() > 0 {
+			rep.Rejects = job.RejectsPath
+		}
+	}
+	s := rep.Summary
+	detail := map[string]any{"inputs": job.Inputs, "run": rep.Run, "read": s.Read, "changed": s.Changed,
+		"unchanged": s.Unchanged, "earlier": s.Earlier, "rejected": s.Rejected, "dry_run": job.DryRun,
+		"elapsed_s": s.Elapsed.Seconds(), "batch": job.BatchSize, "retries": s.Retries, "rejects": rep.Rejects}
+	switch {
+	case err != nil:
+		detail["status"], detail["error"] = "failed", err.Error()
+	case s.Rejected > 0:
+		detail["status"] = "partial"
+	default:
+		detail["status"] = "done"
+	}
+	if aerr := ledger.RecordEvent(context.WithoutCancel(ctx), l.Pool, ledger.Event{ClientID: job.ClientID, Authority: c.authority,
+		Action: "update", Target: "client:" + job.ClientID, Detail: detail}); aerr != nil && err == nil {
+		err = aerr
+	}
+	return rep, err
+}
+
+type updater struct {
+	l     *ledger.Ledger
+	job   UpdateJob
+	c     updateClient
+	res   *pipeline.CSVFile
+	rw    *pipeline.RejectWriter
+	sum   UpdateSummary
+	runID int64
+	buf   []byte
+	// seen holds the hashes of the ARKs of the run's committed batches, so that a batch none of
+	// whose ARKs may be among them skips the database's look-up of the run's earlier receipts
+	seen runNames
+	seed maphash.Seed
+}
+
+// mayRepeat reports whether an ARK of rows idx may have been changed by an earlier batch of the
+// run (the set has false positives, never false negatives).
+func (u *updater) mayRepeat(rows []ChangeRow, idx []int) bool {
+	for _, i := range idx {
+		if u.seen.maybe(maphash.String(u.seed, rows[i].ARK)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (u *updater) run(ctx context.Context) error {
+	for _, in := range u.job.Inputs {
+		rd, err := openChangeManifest(in, u.job.Map)
+		if err != nil {
+			return err
+		}
+		err = u.file(ctx, rd)
+		_ = rd.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (u *updater) file(ctx context.Context, rd *changeReader) error {
+	var batch []ChangeRow
+	var rejects []*pipeline.RowError // per row of batch, nil for none
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := u.batch(ctx, batch, rejects)
+		batch, rejects = batch[:0], rejects[:0]
+		return err
+	}
+	for {
+		r, rerr, err := rd.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		batch = append(batch, r)
+		rejects = append(rejects, rerr)
+		if len(batch) >= u.job.BatchSize {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// batch settles one batch: it resolves mint request IDs to ARKs, rejects duplicates, applies the
+// rest, and writes the results in manifest order.
+func (u *updater) batch(ctx context.Context, rows []ChangeRow, rejects []*pipeline.RowError) error {
+	u.sum.Read += int64(len(rows))
+	u.sum.Batches++
+	if err := u.resolve(ctx, rows, rejects); err != nil {
+		return err
+	}
+	outcome := make([]string, len(rows))
+	for i := range rows {
+		if rejects[i] == nil {
+			d := rows[i].ContentDigest()
+			copy(rows[i].digest[:], d[:16])
+			if rows[i].ChangeID == "" {
+				rows[i].ChangeID = DerivedChangeID(d)
+			}
+		}
+	}
+	// the same ARK twice in the batch: identical rows apply once; different values are all
+	// rejected, or the last applies (LastWins)
+	byARK := map[string][]int{}
+	for i := range rows {
+		if rejects[i] == nil {
+			byARK[rows[i].ARK] = append(byARK[rows[i].ARK], i)
+		}
+	}
+	var apply []int
+	for _, idx := range byARK {
+		if len(idx) == 1 {
+			apply = append(apply, idx[0])
+			continue
+		}
+		same := true
+		for _, i := range idx[1:] {
+			same = same && rows[i].digest == rows[idx[0]].digest && rows[i].ChangeID == rows[idx[0]].ChangeID
+		}
+		switch {
+		case same:
+			apply = append(apply, idx[0])
+			for _, i := range idx[1:] {
+				outcome[i] = OutcomeEarlier
+			}
+		case u.job.LastWins:
+			last := idx[len(idx)-1]
+			apply = append(apply, last)
+			for _, i := range idx[:len(idx)-1] {
+				rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK,
+					Reason: fmt.Sprintf("superseded by the row at %s (--last-wins)", rows[last].Loc)}
+			}
+		default:
+			var at []string
+			for _, i := range idx {
+				at = append(at, rows[i].Loc.String())
+			}
+			for _, i := range idx {
+				rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK,
+					Reason: "the same ARK is named with different values at " + strings.Join(at, ", ") + "; none is applied (--last-wins applies the last)"}
+			}
+		}
+	}
+	slices.SortFunc(apply, func(a, b int) int { return strings.Compare(rows[a].ARK, rows[b].ARK) })
+	if len(apply) > 0 {
+		if err := u.apply(ctx, rows, apply, outcome, rejects); err != nil {
+			return err
+		}
+	}
+	for i := range rows {
+		if rejects[i] != nil {
+			outcome[i] = OutcomeRejected
+			if u.rw != nil {
+				if err := u.rw.Write(*rejects[i], rows[i].ChangeID); err != nil {
+					return err
+				}
+			}
+		}
+		switch outcome[i] {
+		case OutcomeChanged:
+			u.sum.Changed++
+		case OutcomeUnchanged:
+			u.sum.Unchanged++
+		case OutcomeEarlier:
+			u.sum.Earlier++
+		case OutcomeRejected:
+			u.sum.Rejected++
+		}
+		if u.res != nil {
+			printed := ""
+			if rows[i].ARK != "" {
+				printed = "ark:" + rows[i].ARK
+			}
+			line := ""
+			if rows[i].Loc.Line > 0 {
+				line = fmt.Sprint(rows[i].Loc.Line)
+			}
+			if err := u.res.Write([]string{rows[i].Loc.File, line, printed, rows[i].ChangeID, outcome[i]}); err != nil {
+				return err
+			}
+		}
+	}
+	if u.job.Progress != nil {
+		u.job.Progress(u.sum)
+	}
+	return nil
+}
+
+// resolve finds the ARK of each row that names it by a mint request ID, among the client's own
+// receipts; a request ID without one is a reject.
+func (u *updater) resolve(ctx context.Context, rows []ChangeRow, rejects []*pipeline.RowError) error {
+	var ids []string
+	for i := range rows {
+		if rejects[i] == nil && rows[i].ARK == "" {
+			ids = append(ids, rows[i].MintRequestID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found := make(map[string]string, len(ids))
+	q, err := u.l.Pool.Query(ctx, `select request_id, ark from mint_receipt where client_pk = $1 and request_id = any($2::text[] collate "C")`, u.c.pk, ids)
+	if err != nil {
+		return fmt.Errorf("update: look up mint receipts: %w", err)
+	}
+	for q.Next() {
+		var id, key string
+		if err := q.Scan(&id, &key); err != nil {
+			q.Close()
+			return fmt.Errorf("update: look up mint receipts: %w", err)
+		}
+		found[id] = key
+	}
+	q.Close()
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("update: look up mint receipts: %w", err)
+	}
+	for i := range rows {
+		if rejects[i] == nil && rows[i].ARK == "" {
+			key, ok := found[rows[i].MintRequestID]
+			if !ok {
+				rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, Field: ColMintRequestID,
+					Reason: fmt.Sprintf("client %s holds no mint receipt for request ID %q (a row names an ARK by a request ID of the client's own mints)", u.job.ClientID, rows[i].MintRequestID)}
+				continue
+			}
+			rows[i].ARK = key
+		}
+	}
+	return nil
+}
+
+// stageColumns are the columns of ark_update_stage a batch COPYs.
+const stageCopy = `copy ark_update_stage (token, idx, ark, request_id, digest, mask, url, erc_who, erc_what, erc_when, commitment, status, reason) from stdin (format binary)`
+
+// apply stages rows idx (in ARK order) and applies them in one transaction (rolled back under
+// DryRun), retrying the batch after a deadlock, a serialization failure or a lost connection.
+func (u *updater) apply(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*pipeline.RowError) error {
+	var err error
+	for attempt := 1; attempt <= maxUpdateAttempts; attempt++ {
+		if err = u.applyOnce(ctx, rows, idx, outcome, rejects); err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || !retryableChange(err) {
+			return err
+		}
+		u.sum.Retries++
+		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+	}
+	return fmt.Errorf("update batch of %d rows: %d attempts failed: %w", len(idx), maxUpdateAttempts, err)
+}
+
+// retryableChange says whether a failed batch is tried again: a deadlock the server broke, a
+// serialization failure, a conflict with a concurrent run, or a connection lost before the commit was acknowledged (the batch's
+// receipts make a batch that did commit report its rows as applied earlier).
+func retryableChange(err error) bool {
+	switch ledger.SQLState(err) {
+	case codeDeadlock, codeSerialization, ledger.CodeUniqueViolation, codeInternal:
+		// a unique violation: a concurrent run changed one of the ARKs (its ARK_CHANGE seq or
+		// receipt) first, and the next attempt sees its receipt or its new state; on Citus a
+		// worker's error may arrive as internal_error
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return false
+	}
+	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*pipeline.RowError) error {
+	tx, err := u.l.Pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var token int64
+	if err := tx.QueryRow(ctx, `select nextval('ark_update_token')`).Scan(&token); err != nil {
+		return fmt.Errorf("update: draw a batch token: %w", err)
+	}
+	if u.runID == 0 {
+		u.runID = token
+	}
+	b := ledger.AppendCopyHeader(u.buf[:0])
+	for _, i := range idx {
+		r := &rows[i]
+		b = ledger.AppendTuple(b, 13)
+		b = ledger.AppendInt8(b, token)
+		b = binary.BigEndian.AppendUint32(b, 4)
+		b = binary.BigEndian.AppendUint32(b, uint32(i))
+		b = ledger.AppendText(b, r.ARK)
+		b = ledger.AppendText(b, r.ChangeID)
+		b = ledger.AppendBytea(b, r.digest[:])
+		b = binary.BigEndian.AppendUint32(b, 4)
+		b = binary.BigEndian.AppendUint32(b, uint32(r.Mask))
+		for c := range changeColumns {
+			b = ledger.AppendOptional(b, r.Mask&(1<<c) != 0, r.Values[c])
+		}
+	}
+	b = ledger.AppendCopyTrailer(b)
+	u.buf = b
+	if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(b), stageCopy); err != nil {
+		return fmt.Errorf("update: stage %d rows: %w", len(idx), err)
+	}
+	by := "arkhe update"
+	q, err := tx.Query(ctx, `select idx, outcome, detail from ark_update_apply($1, $2, $3, $4, $5)`, token, u.runID, u.mayRepeat(rows, idx), u.c.pk, by)
+	if err != nil {
+		return fmt.Errorf("update: apply: %w", err)
+	}
+	type res struct {
+		out, detail string
+	}
+	got := make(map[int]res, len(idx))
+	for q.Next() {
+		var i int32
+		var out string
+		var detail *string
+		if err := q.Scan(&i, &out, &detail); err != nil {
+			q.Close()
+			return fmt.Errorf("update: apply: %w", err)
+		}
+		d := ""
+		if detail != nil {
+			d = *detail
+		}
+		got[int(i)] = res{out, d}
+	}
+	q.Close()
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("update: apply: %w", err)
+	}
+	if u.job.DryRun {
+		err = tx.Rollback(ctx)
+	} else {
+		err = tx.Commit(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("update: commit: %w", err)
+	}
+	for _, i := range idx {
+		u.seen.add(maphash.String(u.seed, rows[i].ARK))
+	}
+	for _, i := range idx {
+		g, ok := got[i]
+		if !ok {
+			return fmt.Errorf("update: apply returned no outcome for %s", rows[i].Loc)
+		}
+		switch g.out {
+		case "changed":
+			outcome[i] = OutcomeChanged
+		case "unchanged":
+			outcome[i] = OutcomeUnchanged
+		case "earlier":
+			outcome[i] = OutcomeEarlier
+		case "unknown":
+			rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK, Reason: "unknown ARK: " + g.detail}
+		default:
+			rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Reason: "refused: " + g.detail}
+		}
+	}
+	return nil
+}
+
+// changeReader reads change rows from a CSV or JSON Lines manifest, optionally gzip-compressed.
+type changeReader struct {
+	path   string
+	f      *os.File
+	csv    *csv.Reader
+	dec    *json.Decoder
+	cols   map[string]int // change column -> CSV column index
+	m      map[string]string
+	record int
+}
+
+// openChangeManifest opens path; m maps change columns to the manifest's names.
+func openChangeManifest(path string, m map[string]string) (*changeReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &pipeline.ManifestError{Loc: pipeline.Location{File: path}, Op: "open", Err: err}
+	}
+	name := strings.ToLower(path)
+	c := pipeline.CompressionNone
+	if strings.HasSuffix(name, ".gz") {
+		c, name = pipeline.CompressionGzip, strings.TrimSuffix(name, ".gz")
+	}
+	src, err := pipeline.NewTextReader(f, c)
+	if err != nil {
+		_ = f.Close()
+		return nil, &pipeline.ManifestError{Loc: pipeline.Location{File: path}, Op: "open", Err: err}
+	}
+	r := &changeReader{path: path, f: f, m: m}
+	switch filepath.Ext(name) {
+	case ".csv":
+		r.csv = csv.NewReader(src)
+		r.csv.FieldsPerRecord = -1
+		r.csv.ReuseRecord = true
+		head, err := r.csv.Read()
+		if err != nil {
+			_ = f.Close()
+			return nil, &pipeline.ManifestError{Loc: pipeline.Location{File: path, Line: 1}, Op: "read the header", Err: err}
+		}
+		r.cols = map[string]int{}
+		for i, h := range head {
+			h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+			r.cols[r.column(h)] = i
+		}
+		if err := r.checkNames(r.cols); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+	case ".jsonl", ".ndjson":
+		r.dec = json.NewDecoder(src)
+	default:
+		_ = f.Close()
+		return nil, &pipeline.ManifestError{Loc: pipeline.Location{File: path}, Op: "open",
+			Err: fmt.Errorf("%w: want .csv, .jsonl or .ndjson (each optionally .gz)", pipeline.ErrUnknownFormat)}
+	}
+	return r, nil
+}
+
+// column returns the change column the manifest's column name stands for under the --map.
+func (r *changeReader) column(name string) string {
+	for k, v := range r.m {
+		if v == name {
+			return k
+		}
+	}
+	return name
+}
+
+func (r *changeReader) checkNames(cols map[string]int) error {
+	_, a := cols[ColARK]
+	_, q := cols[ColMintRequestID]
+	if !a && !q {
+		return &pipeline.ManifestError{Loc: pipeline.Location{File: r.path, Line: 1}, Op: "read the header",
+			Err: fmt.Errorf("no column %s or %s: each row names its ARK by one of them", ColARK, ColMintRequestID)}
+	}
+	return nil
+}
+
+// Close closes the manifest.
+func (r *changeReader) Close() error { return r.f.Close() }
+
+// next returns the next row and, for a row that cannot be applied, its reject; io.EOF at the end.
+func (r *changeReader) next() (ChangeRow, *pipeline.RowError, error) {
+	r.record++
+	var row ChangeRow
+	get := map[string]string{}
+	if r.csv != nil {
+		rec, err := r.csv.Read()
+		if err == io.EOF {
+			return row, nil, io.EOF
+		}
+		line, _ := r.csv.FieldPos(0)
+		row.Loc = pipeline.Location{File: r.path, Line: line, Record: r.record}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return row, &pipeline.RowError{Loc: row.Loc, Reason: "bad CSV", Err: err}, nil
+			}
+			return row, nil, &pipeline.ManifestError{Loc: row.Loc, Op: "read", Err: err}
+		}
+		for name, i := range r.cols {
+			if i < len(rec) {
+				get[name] = rec[i]
+			}
+		}
+	} else {
+		var obj map[string]any
+		err := r.dec.Decode(&obj)
+		if err == io.EOF {
+			return row, nil, io.EOF
+		}
+		row.Loc = pipeline.Location{File: r.path, Line: r.record, Record: r.record}
+		if err != nil {
+			return row, nil, &pipeline.ManifestError{Loc: row.Loc, Op: "read", Err: err}
+		}
+		for k, v := range obj {
+			switch v := v.(type) {
+			case string:
+				get[r.column(k)] = v
+			case nil:
+				get[r.column(k)] = ""
+			default:
+				return row, &pipeline.RowError{Loc: row.Loc, Field: k, Reason: "a value must be a string or null"}, nil
+			}
+		}
+	}
+	if a, ok := get[ColARK]; ok && a != "" {
+		p, err := ark.Parse(a)
+		if err != nil {
+			return row, &pipeline.RowError{Loc: row.Loc, Field: ColARK, Reason: "not an ARK", Err: err}, nil
+		}
+		row.ARK = p.Key()
+	} else if id := get[ColMintRequestID]; id != "" {
+		row.MintRequestID = id
+	} else {
+		return row, &pipeline.RowError{Loc: row.Loc, Field: ColARK, Reason: "the row names no ARK (ark or request_id)"}, nil
+	}
+	row.ChangeID = strings.TrimSpace(get[ColChangeID])
+	if len(row.ChangeID) > 255 {
+		return row, &pipeline.RowError{Loc: row.Loc, Field: ColChangeID, Reason: "a change request ID is at most 255 octets"}, nil
+	}
+	for i, c := range changeColumns {
+		v, ok := get[c]
+		if !ok || (v == "" && (c == ColStatus || c == ColReason)) {
+			continue // a status is never empty, and a reason only goes with a change
+		}
+		row.Mask |= 1 << i
+		row.Values[i] = v
+	}
+	if row.Mask&maskURL != 0 && row.Values[0] != "" {
+		if err := ledger.ValidateTarget(row.Values[0]); err != nil {
+			return row, &pipeline.RowError{Loc: row.Loc, Field: ColURL, Reason: err.Error()}, nil
+		}
+	}
+	if row.Mask&maskStatus != 0 {
+		switch row.Values[5] {
+		case "public", "unavailable":
+		default:
+			return row, &pipeline.RowError{Loc: row.Loc, Field: ColStatus,
+				Reason: fmt.Sprintf("status %q: want public (restores a tombstoned ARK) or unavailable (a tombstone, with a reason)", row.Values[5])}, nil
+		}
+	}
+	if row.Mask&^maskReason == 0 {
+		return row, &pipeline.RowError{Loc: row.Loc, Reason: "the row changes nothing: give url, who, what, when, commitment or status"}, nil
+	}
+	return row, nil, nil
+}
