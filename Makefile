@@ -15,7 +15,7 @@ TATE_MAPPING := request_id=acno,what=title,who=all_artists,when=dateText,url=url
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK  := $(TOOLS)/bin/staticcheck
 
-.PHONY: all build run test test-short deps pg-server citus duckdb staticcheck vet fuzz bench bench-tate bench-large clean
+.PHONY: all build run test test-short deps pg-server citus duckdb staticcheck vet fuzz fuzz-long soak bench bench-tate bench-large clean
 
 all: build
 
@@ -132,6 +132,26 @@ fuzz:
 			-parallel $(FUZZ_WORKERS) || failed="$$failed ./$$pkg:$$name"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: crashers found in$$failed (each kept under the package's testdata/fuzz)"; exit 1; fi
+
+# The soak (docs/development.md): mint SOAK_ROWS rows, in manifests of SOAK_PART rows (one
+# mint command each), on a throw-away cluster in SOAK_DIR, with a fault every SOAK_FAULT_MIN to
+# SOAK_FAULT_MAX seconds (kind and wait drawn with SOAK_SEED): bin/arkhe killed (SIGKILL), the
+# server restarted fast or immediately, a COPY's backend frozen (SIGSTOP) past
+# SOAK_BATCH_TIMEOUT; a stopped run is run again until it completes. Then every invariant is
+# checked and arkhe verify run. The fault log is SOAK_DIR/soak.log; a soak that passes removes
+# its cluster, manifests and mint maps.
+SOAK_ROWS          ?= 10000000
+SOAK_PART          ?= 1000000
+SOAK_SEED          ?= 1
+SOAK_FAULT_MIN     ?= 20
+SOAK_FAULT_MAX     ?= 60
+SOAK_BATCH_TIMEOUT ?= 30s
+SOAK_DIR           ?= $(CURDIR)/.soak
+soak: pg-server build
+	ARKHE_SOAK_ROWS=$(SOAK_ROWS) ARKHE_SOAK_PART=$(SOAK_PART) ARKHE_SOAK_SEED=$(SOAK_SEED) \
+	ARKHE_SOAK_FAULT_MIN=$(SOAK_FAULT_MIN) ARKHE_SOAK_FAULT_MAX=$(SOAK_FAULT_MAX) \
+	ARKHE_SOAK_BATCH_TIMEOUT=$(SOAK_BATCH_TIMEOUT) ARKHE_SOAK_BIN=$(abspath $(BIN)) ARKHE_SOAK_DIR=$(SOAK_DIR) \
+	ARKHE_TOOLS=$(TOOLS) $(GO) test -count=1 -timeout 0 -v -run '^TestSoak$$' ./cmd/arkhe
 
 # Macro benchmarks at 1 million rows; each prints the server settings it ran with. The mint runs
 # twice: on a single node against both floors (arkhe's schema and the plain floor), and on Citus
