@@ -9,9 +9,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -127,6 +129,7 @@ type soak struct {
 	faults   map[faultKind]int
 	mid      map[faultKind]int // faults that landed while a batch was in flight
 	missed   int               // freezes that found no COPY in flight
+	mu       sync.Mutex        // guards stopped: an interrupt resumes them from another goroutine
 	stopped  []int             // backends SIGSTOPped and not yet resumed
 	landed   bool              // a fault landed on the current attempt
 	attempts int               // mint commands run
@@ -194,6 +197,8 @@ func (s *soak) copyBackend(done <-chan struct{}) int {
 
 // resume sends SIGCONT to every backend the soak stopped.
 func (s *soak) resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, pid := range s.stopped {
 		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
 			s.t.Errorf("SIGCONT %d: %v", pid, err)
@@ -241,7 +246,9 @@ func (s *soak) fault(cmd *exec.Cmd, done <-chan struct{}, where string) {
 			s.missed++
 			return
 		}
+		s.mu.Lock()
 		s.stopped = append(s.stopped, pid)
+		s.mu.Unlock()
 		frozen := s.cfg.batchTimeout + 5*time.Second
 		select {
 		case <-time.After(frozen):
@@ -396,6 +403,18 @@ func TestSoak(t *testing.T) {
 		}
 	})
 	s.cluster = c
+	// an interrupted soak (make's ^C, a kill) runs no cleanup: resume what it froze and stop
+	// its cluster before it goes
+	interrupt := make(chan os.Signal, 1)
+	signal.Notify(interrupt, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(interrupt)
+	go func() {
+		sig := <-interrupt
+		s.resume()
+		_ = c.Stop(context.Background())
+		fmt.Fprintf(os.Stderr, "soak: %s: resumed the frozen backends and stopped the cluster in %s\n", sig, c.DataDir())
+		os.Exit(1)
+	}()
 	admin, err := pgx.Connect(ctx, c.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
