@@ -15,7 +15,7 @@ TATE_MAPPING := request_id=acno,what=title,who=all_artists,when=dateText,url=url
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK  := $(TOOLS)/bin/staticcheck
 
-.PHONY: all build run test test-short deps pg-server pg-server-dev citus duckdb nginx staticcheck vet fuzz bench bench-tate bench-large clean
+.PHONY: all build run test test-short deps pg-server pg-server-dev citus duckdb nginx staticcheck vet fuzz fuzz-long soak bench bench-tate bench-large clean
 
 all: build
 
@@ -163,6 +163,58 @@ fuzz:
 			-parallel $(FUZZ_WORKERS) || failed="$$failed ./$$pkg:$$name"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: crashers found in$$failed (each kept under the package's testdata/fuzz)"; exit 1; fi
+
+# The soak (docs/development.md): mint SOAK_ROWS rows, in manifests of SOAK_PART rows (one
+# mint command each), on a throw-away cluster in SOAK_DIR, with a fault every SOAK_FAULT_MIN to
+# SOAK_FAULT_MAX seconds (kind and wait drawn with SOAK_SEED): bin/arkhe killed (SIGKILL), the
+# server restarted fast or immediately, a COPY's backend frozen (SIGSTOP) past
+# SOAK_BATCH_TIMEOUT; a stopped run is run again until it completes. Then every invariant is
+# checked and arkhe verify run. The fault log is SOAK_DIR/soak.log; a soak that passes removes
+# its cluster, manifests and mint maps.
+SOAK_ROWS          ?= 10000000
+SOAK_PART          ?= 1000000
+SOAK_SEED          ?= 1
+SOAK_FAULT_MIN     ?= 20
+SOAK_FAULT_MAX     ?= 60
+SOAK_BATCH_TIMEOUT ?= 30s
+SOAK_DIR           ?= $(CURDIR)/.soak
+soak: pg-server build
+	ARKHE_SOAK_ROWS=$(SOAK_ROWS) ARKHE_SOAK_PART=$(SOAK_PART) ARKHE_SOAK_SEED=$(SOAK_SEED) \
+	ARKHE_SOAK_FAULT_MIN=$(SOAK_FAULT_MIN) ARKHE_SOAK_FAULT_MAX=$(SOAK_FAULT_MAX) \
+	ARKHE_SOAK_BATCH_TIMEOUT=$(SOAK_BATCH_TIMEOUT) ARKHE_SOAK_BIN=$(abspath $(BIN)) ARKHE_SOAK_DIR=$(SOAK_DIR) \
+	ARKHE_TOOLS=$(TOOLS) $(GO) test -count=1 -timeout 0 -v -run '^TestSoak$$' ./cmd/arkhe
+
+# Fuzz every target of FUZZ_TARGETS for FUZZ_LONG_TIME each, keeping the corpus: go test -fuzz adds
+# each new interesting input to the fuzz cache, $(FUZZ_GOCACHE)/fuzz/<package path>/<target>/ (by
+# default Go's build cache, so later runs, make fuzz's included, start from it; go clean -cache
+# leaves it, go clean -fuzzcache removes it; FUZZ_GOCACHE=<dir> keeps it, and a build cache, there).
+# A crasher goes to the package's testdata/fuzz/<target>/, as with make fuzz. At the end a line per
+# target: the time it fuzzed (and with the build), its executions, the new corpus entries and the
+# crashers found.
+FUZZ_LONG_TIME ?= 10m
+FUZZ_GOCACHE   ?= $(shell $(GO) env GOCACHE)
+FUZZ_MODULE     = $(shell $(GO) list -m)
+fuzz-long:
+	@echo "fuzz corpus: $(FUZZ_GOCACHE)/fuzz/$(FUZZ_MODULE)/<package>/<target>"; \
+	count() { if [ -d "$$1" ]; then find "$$1" -type f | wc -l; else echo 0; fi; }; \
+	summary=; failed=; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; corpus="$(FUZZ_GOCACHE)/fuzz/$(FUZZ_MODULE)/$$pkg/$$name"; \
+		crashdir="$$pkg/testdata/fuzz/$$name"; c0=$$(count "$$corpus"); k0=$$(count "$$crashdir"); \
+		log=$$(mktemp); start=$$(date +%s); echo "fuzz ./$$pkg $$name for $(FUZZ_LONG_TIME)"; \
+		GOCACHE="$(FUZZ_GOCACHE)" $(GO) test ./$$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZ_LONG_TIME) \
+			-fuzzminimizetime 50x -parallel $(FUZZ_WORKERS) 2>&1 | tee "$$log"; status=$${PIPESTATUS[0]}; \
+		secs=$$(( $$(date +%s) - start )); \
+		last=$$(grep 'fuzz: elapsed: .*execs: ' "$$log" | tail -1); rm -f "$$log"; \
+		execs=$$(echo "$$last" | sed -n 's/.*execs: \([0-9]*\).*/\1/p'); \
+		fuzzed=$$(echo "$$last" | sed -n 's/.*elapsed: \([0-9hms.]*\),.*/\1/p'); \
+		crashers=$$(( $$(count "$$crashdir") - k0 )); \
+		if [ "$$status" != 0 ]; then failed="$$failed ./$$pkg:$$name"; fi; \
+		summary="$$summary$$(printf '%-32s fuzzed %-7s (%5ss with the build)  %10s execs  %5s new corpus entries  %s crashers%s' \
+			"$$pkg:$$name" "$${fuzzed:-0s}" "$$secs" "$${execs:-0}" "$$(( $$(count "$$corpus") - c0 ))" "$$crashers" \
+			"$$( [ $$status != 0 ] && echo ", exit $$status")")\n"; \
+	done; \
+	printf '\nfuzz-long, %s per target (corpus under %s):\n%b' "$(FUZZ_LONG_TIME)" "$(FUZZ_GOCACHE)/fuzz/$(FUZZ_MODULE)" "$$summary"; \
+	if [ -n "$$failed" ]; then echo "fuzz-long: crashers found in$$failed (each kept under the package's testdata/fuzz)"; exit 1; fi
 
 # Macro benchmarks at 1 million rows; each prints the server settings it ran with. The mint runs
 # twice: on a single node against both floors (arkhe's schema and the plain floor), and on Citus
