@@ -154,7 +154,7 @@ FUZZ_TARGETS := ark:FuzzNormalize ark:FuzzCheckChar \
 	pipeline:FuzzCSVManifest pipeline:FuzzCSVScanner pipeline:FuzzJSONLManifest pipeline:FuzzJSONScanner \
 	pipeline:FuzzParquetManifest pipeline:FuzzLineEndReader pipeline:FuzzTextReader \
 	legacy:FuzzN2TDump legacy:FuzzANVL legacy:FuzzReaders legacy:FuzzDumpObject legacy:FuzzArrayFramer \
-	resolver:FuzzResolvePath
+	resolver:FuzzResolvePath verify:FuzzBaselineFile
 
 fuzz:
 	@failed=; for t in $(FUZZ_TARGETS); do \
