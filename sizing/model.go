@@ -286,8 +286,8 @@ func HeapBytesPerRow(cols []Column) float64 {
 	return PageSize / perPage
 }
 
-// TOASTBytesPerRow returns the octets per row that fields larger than about 2 kB cost in the
-// table's TOAST relation, assuming incompressible content: chunks of 1,996 octets, four to a
+// TOASTBytesPerRow returns the octets per row that fields PostgreSQL moves out of line (over
+// its TOAST threshold, about 2 kB) cost in the table's TOAST relation, assuming incompressible content: chunks of 1,996 octets, four to a
 // page, and one TOAST-index entry per chunk.
 func TOASTBytesPerRow(cols []Column) float64 {
 	total := 0.0
@@ -311,7 +311,7 @@ func BTreeBytesPerEntry(key []Column, fill float64) float64 {
 	item := maxAligned(indexTupleHeader+data, exact) + itemID
 	usable := float64(PageSize-pageHeader-btreeSpecial) * fill
 	leaf := item * PageSize / usable
-	// one downlink per leaf page in the level above, itself about 70% full: a fraction
+	// one downlink per leaf page in the level above, which the model takes as 70 % full: a fraction
 	// item/(usable·0.7/fill) of the leaf level
 	internal := leaf * item / (float64(PageSize-pageHeader-btreeSpecial) * 0.7)
 	return leaf + internal
