@@ -7,15 +7,15 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
-// The capacity figures of docs/design.md (measured on PostgreSQL 17 at a million rows,
-// table and every index included). They are the seed's budget that `arkhe sizing` checks.
+// The capacity figures of docs/design.md (table and every index included): the budget
+// `arkhe sizing` checks a ledger against.
 const (
 	// BudgetPerARK is the per-minting term of "ledger ≈ mintings × 400 B + repointings × 260 B +
 	// audit", in octets.
 	BudgetPerARK = 400
 	// BudgetPerChange is the per-repointing term of the same formula, in octets.
 	BudgetPerChange = 260
-	// DataModelFullRow is the data model's measured cost of one ARK with url, title, who and
+	// DataModelFullRow is the data model's cost of one ARK with url, title, who and
 	// when, table and every index, in octets.
 	DataModelFullRow = 362
 	// DataModelURLOnly is the data model's cost of one ARK with a URL and no description, table
