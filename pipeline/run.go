@@ -275,8 +275,7 @@ const (
 // under which `arkhe mint` and `arkhe import` run at the default batch size and workers, unless
 // GOMEMLIMIT sets another: 200 MiB. A run's live heap is bounded by its window, whatever the
 // input's size; the limit keeps the collector from letting the heap grow to twice that before
-// it runs, so that the process stays under its 256 MB resident goal. A mint with a larger
-// window gets a larger limit (MemoryLimitFor).
+// it runs. A mint with a larger window gets a larger limit (MemoryLimitFor).
 const MemoryLimit = 200 << 20
 
 // MemoryLimitFor returns the soft memory limit, in octets, for a mint of workers and batchSize
