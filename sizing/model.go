@@ -283,8 +283,8 @@ func HeapBytesPerRow(cols []Column) float64 {
 }
 
 // TOASTBytesPerRow returns the octets per row that fields PostgreSQL moves out of line (over
-// its TOAST threshold, about 2 kB) cost in the table's TOAST relation, assuming incompressible content: chunks of 1,996 octets, four to a
-// page, and one TOAST-index entry per chunk.
+// its TOAST threshold, about 2 kB) cost in the table's TOAST relation, assuming incompressible
+// content: chunks of 1,996 octets, four to a page, and one TOAST-index entry per chunk.
 func TOASTBytesPerRow(cols []Column) float64 {
 	total := 0.0
 	for _, c := range cols {
