@@ -585,7 +585,7 @@ func acquire(ctx context.Context, l *ledger.Ledger, snapshot string) (*pgxpoolCo
 			return nil, fmt.Errorf("verify: share snapshot: %w", err)
 		}
 	}
-	// Hash joins and sorts of the set-based checks fit in work_mem at a few million rows. JIT
+	// work_mem is raised so that the set-based checks' hash joins and sorts stay in memory. JIT
 	// compilation costs more than it saves on these single-pass scans.
 	// The audit's connections already run in parallel: no parallel workers on top.
 	if _, err := tx.Exec(ctx, "set local work_mem = '64MB'; set local jit = off; set local max_parallel_workers_per_gather = 0"); err != nil {
