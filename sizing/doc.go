@@ -26,9 +26,8 @@
 // The model follows the lean row of the migrations: status as the enum ark_status and NULL
 // for 'public', the change count NULL for its default 0, the first 8 octets of the payload
 // digest, and ark_receipt packed full (fillfactor 100) by workers that each append a
-// contiguous run of request IDs. Why arkhe took these layouts and not the others `arkhe bench
-// sizing` builds (natural and surrogate keys, a receipt table, interned clients) is in
-// docs/sizing.md and docs/design.md.
+// contiguous run of request IDs. `arkhe bench sizing` builds and measures these layouts beside
+// the others (natural and surrogate keys, a receipt table, interned clients): docs/sizing.md.
 //
 // No internal key (seq, shoulder or client keys, bench surrogates) appears in anything this
 // package returns for display: tables, indexes, NAANs and shoulders are named by their public
