@@ -25,7 +25,7 @@ type BladeSource interface {
 }
 
 // drawBufSize is how many random octets a drawer reads at a time, so that a
-// blade costs no system call (about 900 blades of 8 per refill).
+// blade costs no system call: one refill serves many blades.
 const drawBufSize = 8 << 10
 
 // drawer turns a stream of uniform random octets into uniform betanumerics by

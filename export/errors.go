@@ -22,6 +22,7 @@ type UnwritableError struct {
 	Reason string
 }
 
+// Error implements error: "export FORMAT: ARK: FIELD cannot be written: REASON".
 func (e *UnwritableError) Error() string {
 	return fmt.Sprintf("export %s: %s: %s cannot be written: %s", e.Format, e.ARK, e.Field, e.Reason)
 }

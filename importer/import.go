@@ -858,8 +858,8 @@ func (p *filePass) scan(ctx context.Context, r legacy.Reader, out chan<- []scann
 	}
 }
 
-// batchStart is the room for rows (about 300 octets each) a file's first batch starts with, when the
-// batch size is larger; it grows by appending.
+// batchStart is the room for rows a file's first batch starts with, when the batch size is
+// larger; it grows by appending.
 const batchStart = 256
 
 // normalize is the normalizing goroutine: it owns p.index, counts into c, and turns scanned

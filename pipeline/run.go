@@ -26,27 +26,15 @@ import (
 //	                                                                mint map, rejects,
 //	                                                                progress)
 //
-// One reader goroutine reads the manifests in order, numbers every row (Row.Seq), validates it
-// (Validate), computes its payload digest and appends it to the batch it is filling: each
-// batch is a contiguous run of the manifest, and the runs go to the workers in turn. So two
-// workers never write into the same stretch of the receipt index at once: with sorted request
-// IDs each worker appends a run of its own and the index pages fill up (interleaved rows left
-// them about 0.6 full). A row whose request ID is in flight — an earlier occurrence not yet
-// written out by the collector, in a batch being filled, handed over or in COPY — goes to the
-// worker that holds that occurrence, so every occurrence is settled after the ones before it
-// (the first mints, the later replay it or are rejected); an occurrence whose predecessor was
-// written out (committed) can go anywhere: it finds the receipt. A full batch goes to its
-// worker's goroutine, which hands it to the Sink; while a worker runs COPY the reader keeps
-// reading and filling the next batch.
-// The collector puts results back in manifest order in a ring buffer and writes the mint map and
-// the reject file.
-//
-// Memory is bounded by the window: the reader takes one token per row from a semaphore of
-// Window tokens and the collector gives them back as rows leave in order, so at most Window rows
-// are in flight whatever the manifest's size (and the set of request IDs in flight holds at
-// most Window entries). When the window is full the reader hands over the partial batch that
-// holds the row the collector waits for, and waits (backpressure), so the run never deadlocks
-// on a skewed distribution of request IDs and never cuts a batch short when it does not have to.
+// Contract: one reader numbers every row (Row.Seq), validates it and fills batches that are
+// contiguous runs of the manifest, handed to the workers in turn, so no two workers write into
+// the same stretch of the receipt index at once. Every occurrence of a request ID is settled
+// after the ones before it: while an earlier occurrence is in flight, a later one goes to the
+// worker holding it. The collector puts results back in manifest order and writes the mint
+// map and the reject file. At most Window rows are in flight whatever the input's size; when
+// the window is full the reader hands over the partial batch the collector waits for, so a
+// skewed distribution of request IDs never deadlocks the run. docs/design.md gives the
+// reasons.
 
 // Sink consumes batches of validated rows for a Run (pipeline defines the small
 // interface it consumes; ledger implements it with COPY). Run calls OpenWorker once per worker
@@ -274,8 +262,8 @@ func (s Summary) RowsPerSecond() float64 {
 
 // Defaults of RunConfig.
 const (
-	// DefaultBatchSize is the rows per sink batch, one transaction each: about 100k rows per
-	// transaction measured best (see bench/).
+	// DefaultBatchSize is the rows per sink batch, one transaction each; bench/ measures the
+	// choice.
 	DefaultBatchSize = 100_000
 	// DefaultWorkers is the number of sink workers (one database connection each).
 	DefaultWorkers = 2
@@ -285,21 +273,16 @@ const (
 
 // MemoryLimit is the soft limit, in octets, on the Go runtime's memory (runtime/debug.SetMemoryLimit)
 // under which `arkhe mint` and `arkhe import` run at the default batch size and workers, unless
-// GOMEMLIMIT sets another: 200 MiB. A run's live heap is bounded by its window (a mint at the
-// default batch size and workers holds about 160 MiB at its peak, an import about 90 MiB,
-// whatever the input's size); the limit keeps the collector from letting the heap grow to twice
-// that before it runs, so that the process stays under 256 MB resident (measured with
-// /usr/bin/time on 10 thousand to 10 million rows). A mint with a larger window gets a larger
-// limit (MemoryLimitFor).
+// GOMEMLIMIT sets another: 200 MiB. A run's live heap is bounded by its window, whatever the
+// input's size; the limit keeps the collector from letting the heap grow to twice that before
+// it runs. A mint with a larger window gets a larger limit (MemoryLimitFor).
 const MemoryLimit = 200 << 20
 
 // MemoryLimitFor returns the soft memory limit, in octets, for a mint of workers and batchSize
 // (0: the defaults): MemoryLimit for a window of up to (DefaultWorkers + 1) × DefaultBatchSize
 // rows, and in proportion to the window above it, so that the limit stays about a quarter
 // above the live heap the window holds. A limit at or under the live heap does not bound memory
-// any further: it makes the collector run without pause (with 3 workers under 200 MiB, 87
-// collections in a 1-million-row mint instead of 9, and the process's processor time twice as
-// high: 10.2 s against 4.5 s).
+// any further: it makes the collector run without pause.
 func MemoryLimitFor(workers, batchSize int) int64 {
 	if workers <= 0 {
 		workers = DefaultWorkers
@@ -705,11 +688,11 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 // the rows in the window, by Seq, to forget an entry once the collector has written its last
 // occurrence out. Two request IDs of the same hash count as one (they go to one worker, which
 // costs nothing but balance). It holds at most one entry per row in the window. Every row is
-// added and later deleted, which hashtab's table takes at 0.1 µs per row where a Go map took
-// 1.4 µs (BenchmarkInFlightRoute). Both grow with the rows in flight, by doubling: the table
+// added and later deleted, which hashtab's table takes without the cost a Go map's deletes
+// carry (BenchmarkInFlightRoute compares them). Both grow with the rows in flight, by doubling: the table
 // from 16 slots (16 octets each, at most three quarters full), the ring from 1,024 hashes (8
-// octets each) up to the window's size, so a small run allocates little and a full window of
-// 300,000 rows ends with the 8 MiB table and 2.4 MB ring it always had.
+// octets each) up to the window's size, so a small run allocates little and a full window ends
+// at the size a preallocated table and ring would have.
 type inFlight struct {
 	seed   maphash.Seed
 	held   hashtab.Table // hash → last occurrence's Seq << 16 | worker

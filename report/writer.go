@@ -24,11 +24,9 @@ import (
 // numbers bound a Writer's memory: about RowGroupBytes plus one page buffer
 // per column and the 256 KiB output buffer, whatever the number of rows.
 //
-// 131,072 rows keeps a group of ARK_CHANGE rows (about 150 bytes a row before
-// compression) near 20 MB — large enough for zstd and column statistics to
-// pay off, close to DuckDB's own row group size (122,880) so a reader gets
-// one unit of parallel work per group, and small enough that a million-row
-// night writes 8 groups. The byte budget only bites for rows with long
+// RowGroupRows is close to DuckDB's own row group size (122,880) so a reader
+// gets one unit of parallel work per group, and large enough for zstd and
+// column statistics to pay off. The byte budget only bites for rows with long
 // values (ARKs with long ERC titles).
 const (
 	RowGroupRows  = 128 * 1024

@@ -7,15 +7,15 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
-// The capacity figures of docs/design.md (measured on PostgreSQL 17 at a million rows,
-// table and every index included). They are the seed's budget that `arkhe sizing` checks.
+// The capacity figures of docs/design.md (table and every index included): the budget
+// `arkhe sizing` checks a ledger against.
 const (
 	// BudgetPerARK is the per-minting term of "ledger ≈ mintings × 400 B + repointings × 260 B +
 	// audit", in octets.
 	BudgetPerARK = 400
 	// BudgetPerChange is the per-repointing term of the same formula, in octets.
 	BudgetPerChange = 260
-	// DataModelFullRow is the data model's measured cost of one ARK with url, title, who and
+	// DataModelFullRow is the data model's cost of one ARK with url, title, who and
 	// when, table and every index, in octets.
 	DataModelFullRow = 362
 	// DataModelURLOnly is the data model's cost of one ARK with a URL and no description, table
@@ -64,25 +64,21 @@ const (
 	FillBuilt = 0.90
 	// FillRandom is the fill of a B-tree whose keys arrive in random order, as the ledger key
 	// of minted ARKs does (blades are drawn at random): pages split in half and the fill settles
-	// near ln 2. Measured by `arkhe bench sizing` on PostgreSQL 15 for ark_pkey (17-octet keys):
-	// 0.64 at 20 and 69 thousand, 0.71 at 100 thousand, 0.69 at 1 million random keys (the fill
-	// swings while pages split in waves, then settles).
+	// near ln 2 (it swings while pages split in waves, then settles); the value is calibrated
+	// on ark_pkey by `arkhe bench sizing`.
 	FillRandom = 0.69
 	// FillRuns is the fill of arkhe's receipt index ark_receipt (client, request ID) as arkhe
 	// mint fills it: packed full (fillfactor 100), and each worker appends a contiguous run of
 	// the manifest in request-ID order, so with ascending request IDs a leaf splits at the right
-	// end of a run and is not written again. Measured by `arkhe sizing` after `arkhe mint` of
-	// the Tate collection (two workers, PostgreSQL 15): 0.978 (pgstatindex's avg_leaf_density). When
-	// the two workers took interleaved rows (a hash of the request ID), the same index settled
-	// at 0.58.
+	// end of a run and is not written again; the value is calibrated by `arkhe sizing`
+	// (pgstatindex's avg_leaf_density) after `arkhe mint`.
 	FillRuns = 0.975
 )
 
 // WALPerLedgerByte is how many octets of WAL a bulk mint writes per octet its ARKs and receipts
-// occupy (heap, TOAST and indexes), full-page images included from a checkpoint on: measured by
-// `arkhe bench sizing` on PostgreSQL 15 (full_page_writes on, wal_level minimal, tables created
-// before the load, two workers): 603 B of WAL for 441 B of ark + receipt per ARK, at 100
-// thousand and at 1 million ARKs alike; 1.32 to 1.40 across the layouts.
+// occupy (heap, TOAST and indexes), full-page images included from a checkpoint on, with
+// full_page_writes on, wal_level minimal and the tables created before the load; the value is
+// calibrated by `arkhe bench sizing`.
 const WALPerLedgerByte = 1.37
 
 // DefaultMaxWALSize is the max_wal_size of arkhe's embedded default cluster (localpg's persistent
@@ -286,9 +282,9 @@ func HeapBytesPerRow(cols []Column) float64 {
 	return PageSize / perPage
 }
 
-// TOASTBytesPerRow returns the octets per row that fields larger than about 2 kB cost in the
-// table's TOAST relation, assuming incompressible content: chunks of 1,996 octets, four to a
-// page, and one TOAST-index entry per chunk.
+// TOASTBytesPerRow returns the octets per row that fields PostgreSQL moves out of line (over
+// its TOAST threshold, about 2 kB) cost in the table's TOAST relation, assuming incompressible
+// content: chunks of 1,996 octets, four to a page, and one TOAST-index entry per chunk.
 func TOASTBytesPerRow(cols []Column) float64 {
 	total := 0.0
 	for _, c := range cols {
@@ -311,7 +307,7 @@ func BTreeBytesPerEntry(key []Column, fill float64) float64 {
 	item := maxAligned(indexTupleHeader+data, exact) + itemID
 	usable := float64(PageSize-pageHeader-btreeSpecial) * fill
 	leaf := item * PageSize / usable
-	// one downlink per leaf page in the level above, itself about 70% full: a fraction
+	// one downlink per leaf page in the level above, which the model takes as 70 % full: a fraction
 	// item/(usable·0.7/fill) of the leaf level
 	internal := leaf * item / (float64(PageSize-pageHeader-btreeSpecial) * 0.7)
 	return leaf + internal

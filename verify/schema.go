@@ -57,8 +57,8 @@ var (
 // again, sorted by table and name, and the body of every function they define (the last
 // definition wins, as in the database). It is derived from the migration text so that a
 // migration adding a protected table is checked without a change here. The migrations are
-// embedded, so the result is derived once per process (the patterns cost about 20 ms a pass
-// and every audit asks twice); callers must not modify it.
+// embedded, so the result is derived once per process (every audit asks twice); callers must
+// not modify it.
 func schemaExpectations() ([]ExpectedTrigger, map[string]string, error) {
 	e := embeddedExpectations()
 	return e.triggers, e.bodies, e.err

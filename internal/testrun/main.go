@@ -2,9 +2,8 @@
 // test runs them: each in its package's directory, -p of them at a time, a passing package as
 // one "ok" line, a failing one with its whole output and a "FAIL" line, in package order, and
 // exits 1 when one failed. It is `make test-short`'s runner: go test links every package's test
-// binary again on every run, about 39 s of CPU time for arkhe's 18 other binaries on the 2-core
-// reference machine (a fifth of the single-node suite), while `go test -c -o DIR/` leaves a
-// binary whose code did not change alone.
+// binary again on every run, while `go test -c -o DIR/` leaves a binary whose code did not
+// change alone.
 //
 // Usage, from the module's root:
 //
