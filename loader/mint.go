@@ -524,8 +524,11 @@ func Mint(ctx context.Context, l *ledger.Ledger, job MintJob) (rep MintReport, e
 	default:
 		detail["status"] = "done"
 	}
-	if aerr := l.AuditEvent(actx, rep.Target.ClientID, rep.Target.Authority, "mint",
-		"ark:"+rep.Target.NAAN+rep.Target.Shoulder, detail); aerr != nil && err == nil {
+	aerr := withFaults(actx, job.Mint.Retry, func(ctx context.Context) error {
+		return l.AuditEvent(ctx, rep.Target.ClientID, rep.Target.Authority, "mint",
+			"ark:"+rep.Target.NAAN+rep.Target.Shoulder, detail)
+	})
+	if aerr != nil && err == nil {
 		err = aerr
 	}
 	return rep, err

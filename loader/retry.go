@@ -391,6 +391,18 @@ const (
 // faultCause says what fault err is, or "" when it is none (an error of the data, of the
 // schema, of reach, ...: retrying would not help). By SQLSTATE and error type only.
 func (w *mintWorker) faultCause(err error) string {
+	if cause := faultOf(err); cause != "" {
+		return cause
+	}
+	if w.conn != nil && w.conn.Conn().IsClosed() {
+		return "connection lost"
+	}
+	return ""
+}
+
+// faultOf is faultCause without a worker's connection: what fault err is by its SQLSTATE and
+// type, or "" when it is none.
+func faultOf(err error) string {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch code := pgErr.Code; {
@@ -420,8 +432,7 @@ func (w *mintWorker) faultCause(err error) string {
 		return "the server did not answer"
 	case errors.As(err, &connectErr):
 		return "cannot connect to the server"
-	case w.conn != nil && w.conn.Conn().IsClosed(),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNREFUSED),
 		errors.As(err, &netErr):
 		return "connection lost"
@@ -429,6 +440,35 @@ func (w *mintWorker) faultCause(err error) string {
 		return "connection error"
 	}
 	return ""
+}
+
+// withFaults runs op, again after each fault (faultOf) with backoff, until it succeeds, fails
+// with an error that is no fault, or p.For (with its default) has passed since the first fault;
+// a negative p.For runs op once. It returns op's last error. The run's closing audit event goes
+// through it, so a server restarting as a run ends does not lose the run's record.
+func withFaults(ctx context.Context, p RetryPolicy, op func(context.Context) error) error {
+	p = p.withDefaults()
+	var first time.Time
+	for n := 1; ; n++ {
+		actx, cancel := context.WithTimeout(ctx, p.BatchTimeout)
+		err := op(actx)
+		cancel()
+		if err == nil || p.For < 0 || faultOf(err) == "" {
+			return err
+		}
+		if first.IsZero() {
+			first = time.Now()
+		}
+		wait := backoff(n)
+		if time.Since(first)+wait > p.For {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // backoff is the wait before attempt n+1: 1 s doubling up to 30 s, each drawn between half and
