@@ -33,6 +33,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/sizing"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // The registration every bench ledger carries.
@@ -926,7 +927,7 @@ func PreloadARKs(ctx context.Context, l *ledger.Ledger, n int, seed uint64, batc
 			rec.Set(pipeline.FieldURL, "https://preload.example.org/objects/"+strconv.Itoa(i+1))
 			rec.Set(pipeline.FieldWhat, "Preloaded object "+strconv.Itoa(i+1))
 			rec.Set(pipeline.FieldWhen, strconv.Itoa(1900+i%125))
-			rec.Source = pipeline.Location{File: "preload", Record: i + 1}
+			rec.Source = textin.Location{File: "preload", Record: i + 1}
 			b.Rows = append(b.Rows, pipeline.Row{Seq: int64(i), Record: rec, Digest: pipeline.PayloadDigest(&rec)})
 		}
 		if err := w.Write(ctx, b); err != nil {

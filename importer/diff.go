@@ -32,7 +32,7 @@ const (
 //     the empty string. For spelling_only, export_value is the export's
 //     spelling and ledger_value the canonical one.
 //   - source (string, NULL allowed): where the export row came from, as
-//     "FILE:LINE (record R)" (pipeline.Location); NULL for only_in_ledger rows.
+//     "FILE:LINE (record R)" (textin.Location); NULL for only_in_ledger rows.
 //   - note (string, NULL allowed): why the row is there when that is known,
 //     e.g. on an only_in_export row "reserved in the export (arkhe import
 //     leaves it out without --include-reserved)".

@@ -25,7 +25,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/loader"
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // DefaultBatch is how many records the importer classifies and inserts at a time.
@@ -839,7 +839,7 @@ func (p *filePass) scan(ctx context.Context, r legacy.Reader, out chan<- []scann
 			return send()
 		}
 		if err != nil {
-			var re *pipeline.RowError
+			var re *textin.RowError
 			var te *legacy.TruncatedError
 			switch {
 			case errors.As(err, &re), errors.As(err, &te):
@@ -919,7 +919,7 @@ func (p *filePass) normalize(ctx context.Context, in <-chan []scanned, c *Counts
 // item handles one scanned result.
 func (p *filePass) item(sc scanned, c *Counts, b *batch, read *int64) error {
 	if sc.err != nil {
-		var re *pipeline.RowError
+		var re *textin.RowError
 		var te *legacy.TruncatedError
 		switch {
 		case errors.As(sc.err, &re):
@@ -962,7 +962,7 @@ func (p *filePass) item(sc scanned, c *Counts, b *batch, read *int64) error {
 	return nil
 }
 
-func recordErrorReason(re *pipeline.RowError) string {
+func recordErrorReason(re *textin.RowError) string {
 	if re.Err != nil {
 		return re.Reason + ": " + re.Err.Error()
 	}
@@ -988,7 +988,7 @@ func (p *filePass) record(rec *legacy.Record, c *Counts, b *batch) error {
 	}
 	row, err := legacy.NormalizeRecord(rec)
 	if err != nil {
-		var rp *pipeline.RowError
+		var rp *textin.RowError
 		field, reason := "id", err.Error()
 		if errors.As(err, &rp) {
 			field, reason = rp.Field, rp.Reason

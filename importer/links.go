@@ -10,8 +10,8 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/linkcheck"
-	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/targethealth"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // linkBatch is how many link-check records are stored at a time.
@@ -68,7 +68,7 @@ func (p *linkPass) run(ctx context.Context) error {
 		if err == io.EOF {
 			break
 		}
-		var re *pipeline.RowError
+		var re *textin.RowError
 		var te *legacy.TruncatedError
 		switch {
 		case errors.As(err, &re):

@@ -17,8 +17,8 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
-	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/report"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // ReconcileConfig configures Reconcile (`arkhe reconcile`).
@@ -672,7 +672,7 @@ func (s *reconcileSource) Next() bool {
 			return false
 		}
 		if err != nil {
-			var re *pipeline.RowError
+			var re *textin.RowError
 			var te *legacy.TruncatedError
 			switch {
 			case errors.As(err, &re):

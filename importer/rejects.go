@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // The kinds of line in an import's reject file: every source record that did not become a
@@ -72,7 +73,7 @@ func newRejectFile(path string) *rejectFile {
 	return w
 }
 
-func (w *rejectFile) write(kind string, loc pipeline.Location, id, canonical, field, reason string, exp, led *string, raw string) error {
+func (w *rejectFile) write(kind string, loc textin.Location, id, canonical, field, reason string, exp, led *string, raw string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.n++

@@ -16,7 +16,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/legacy"
 	"github.com/arkhe-ledger/arkhe/loader"
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // batchWriter is the writing goroutine of an filePass: it owns the transaction, the conflict
@@ -786,7 +786,7 @@ func (w *batchWriter) shoulderRecord(ctx context.Context, it *shoulderItem) erro
 // compareFill compares a registry record's values with the ledger's current ones: a value the
 // ledger lacks is filled (fillSQL with key and the values, an empty value as NULL), a differing
 // one is reported.
-func (w *batchWriter) compareFill(ctx context.Context, loc pipeline.Location, id, table string, fields, vals []string, cur []*string, fillSQL string, key any) error {
+func (w *batchWriter) compareFill(ctx context.Context, loc textin.Location, id, table string, fields, vals []string, cur []*string, fillSQL string, key any) error {
 	fill, differ := false, false
 	for i := range fields {
 		v := vals[i]

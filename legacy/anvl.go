@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // anvlElem is one `name: value` element, percent-decoded and trimmed.
@@ -27,7 +27,7 @@ type anvlBlock struct {
 	last   int // last line of the block
 	elems  []anvlElem
 	size   int
-	err    *pipeline.RowError
+	err    *textin.RowError
 	raw    strings.Builder
 	rawCut bool
 	cut    bool // the file ended inside the block's last line
@@ -61,13 +61,13 @@ func (b *anvlBlock) failBOM(n int) {
 
 func (b *anvlBlock) fail(field, reason string, err error) {
 	if b.err == nil {
-		b.err = &pipeline.RowError{Field: field, Reason: reason, Err: err}
+		b.err = &textin.RowError{Field: field, Reason: reason, Err: err}
 	}
 }
 
 // anvlMapper turns a block into an Item; skip reports a block that is not a
 // record (the registry's `erc:` file header).
-type anvlMapper func(b *anvlBlock, loc pipeline.Location) (it Item, skip bool, err error)
+type anvlMapper func(b *anvlBlock, loc textin.Location) (it Item, skip bool, err error)
 
 // anvlReader reads ANVL blocks: `#` lines are comments, a line starting
 // with blank space continues the previous value (joined by one space), a
@@ -122,10 +122,10 @@ func (r *anvlReader) step() (Item, error) {
 			if b.hasID {
 				what = b.id
 			}
-			return Item{}, &TruncatedError{Loc: pipeline.Location{File: r.name, Line: b.last, Record: r.records},
+			return Item{}, &TruncatedError{Loc: textin.Location{File: r.name, Line: b.last, Record: r.records},
 				Reason: fmt.Sprintf("file ends inside line %d without its newline; %s may be cut and is not yielded", b.last, what)}
 		}
-		loc := pipeline.Location{File: r.name, Line: b.line, Record: r.records + 1}
+		loc := textin.Location{File: r.name, Line: b.line, Record: r.records + 1}
 		if b.err != nil {
 			r.records++
 			e := *b.err
@@ -140,8 +140,7 @@ func (r *anvlReader) step() (Item, error) {
 			continue
 		}
 		r.records++
-		var re *pipeline.RowError
-		if errors.As(err, &re) {
+		if re, ok := textin.AsRowError(err); ok {
 			re.Loc, re.Raw = loc, b.raw.String()
 			if re.ID == "" && b.hasID {
 				re.ID = validOr(b.id)
@@ -312,12 +311,12 @@ func percentDecode(s string) (string, error) {
 
 // ezidANVLBlock maps an EZID download block (`:: id`, `_target`, `_status`,
 // `_created`, …) onto a Record.
-func ezidANVLBlock(b *anvlBlock, loc pipeline.Location) (Item, bool, error) {
+func ezidANVLBlock(b *anvlBlock, loc textin.Location) (Item, bool, error) {
 	if !b.hasID {
-		return Item{}, false, &pipeline.RowError{Field: "::", Reason: "record has no `:: identifier` line"}
+		return Item{}, false, &textin.RowError{Field: "::", Reason: "record has no `:: identifier` line"}
 	}
 	if b.id == "" {
-		return Item{}, false, &pipeline.RowError{Field: "::", Reason: "empty identifier after ::"}
+		return Item{}, false, &textin.RowError{Field: "::", Reason: "empty identifier after ::"}
 	}
 	els := make([]kv, 0, len(b.elems))
 	for _, e := range b.elems {
@@ -333,16 +332,16 @@ func ezidANVLBlock(b *anvlBlock, loc pipeline.Location) (Item, bool, error) {
 // naanANVLBlock maps a registry block. `naa:`
 // blocks whose `what` is a NAAN become NAANRecords, those whose `what` is
 // `ark:/NAAN/shoulder` ShoulderRecords; the `erc:` file header is skipped.
-func naanANVLBlock(b *anvlBlock, loc pipeline.Location) (Item, bool, error) {
+func naanANVLBlock(b *anvlBlock, loc textin.Location) (Item, bool, error) {
 	if b.hasID || len(b.elems) == 0 {
-		return Item{}, false, &pipeline.RowError{Field: "naa", Reason: "registry block does not start with naa:"}
+		return Item{}, false, &textin.RowError{Field: "naa", Reason: "registry block does not start with naa:"}
 	}
 	kind := b.elems[0].name
 	if kind == "erc" {
 		return Item{}, true, nil
 	}
 	if kind != "naa" {
-		return Item{}, false, &pipeline.RowError{Field: kind, Reason: fmt.Sprintf("registry block starts with %q, not naa:", kind+":")}
+		return Item{}, false, &textin.RowError{Field: kind, Reason: fmt.Sprintf("registry block starts with %q, not naa:", kind+":")}
 	}
 	var n NAANRecord
 	n.Source = loc
@@ -363,7 +362,7 @@ func naanANVLBlock(b *anvlBlock, loc pipeline.Location) (Item, bool, error) {
 			if n.When == nil && e.value != "" {
 				t, err := parseDate(e.value)
 				if err != nil {
-					return Item{}, false, &pipeline.RowError{ID: deref(what), Field: "when", Reason: "bad registration date", Err: err}
+					return Item{}, false, &textin.RowError{ID: deref(what), Field: "when", Reason: "bad registration date", Err: err}
 				}
 				n.When = &t
 				continue
@@ -382,7 +381,7 @@ func naanANVLBlock(b *anvlBlock, loc pipeline.Location) (Item, bool, error) {
 		n.Metadata = addMeta(n.Metadata, e.name, e.value)
 	}
 	if what == nil || *what == "" {
-		return Item{}, false, &pipeline.RowError{Field: "what", Reason: "naa: block has no what: (the NAAN)"}
+		return Item{}, false, &textin.RowError{Field: "what", Reason: "naa: block has no what: (the NAAN)"}
 	}
 	if strings.Contains(*what, "/") {
 		s := &ShoulderRecord{Prefix: *what, Name: n.Name, Acronym: n.Acronym, Where: n.Where,
@@ -398,9 +397,9 @@ func naanANVLBlock(b *anvlBlock, loc pipeline.Location) (Item, bool, error) {
 // n2tShoulderBlock maps a master_shoulders.txt block: `:: prefix`, `type`,
 // `manager`, `name`, `date` (yyyy.mm.dd), `minter`, `datacenter`,
 // `is_supershoulder` (legacy-samples/SOURCES.md).
-func n2tShoulderBlock(b *anvlBlock, loc pipeline.Location) (Item, bool, error) {
+func n2tShoulderBlock(b *anvlBlock, loc textin.Location) (Item, bool, error) {
 	if !b.hasID || b.id == "" {
-		return Item{}, false, &pipeline.RowError{Field: "::", Reason: "shoulder block has no `:: prefix` line"}
+		return Item{}, false, &textin.RowError{Field: "::", Reason: "shoulder block has no `:: prefix` line"}
 	}
 	s := &ShoulderRecord{Prefix: b.id, Source: loc}
 	s.Kind, s.NAAN, s.Shoulder = splitPrefix(b.id)
@@ -433,7 +432,7 @@ func n2tShoulderBlock(b *anvlBlock, loc pipeline.Location) (Item, bool, error) {
 				}
 				t, err := parseDate(e.value)
 				if err != nil {
-					return Item{}, false, &pipeline.RowError{ID: b.id, Field: "date", Reason: "bad shoulder date", Err: err}
+					return Item{}, false, &textin.RowError{ID: b.id, Field: "date", Reason: "bad shoulder date", Err: err}
 				}
 				s.Date = &t
 				continue

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // Metadata keys under which arklet readers keep the columns that are not
@@ -61,7 +61,7 @@ var otherModels = map[string]struct {
 // refuse builds the Refused item for a model the reader does not import: named by what its
 // records are, with the format that imports them when there is one. Nothing of a
 // secret-bearing record (not even its key, which for ark.key is the token itself) is kept.
-func refuse(model string, loc pipeline.Location) Item {
+func refuse(model string, loc textin.Location) Item {
 	r := &Refused{Model: model, Source: loc, What: "records arkhe does not import"}
 	key := strings.ToLower(model)
 	switch other, known := otherModels[key]; {
@@ -85,7 +85,7 @@ func refuse(model string, loc pipeline.Location) Item {
 
 // arkletObject maps one dumpdata object: ark.ark → Record, ark.naan →
 // NAANRecord, ark.shoulder → ShoulderRecord, anything else → Refused.
-func arkletObject(o *djangoObject, loc pipeline.Location) (Item, error) {
+func arkletObject(o *djangoObject, loc textin.Location) (Item, error) {
 	switch o.Model {
 	case "ark.ark":
 	case "ark.naan":
@@ -101,7 +101,7 @@ func arkletObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 			id, _, err = jsonText(v)
 		}
 		if err != nil || id == "" {
-			return Item{}, &pipeline.RowError{Field: "pk", Reason: "ark.ark record has no ARK (pk)", Err: err}
+			return Item{}, &textin.RowError{Field: "pk", Reason: "ark.ark record has no ARK (pk)", Err: err}
 		}
 	}
 	var buf [24]kv // records have a dozen columns: no allocation
@@ -110,7 +110,7 @@ func arkletObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 		k, raw := f.key, f.raw
 		s, null, err := jsonText(raw)
 		if err != nil {
-			return Item{}, &pipeline.RowError{ID: id, Field: k, Reason: "not a JSON value", Err: err}
+			return Item{}, &textin.RowError{ID: id, Field: k, Reason: "not a JSON value", Err: err}
 		}
 		if null {
 			continue
@@ -132,7 +132,7 @@ func arkletObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 // Commitment, Frick `title` → What, other Frick Dublin Core columns →
 // "dc.<name>", created_at/updated_at kept with their zone (NULL → nil).
 // arklet has no status: every row is public.
-func arkletRecord(id string, loc pipeline.Location, cols []kv) (*Record, error) {
+func arkletRecord(id string, loc textin.Location, cols []kv) (*Record, error) {
 	rec := &Record{ID: id, Kind: IdentifierKind(id), Status: StatusPublic, Source: loc}
 	var rights string
 	for _, c := range cols {
@@ -172,7 +172,7 @@ func arkletRecord(id string, loc pipeline.Location, cols []kv) (*Record, error) 
 			}
 			t, naive, err := parseTimestamp(c.v)
 			if err != nil {
-				return nil, &pipeline.RowError{Loc: loc, ID: id, Field: c.k, Reason: "bad time stamp", Err: err}
+				return nil, &textin.RowError{Loc: loc, ID: id, Field: c.k, Reason: "bad time stamp", Err: err}
 			}
 			if c.k == "created_at" {
 				rec.Created = &t
@@ -199,17 +199,17 @@ func arkletRecord(id string, loc pipeline.Location, cols []kv) (*Record, error) 
 	return rec, nil
 }
 
-func arkletNAAN(o *djangoObject, loc pipeline.Location) (Item, error) {
+func arkletNAAN(o *djangoObject, loc textin.Location) (Item, error) {
 	naan, null, err := jsonText(o.PK)
 	if err != nil || null || naan == "" {
-		return Item{}, &pipeline.RowError{Field: "pk", Reason: "ark.naan record has no NAAN (pk)", Err: err}
+		return Item{}, &textin.RowError{Field: "pk", Reason: "ark.naan record has no NAAN (pk)", Err: err}
 	}
 	n := &NAANRecord{NAAN: naan, Source: loc}
 	for _, f := range o.Fields {
 		k := f.key
 		v, _, err := jsonText(f.raw)
 		if err != nil {
-			return Item{}, &pipeline.RowError{ID: naan, Field: k, Reason: "not a JSON value", Err: err}
+			return Item{}, &textin.RowError{ID: naan, Field: k, Reason: "not a JSON value", Err: err}
 		}
 		switch k {
 		case "name":
@@ -227,14 +227,14 @@ func arkletNAAN(o *djangoObject, loc pipeline.Location) (Item, error) {
 	return Item{NAAN: n}, nil
 }
 
-func arkletShoulder(o *djangoObject, loc pipeline.Location) (Item, error) {
+func arkletShoulder(o *djangoObject, loc textin.Location) (Item, error) {
 	s := &ShoulderRecord{Kind: "ark", Source: loc}
 	s.SourceID, _, _ = jsonText(o.PK)
 	for _, f := range o.Fields {
 		k := f.key
 		v, _, err := jsonText(f.raw)
 		if err != nil {
-			return Item{}, &pipeline.RowError{Field: k, Reason: "not a JSON value", Err: err}
+			return Item{}, &textin.RowError{Field: k, Reason: "not a JSON value", Err: err}
 		}
 		switch k {
 		case "shoulder":
@@ -252,7 +252,7 @@ func arkletShoulder(o *djangoObject, loc pipeline.Location) (Item, error) {
 		}
 	}
 	if s.Shoulder == "" {
-		return Item{}, &pipeline.RowError{ID: s.SourceID, Field: "shoulder", Reason: "ark.shoulder record has no shoulder"}
+		return Item{}, &textin.RowError{ID: s.SourceID, Field: "shoulder", Reason: "ark.shoulder record has no shoulder"}
 	}
 	return Item{Shoulder: s}, nil
 }

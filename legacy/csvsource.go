@@ -9,55 +9,55 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
-// csvSource reads CSV rows with pipeline.CSVScanner (RFC 4180; line ends by the rule of
-// textInput), each row bounded by MaxLineBytes. A broken row is a *pipeline.RowError and reading
+// csvSource reads CSV rows with textin.CSVScanner (RFC 4180; line ends by the rule of
+// textInput), each row bounded by MaxLineBytes. A broken row is a *textin.RowError and reading
 // resumes by the scanner's rule (after a quoted field that runs over lines and then breaks, the
 // lines it read are read again, one row per line). PostgreSQL COPY and Python's csv module end
 // every row with a line end, so a last row without one, or a quoted field still open where the
 // file ends without one, means the file was cut: a *TruncatedError.
 type csvSource struct {
 	name    string
-	sc      *pipeline.CSVScanner
+	sc      *textin.CSVScanner
 	records int
 	done    bool
 }
 
 func newCSVSource(name string, br *bufio.Reader) *csvSource {
-	return &csvSource{name: name, sc: pipeline.NewCSVScanner(br, MaxLineBytes, false)}
+	return &csvSource{name: name, sc: textin.NewCSVScanner(br, MaxLineBytes, false)}
 }
 
-// row returns the next row and its location. Errors: io.EOF at the end; a *pipeline.RowError for a
+// row returns the next row and its location. Errors: io.EOF at the end; a *textin.RowError for a
 // malformed row; a *TruncatedError for a final row without its line end or an unterminated
 // quote at the end of input; any other error is an I/O error (or a compressed stream that
-// breaks, *pipeline.DecodeError).
-func (c *csvSource) row() ([]string, pipeline.Location, error) {
+// breaks, *textin.DecodeError).
+func (c *csvSource) row() ([]string, textin.Location, error) {
 	if c.done {
-		return nil, pipeline.Location{}, io.EOF
+		return nil, textin.Location{}, io.EOF
 	}
 	f, line, err := c.sc.Scan()
 	if err != nil {
 		if err == io.EOF {
 			c.done = true
-			return nil, pipeline.Location{}, io.EOF
+			return nil, textin.Location{}, io.EOF
 		}
-		var ce *pipeline.CSVError
+		var ce *textin.CSVError
 		if !errors.As(err, &ce) {
-			return nil, pipeline.Location{}, fmt.Errorf("%s:%d: %w", c.name, line, err)
+			return nil, textin.Location{}, fmt.Errorf("%s:%d: %w", c.name, line, err)
 		}
 		c.records++
-		loc := pipeline.Location{File: c.name, Line: ce.StartLine, Record: c.records}
+		loc := textin.Location{File: c.name, Line: ce.StartLine, Record: c.records}
 		if ce.Cut {
 			c.done = true
-			return nil, loc, &TruncatedError{Loc: pipeline.Location{File: c.name, Line: ce.Line, Record: c.records},
+			return nil, loc, &TruncatedError{Loc: textin.Location{File: c.name, Line: ce.Line, Record: c.records},
 				Reason: fmt.Sprintf("file ends inside a quoted field of the row that starts on line %d; that row is not yielded", ce.StartLine)}
 		}
-		return nil, loc, &pipeline.RowError{Loc: loc, Field: "row", Reason: "malformed CSV row", Err: ce}
+		return nil, loc, &textin.RowError{Loc: loc, Field: "row", Reason: "malformed CSV row", Err: ce}
 	}
 	c.records++
-	loc := pipeline.Location{File: c.name, Line: line, Record: c.records}
+	loc := textin.Location{File: c.name, Line: line, Record: c.records}
 	if !c.sc.Terminated() {
 		c.done = true
 		return nil, loc, &TruncatedError{Loc: loc,
@@ -65,14 +65,14 @@ func (c *csvSource) row() ([]string, pipeline.Location, error) {
 	}
 	for i, v := range f {
 		if !utf8.ValidString(v) {
-			return nil, loc, &pipeline.RowError{Loc: loc, Field: fmt.Sprintf("column %d", i+1),
+			return nil, loc, &textin.RowError{Loc: loc, Field: fmt.Sprintf("column %d", i+1),
 				Reason: "value is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(strings.Join(f, ","))}
 		}
 	}
 	return f, loc, nil
 }
 
-// rawRow renders a row back as one CSV line for pipeline.RowError.Raw.
+// rawRow renders a row back as one CSV line for textin.RowError.Raw.
 func rawRow(fields []string) string {
 	var b strings.Builder
 	w := csv.NewWriter(&b)
@@ -120,19 +120,19 @@ func openKeyedCSV(name string, br *bufio.Reader, what, key, hint string, lower b
 }
 
 // row returns the next row's cells, where it stands and its identifier. A row whose field count
-// differs from the header's, or whose identifier is empty, is a *pipeline.RowError.
-func (k *keyedCSV) row() (f []string, loc pipeline.Location, id string, err error) {
+// differs from the header's, or whose identifier is empty, is a *textin.RowError.
+func (k *keyedCSV) row() (f []string, loc textin.Location, id string, err error) {
 	f, loc, err = k.src.row()
 	if err != nil {
 		return nil, loc, "", err
 	}
 	if len(f) != len(k.header) {
-		return nil, loc, "", &pipeline.RowError{Loc: loc, Field: "row", Raw: rawRow(f),
+		return nil, loc, "", &textin.RowError{Loc: loc, Field: "row", Raw: rawRow(f),
 			Reason: fmt.Sprintf("row has %d fields, header has %d", len(f), len(k.header))}
 	}
 	id = f[k.key]
 	if id == "" {
-		return nil, loc, "", &pipeline.RowError{Loc: loc, Field: k.header[k.key], Reason: "empty identifier", Raw: rawRow(f)}
+		return nil, loc, "", &textin.RowError{Loc: loc, Field: k.header[k.key], Reason: "empty identifier", Raw: rawRow(f)}
 	}
 	return f, loc, id, nil
 }
@@ -149,10 +149,10 @@ func (k *keyedCSV) cells(f []string, skipKey bool) []kv {
 	return out
 }
 
-// recordItem returns rec as an Item; a *pipeline.RowError from building it gets row f as its Raw.
+// recordItem returns rec as an Item; a *textin.RowError from building it gets row f as its Raw.
 func recordItem(rec *Record, err error, f []string) (Item, error) {
 	if err != nil {
-		if re, ok := err.(*pipeline.RowError); ok {
+		if re, ok := err.(*textin.RowError); ok {
 			re.Raw = rawRow(f)
 		}
 		return Item{}, err

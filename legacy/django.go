@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // djangoObject is one object of a Django dumpdata stream:
@@ -28,7 +28,7 @@ type jsonField struct {
 }
 
 // fieldList holds an object's members in source order, keys unique (a
-// repeated key makes the record a *pipeline.RowError: which of its values is meant
+// repeated key makes the record a *textin.RowError: which of its values is meant
 // cannot be known, and encoding/json's "the last one wins" would pick one
 // silently). Records have a dozen fields, so a slice beats a map.
 type fieldList []jsonField
@@ -49,9 +49,9 @@ func (l fieldList) get(key string) string {
 	return ""
 }
 
-// djangoMapper turns one object into an Item or a *pipeline.RowError (whose Loc
+// djangoMapper turns one object into an Item or a *textin.RowError (whose Loc
 // the mapper fills from loc).
-type djangoMapper func(o *djangoObject, loc pipeline.Location) (Item, error)
+type djangoMapper func(o *djangoObject, loc textin.Location) (Item, error)
 
 // djangoReader streams Django dumpdata output: a top-level JSON array split
 // into elements by arrayFramer (never the whole array at once), or
@@ -77,7 +77,7 @@ func (r *djangoReader) start() error {
 	c, err := firstNonSpace(r.br)
 	if err != nil {
 		if err == io.EOF {
-			return &TruncatedError{Loc: pipeline.Location{File: r.name, Line: 1}, Reason: "empty file: no JSON array or JSON Lines"}
+			return &TruncatedError{Loc: textin.Location{File: r.name, Line: 1}, Reason: "empty file: no JSON array or JSON Lines"}
 		}
 		return err
 	}
@@ -124,12 +124,12 @@ func (r *djangoReader) step() (Item, error) {
 		}
 	}
 	var raw []byte
-	var loc pipeline.Location
+	var loc textin.Location
 	if r.mode == '[' {
 		b, line, err := r.fr.next()
 		if err == errElementTooLong {
 			r.records++
-			return Item{}, &pipeline.RowError{Loc: pipeline.Location{File: r.name, Line: line, Record: r.records}, Field: "object",
+			return Item{}, &textin.RowError{Loc: textin.Location{File: r.name, Line: line, Record: r.records}, Field: "object",
 				Reason: fmt.Sprintf("array element longer than %d octets (skipped; reading goes on after it)", r.fr.max)}
 		}
 		if err != nil {
@@ -138,16 +138,16 @@ func (r *djangoReader) step() (Item, error) {
 			case err == io.EOF:
 				return Item{}, io.EOF
 			case err == errArrayUnclosed:
-				return Item{}, &TruncatedError{Loc: pipeline.Location{File: r.name, Line: r.fr.lastLine(), Record: r.records},
+				return Item{}, &TruncatedError{Loc: textin.Location{File: r.name, Line: r.fr.lastLine(), Record: r.records},
 					Reason: fmt.Sprintf("JSON array not closed: file ends after record %d without ]", r.records)}
 			case err == errJSONEOF:
-				return Item{}, &TruncatedError{Loc: pipeline.Location{File: r.name, Line: r.fr.lastLine(), Record: r.records + 1},
+				return Item{}, &TruncatedError{Loc: textin.Location{File: r.name, Line: r.fr.lastLine(), Record: r.records + 1},
 					Reason: fmt.Sprintf("file ends inside record %d (which starts on line %d); that record is not yielded", r.records+1, line)}
 			}
 			return Item{}, fmt.Errorf("%s: %w", r.name, err)
 		}
 		r.records++
-		loc = pipeline.Location{File: r.name, Line: line, Record: r.records}
+		loc = textin.Location{File: r.name, Line: line, Record: r.records}
 		// one copy of the record: every field the mapper keeps is a substring of it
 		return r.parseMap(string(b), loc)
 	}
@@ -160,7 +160,7 @@ func (r *djangoReader) step() (Item, error) {
 			}
 			if err == errLineTooLong {
 				r.records++
-				return Item{}, &pipeline.RowError{Loc: pipeline.Location{File: r.name, Line: n, Record: r.records}, Field: "line",
+				return Item{}, &textin.RowError{Loc: textin.Location{File: r.name, Line: n, Record: r.records}, Field: "line",
 					Reason: fmt.Sprintf("line longer than %d octets", MaxLineBytes), Err: err}
 			}
 			if err != nil {
@@ -171,7 +171,7 @@ func (r *djangoReader) step() (Item, error) {
 				continue
 			}
 			r.records++
-			loc = pipeline.Location{File: r.name, Line: n, Record: r.records}
+			loc = textin.Location{File: r.name, Line: n, Record: r.records}
 			if !terminated && !json.Valid(text) {
 				r.done = true
 				return Item{}, &TruncatedError{Loc: loc, Reason: fmt.Sprintf("the last line (%d) is cut: incomplete JSON, no line end; that record is not yielded", n)}
@@ -185,7 +185,7 @@ func (r *djangoReader) step() (Item, error) {
 
 // parseMap parses one record's source text, checks it and hands it to the
 // mapper. Nothing of a secret-bearing model is copied into an error.
-func (r *djangoReader) parseMap(raw string, loc pipeline.Location) (Item, error) {
+func (r *djangoReader) parseMap(raw string, loc textin.Location) (Item, error) {
 	o := &r.obj
 	err := o.parse(raw)
 	rawText := func() string {
@@ -199,20 +199,19 @@ func (r *djangoReader) parseMap(raw string, loc pipeline.Location) (Item, error)
 	}
 	var dk *dupKeyError
 	if errors.As(err, &dk) {
-		return Item{}, &pipeline.RowError{Loc: loc, Field: dk.key, Raw: rawText(),
+		return Item{}, &textin.RowError{Loc: loc, Field: dk.key, Raw: rawText(),
 			Reason: fmt.Sprintf("key %q given twice in the object; which value is meant cannot be known, so the record is not read", dk.key)}
 	}
 	if err != nil {
-		return Item{}, &pipeline.RowError{Loc: loc, Field: "object", Reason: "not a Django dumpdata object {model, pk, fields}", Raw: rawText(), Err: err}
+		return Item{}, &textin.RowError{Loc: loc, Field: "object", Reason: "not a Django dumpdata object {model, pk, fields}", Raw: rawText(), Err: err}
 	}
 	if !utf8.ValidString(raw) {
 		// encoding/json would turn the bad bytes into U+FFFD silently.
-		return Item{}, &pipeline.RowError{Loc: loc, Field: "object", Reason: "record is not valid UTF-8 (kept raw for the reject file)", Raw: rawText()}
+		return Item{}, &textin.RowError{Loc: loc, Field: "object", Reason: "record is not valid UTF-8 (kept raw for the reject file)", Raw: rawText()}
 	}
 	it, err := r.mapper(o, loc)
 	if err != nil {
-		var re *pipeline.RowError
-		if errors.As(err, &re) {
+		if re, ok := textin.AsRowError(err); ok {
 			re.Loc = loc
 			if re.Raw == "" {
 				re.Raw = rawText()

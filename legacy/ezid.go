@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // kv is one element name and value in source order.
@@ -28,10 +28,10 @@ const (
 // Empty values are absent (EZID: "absent element = empty cell"). ERC
 // who/what/when come from erc.who/erc.what/erc.when, else from the `erc`
 // ANVL text; dc.*, datacite.* etc. stay in Metadata.
-func ezidRecord(id string, loc pipeline.Location, els []kv) (*Record, error) {
+func ezidRecord(id string, loc textin.Location, els []kv) (*Record, error) {
 	rec := &Record{ID: id, Kind: IdentifierKind(id), Status: StatusPublic, Source: loc}
 	fail := func(field, reason string, err error) error {
-		return &pipeline.RowError{Loc: loc, ID: id, Field: field, Reason: reason, Err: err}
+		return &textin.RowError{Loc: loc, ID: id, Field: field, Reason: reason, Err: err}
 	}
 	explicit := map[string][]string{}
 	var blob *string
@@ -157,7 +157,7 @@ var ezidDBColumns = map[string]bool{"identifier": true, "target": true, "status"
 // ezidDBObject maps one ezidapp.identifier object: status `P`/`R`/`U` with
 // unavailableReason, createTime/updateTime Unix seconds, owner as the user
 // key, metadata elements under their names, other columns as "ezid.<column>".
-func ezidDBObject(o *djangoObject, loc pipeline.Location) (Item, error) {
+func ezidDBObject(o *djangoObject, loc textin.Location) (Item, error) {
 	switch o.Model {
 	case "ezidapp.identifier", "ezidapp.storeidentifier", "ezidapp.searchidentifier":
 	default:
@@ -166,7 +166,7 @@ func ezidDBObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 	text := func(k string) (string, error) {
 		v, _, err := jsonText(o.Fields.get(k))
 		if err != nil {
-			return "", &pipeline.RowError{Field: k, Reason: "not a JSON scalar", Err: err}
+			return "", &textin.RowError{Field: k, Reason: "not a JSON scalar", Err: err}
 		}
 		return v, nil
 	}
@@ -175,7 +175,7 @@ func ezidDBObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 		return Item{}, err
 	}
 	if id == "" {
-		return Item{}, &pipeline.RowError{Field: "identifier", Reason: "empty identifier"}
+		return Item{}, &textin.RowError{Field: "identifier", Reason: "empty identifier"}
 	}
 	els := make([]kv, 0, 16)
 	for _, c := range [...][2]string{{"target", ezidTarget}, {"createTime", ezidCreated}, {"updateTime", ezidUpdated}, {"owner", ezidOwner}} {
@@ -188,7 +188,7 @@ func ezidDBObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 	var meta []kv // name, raw JSON value
 	if m := strings.TrimSpace(o.Fields.get("metadata")); len(m) > 0 && m != "null" {
 		if m[0] != '{' {
-			return Item{}, &pipeline.RowError{ID: id, Field: "metadata", Reason: "metadata is not a JSON object"}
+			return Item{}, &textin.RowError{ID: id, Field: "metadata", Reason: "metadata is not a JSON object"}
 		}
 		p := jsonParser{b: m}
 		err := p.object(1, func(k, v string) error {
@@ -202,18 +202,18 @@ func ezidDBObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 		})
 		var dk *dupKeyError
 		if errors.As(err, &dk) {
-			return Item{}, &pipeline.RowError{ID: id, Field: dk.key,
+			return Item{}, &textin.RowError{ID: id, Field: dk.key,
 				Reason: fmt.Sprintf("key %q given twice in the object; which value is meant cannot be known, so the record is not read", dk.key)}
 		}
 		if err != nil {
-			return Item{}, &pipeline.RowError{ID: id, Field: "metadata", Reason: "metadata is not a JSON object", Err: err}
+			return Item{}, &textin.RowError{ID: id, Field: "metadata", Reason: "metadata is not a JSON object", Err: err}
 		}
 	}
 	sort.Slice(meta, func(i, j int) bool { return meta[i].k < meta[j].k }) // a deterministic order
 	for _, e := range meta {
 		s, _, err := jsonText(e.v)
 		if err != nil {
-			return Item{}, &pipeline.RowError{ID: id, Field: "metadata." + e.k, Reason: "not a JSON scalar", Err: err}
+			return Item{}, &textin.RowError{ID: id, Field: "metadata." + e.k, Reason: "not a JSON scalar", Err: err}
 		}
 		els = append(els, kv{e.k, s})
 	}
@@ -238,7 +238,7 @@ func ezidDBObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 		rec.Status = StatusUnavailable
 		rec.StatusReason = reason
 	default:
-		return Item{}, &pipeline.RowError{ID: id, Field: "status", Reason: fmt.Sprintf("status %q is not P, R or U", status)}
+		return Item{}, &textin.RowError{ID: id, Field: "status", Reason: fmt.Sprintf("status %q is not P, R or U", status)}
 	}
 	if status != "U" && reason != "" {
 		rec.Metadata = addMeta(rec.Metadata, "ezid.unavailableReason", reason)
@@ -262,14 +262,14 @@ func ezidDBObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 
 // ezidDBShoulderObject maps one ezidapp.shoulder object (EZID
 // ezidapp/models/shoulder.py; shared/data/ezid/db.shoulder.jsonl).
-func ezidDBShoulderObject(o *djangoObject, loc pipeline.Location) (Item, error) {
+func ezidDBShoulderObject(o *djangoObject, loc textin.Location) (Item, error) {
 	if o.Model != "ezidapp.shoulder" {
 		return refuse(o.Model, loc), nil
 	}
 	text := func(k string) (string, error) {
 		s, _, err := jsonText(o.Fields.get(k))
 		if err != nil {
-			return "", &pipeline.RowError{Loc: loc, Field: k, Reason: "not a JSON scalar", Err: err}
+			return "", &textin.RowError{Loc: loc, Field: k, Reason: "not a JSON scalar", Err: err}
 		}
 		return s, nil
 	}
@@ -278,7 +278,7 @@ func ezidDBShoulderObject(o *djangoObject, loc pipeline.Location) (Item, error) 
 		return Item{}, err
 	}
 	if prefix == "" {
-		return Item{}, &pipeline.RowError{Loc: loc, Field: "prefix", Reason: "empty shoulder prefix"}
+		return Item{}, &textin.RowError{Loc: loc, Field: "prefix", Reason: "empty shoulder prefix"}
 	}
 	s := &ShoulderRecord{Prefix: prefix, Source: loc}
 	s.Kind, s.NAAN, s.Shoulder = splitPrefix(prefix)
@@ -316,7 +316,7 @@ func ezidDBShoulderObject(o *djangoObject, loc pipeline.Location) (Item, error) 
 			if v != "" {
 				t, err := parseDate(v)
 				if err != nil {
-					return Item{}, &pipeline.RowError{Loc: loc, ID: prefix, Field: "date", Reason: "bad shoulder date", Err: err}
+					return Item{}, &textin.RowError{Loc: loc, ID: prefix, Field: "date", Reason: "bad shoulder date", Err: err}
 				}
 				s.Date = &t
 			}

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // Format names one legacy export format. The string values are what a
@@ -128,7 +128,7 @@ func newReader(r io.Reader, name string, format Format, closer io.Closer) (Reade
 	if format == "" {
 		head, perr := br.Peek(headBytes)
 		format, err = DetectFormat(name, head)
-		var de *pipeline.DecodeError
+		var de *textin.DecodeError
 		if err != nil && errors.As(perr, &de) {
 			return nil, fmt.Errorf("%s: %w", name, de) // the stream breaks before the format shows
 		}
@@ -205,14 +205,14 @@ func (r *reader) Next(ctx context.Context) (Item, error) {
 	if err == nil {
 		r.last = max(r.last, it.Loc().Record)
 		if field, id := bomField(it); field != "" {
-			return Item{}, &pipeline.RowError{Loc: it.Loc(), ID: id, Field: field,
+			return Item{}, &textin.RowError{Loc: it.Loc(), ID: id, Field: field,
 				Reason: "value holds a byte order mark (U+FEFF), which belongs only at the very start of a file (were files joined together?)"}
 		}
 		return it, nil
 	}
-	var re *pipeline.RowError
+	var re *textin.RowError
 	var te *TruncatedError
-	var de *pipeline.DecodeError
+	var de *textin.DecodeError
 	switch {
 	case errors.As(err, &re):
 		r.last = max(r.last, re.Loc.Record)
@@ -222,7 +222,7 @@ func (r *reader) Next(ctx context.Context) (Item, error) {
 		// A compressed file that breaks is a truncated file: every whole record before the
 		// break was yielded; the one being read is lost with the rest.
 		r.done = io.EOF
-		return Item{}, &TruncatedError{Loc: pipeline.Location{File: r.name, Line: int(de.Lines) + 1, Record: r.last + 1},
+		return Item{}, &TruncatedError{Loc: textin.Location{File: r.name, Line: int(de.Lines) + 1, Record: r.last + 1},
 			Reason: de.Finding(r.last)}
 	default:
 		r.done = err

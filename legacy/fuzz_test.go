@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // fuzzRead drains a reader over data and checks the Reader contract: no
@@ -35,7 +35,7 @@ func fuzzRead(t *testing.T, data []byte, f Format) {
 		if truncated {
 			t.Fatalf("%s: %v after TruncatedError", f, err)
 		}
-		var re *pipeline.RowError
+		var re *textin.RowError
 		var te *TruncatedError
 		switch {
 		case errors.As(err, &re):

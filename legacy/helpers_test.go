@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // result collects everything a reader yields.
@@ -17,7 +17,7 @@ type collected struct {
 	shoulders []*ShoulderRecord
 	refused   []*Refused
 	links     []*LinkCheckRecord
-	errs      []*pipeline.RowError
+	errs      []*textin.RowError
 	truncated *TruncatedError
 	order     []string // "R", "N", "S", "X" (refused), "L" (link check), "E", "T" in yield order
 }
@@ -38,7 +38,7 @@ func drain(t testing.TB, r Reader) collected {
 			}
 			return c
 		}
-		var re *pipeline.RowError
+		var re *textin.RowError
 		var te *TruncatedError
 		switch {
 		case errors.As(err, &re):

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arkhe-ledger/arkhe/textin"
 	"github.com/ulikunitz/xz"
-
-	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
 // crOnly turns LF and CRLF line ends into bare CRs (classic Mac OS text).
@@ -186,7 +185,7 @@ func TestTruncatedCompressed(t *testing.T) {
 			}
 			te := got.truncated
 			want := fmt.Sprintf("unexpected EOF in the %s stream after line %d (record %d): the file is truncated", c, lines, n)
-			if te == nil || len(got.errs) != 0 || te.Loc != (pipeline.Location{File: p, Line: lines + 1, Record: n + 1}) ||
+			if te == nil || len(got.errs) != 0 || te.Loc != (textin.Location{File: p, Line: lines + 1, Record: n + 1}) ||
 				!strings.HasPrefix(te.Reason, want) || got.order[len(got.order)-1] != "T" {
 				t.Errorf("%s %s: truncation %v, errors %v\nwant %q", c, ex.format, te, got.errs, want)
 			}
@@ -254,7 +253,7 @@ func TestLegacyCSVOverlongLine(t *testing.T) {
 		t.Fatalf("%d records, errors %v, truncation %v", len(got.records), got.errs, got.truncated)
 	}
 	e := got.errs[0]
-	if e.Loc != (pipeline.Location{File: p, Line: 3, Record: 2}) || e.Error() != p+":3 (record 2): field row: malformed CSV row: line longer than 16777216 bytes on line 3" {
+	if e.Loc != (textin.Location{File: p, Line: 3, Record: 2}) || e.Error() != p+":3 (record 2): field row: malformed CSV row: line longer than 16777216 bytes on line 3" {
 		t.Errorf("error %v", e)
 	}
 
@@ -285,7 +284,7 @@ func TestArrayElementTooLong(t *testing.T) {
 	d.fr.max, d.fr.noWhole = 200, true
 	c := drain(t, r)
 	if strings.Join(c.order, "") != "RER" || c.records[1].ID != "12345/x6c" || c.records[1].Source.Line != 4 ||
-		c.errs[0].Loc != (pipeline.Location{File: "inline", Line: 3, Record: 2}) ||
+		c.errs[0].Loc != (textin.Location{File: "inline", Line: 3, Record: 2}) ||
 		c.errs[0].Reason != "array element longer than 200 octets (skipped; reading goes on after it)" {
 		t.Errorf("order %v, errors %v, records %+v", c.order, c.errs, c.records)
 	}
@@ -345,7 +344,7 @@ func TestMidFileBOM(t *testing.T) {
 	t.Parallel()
 	const bom = utf8BOM
 	c := readString(t, ezidCSV+bom+"ark:/99999/fk4bom,public,2020-01-01T00:00:00Z,https://e.org/b,Who\nark:/99999/fk4end,public,,https://e.org/e,\n", EZIDCSV)
-	if len(c.records) != 4 || len(c.errs) != 1 || c.errs[0].Field != "id" || c.errs[0].Loc != (pipeline.Location{File: "inline", Line: 5, Record: 4}) ||
+	if len(c.records) != 4 || len(c.errs) != 1 || c.errs[0].Field != "id" || c.errs[0].Loc != (textin.Location{File: "inline", Line: 5, Record: 4}) ||
 		!strings.Contains(c.errs[0].Reason, "byte order mark (U+FEFF)") {
 		t.Errorf("EZID CSV: order %v, errors %v", c.order, c.errs)
 	}

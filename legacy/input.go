@@ -6,43 +6,43 @@ import (
 	"errors"
 	"io"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // MaxLineBytes is the longest line (in octets, without its line end) the
 // line-oriented readers accept, and the longest CSV row (which may span
 // lines inside a quoted field). A longer line or row is reported as a
-// *pipeline.RowError and skipped, reading resumes after it, so one runaway value
+// *textin.RowError and skipped, reading resumes after it, so one runaway value
 // never takes unbounded memory. N2T allows values up to 4 GB; real values are
 // far smaller.
 const MaxLineBytes = 16 << 20
 
 // maxGroupBytes bounds the decoded bytes kept for one N2T identifier, one
 // ANVL block or one element of a dumpdata JSON array before it is refused as
-// too large (a *pipeline.RowError; reading goes on after it).
+// too large (a *textin.RowError; reading goes on after it).
 const maxGroupBytes = 64 << 20
 
 // utf8BOM is the UTF-8 byte order mark tolerated at the start of any input.
 const utf8BOM = "\xEF\xBB\xBF"
 
-// errLineTooLong is wrapped into a *pipeline.RowError when a line exceeds MaxLineBytes.
+// errLineTooLong is wrapped into a *textin.RowError when a line exceeds MaxLineBytes.
 var errLineTooLong = errors.New("line longer than the limit")
 
 // textInput returns the text of raw: gunzipped or un-xz'd when its first bytes carry the gzip
 // (1f 8b) or xz (fd 37 7a 58 5a 00) magic, with its line ends read by the rule of
-// pipeline.NewLineEndReader (a file whose first line end is a bare CR has CR-only line ends:
+// textin.NewLineEndReader (a file whose first line end is a bare CR has CR-only line ends:
 // every CR, LF and CRLF then ends one line; otherwise LF ends a line, a CR before it is dropped,
-// and a CR elsewhere is data). A compressed stream that breaks reads as a *pipeline.DecodeError.
+// and a CR elsewhere is data). A compressed stream that breaks reads as a *textin.DecodeError.
 func textInput(raw *bufio.Reader) (io.Reader, error) {
 	head, _ := raw.Peek(6)
-	c := pipeline.CompressionNone
+	c := textin.CompressionNone
 	switch {
 	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		c = pipeline.CompressionGzip
+		c = textin.CompressionGzip
 	case len(head) == 6 && string(head) == "\xfd7zXZ\x00":
-		c = pipeline.CompressionXZ
+		c = textin.CompressionXZ
 	}
-	return pipeline.NewTextReader(raw, c)
+	return textin.NewTextReader(raw, c)
 }
 
 // skipBOM discards a leading UTF-8 byte order mark.

@@ -9,7 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // This file holds a small JSON framer and parser for Django dumpdata
@@ -21,8 +21,8 @@ import (
 // substring of it, not a copy. It is strict JSON (RFC 8259) and is fuzzed
 // against encoding/json (FuzzDumpObject); the two framing paths against
 // each other (FuzzArrayFramer). Its white space, numbers and depth bound are
-// pipeline's (JSONSpaceEnd, JSONNumberEnd, MaxJSONDepth), shared with the JSON
-// Lines manifest scanner; pipeline/jsonlex.go says why the rest differs.
+// textin's (JSONSpaceEnd, JSONNumberEnd, MaxJSONDepth), shared with the JSON
+// Lines manifest scanner; textin/jsonlex.go says why the rest differs.
 
 // errJSONEOF means the input ended inside a value.
 var errJSONEOF = errors.New("input ends inside a JSON value")
@@ -289,12 +289,12 @@ func (p *jsonParser) errf(format string, a ...any) error {
 	return fmt.Errorf("JSON syntax error at octet %d: %s", p.i+1, fmt.Sprintf(format, a...))
 }
 
-func (p *jsonParser) ws() { p.i = pipeline.JSONSpaceEnd(p.b, p.i) }
+func (p *jsonParser) ws() { p.i = textin.JSONSpaceEnd(p.b, p.i) }
 
 // value validates the value at p.i and returns its text (a substring of p.b).
 func (p *jsonParser) value(depth int) (string, error) {
-	if depth > pipeline.MaxJSONDepth {
-		return "", p.errf("nesting deeper than %d", pipeline.MaxJSONDepth)
+	if depth > textin.MaxJSONDepth {
+		return "", p.errf("nesting deeper than %d", textin.MaxJSONDepth)
 	}
 	p.ws()
 	if p.i >= len(p.b) {
@@ -338,7 +338,7 @@ func (p *jsonParser) literal(w string) error {
 }
 
 func (p *jsonParser) number() error {
-	end, ok := pipeline.JSONNumberEnd(p.b, p.i)
+	end, ok := textin.JSONNumberEnd(p.b, p.i)
 	p.i = end
 	switch {
 	case ok:

@@ -9,7 +9,7 @@
 // the file. They keep every value exactly as the source spelled it — an ARK
 // string is not normalized by a reader; times keep their zone and an unknown
 // time stays nil.
-// A bad record is reported as a *pipeline.RowError and reading continues; a file
+// A bad record is reported as a *textin.RowError and reading continues; a file
 // that ends in the middle of a record yields every complete record and then
 // one *TruncatedError, then io.EOF.
 //
@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // Status is an identifier's publication status in the source system, in
@@ -87,7 +87,7 @@ type Record struct {
 	// key (EZID database dump: the user table is not exported); "" if unknown.
 	Owner string
 	// Source locates the record.
-	Source pipeline.Location
+	Source textin.Location
 }
 
 // NAANRecord is one Name Assigning Authority from the NAAN registry (ANVL,
@@ -119,7 +119,7 @@ type NAANRecord struct {
 	// Metadata keeps every other element (ANVL `!contact`, …); nil if none.
 	Metadata map[string]string
 	// Source locates the record.
-	Source pipeline.Location
+	Source textin.Location
 }
 
 // ShoulderRecord is one shoulder from a shoulder list (EZID CSV, EZID
@@ -166,7 +166,7 @@ type ShoulderRecord struct {
 	// Metadata keeps every other element; nil if none.
 	Metadata map[string]string
 	// Source locates the record.
-	Source pipeline.Location
+	Source textin.Location
 }
 
 // Refused is a record the reader will not yield: arklet `ark.user`,
@@ -188,7 +188,7 @@ type Refused struct {
 	// Secret is set for records that hold credentials: no format imports them.
 	Secret bool
 	// Source locates the record.
-	Source pipeline.Location
+	Source textin.Location
 }
 
 // Item holds exactly one of its fields: what the reader found next.
@@ -202,7 +202,7 @@ type Item struct {
 }
 
 // Loc returns the location of whichever record the item holds.
-func (it Item) Loc() pipeline.Location {
+func (it Item) Loc() textin.Location {
 	switch {
 	case it.Record != nil:
 		return it.Record.Source
@@ -215,13 +215,13 @@ func (it Item) Loc() pipeline.Location {
 	case it.LinkCheck != nil:
 		return it.LinkCheck.Source
 	}
-	return pipeline.Location{}
+	return textin.Location{}
 }
 
 // Reader yields the records of one export in file order.
 //
 // Next returns the next Item, or:
-//   - a *pipeline.RowError for a bad record (the Item is empty; call Next again),
+//   - a *textin.RowError for a bad record (the Item is empty; call Next again),
 //   - a *TruncatedError once, after the last complete record, when the file
 //     ends mid-record or without its end marker, or when its gzip or xz
 //     stream breaks (cut short or corrupt: the reason then names the line and
@@ -241,11 +241,11 @@ type Reader interface {
 // the line on which the file ends; Loc.Record the record that was cut (or
 // may be incomplete). Every complete record before it has been yielded.
 type TruncatedError struct {
-	Loc    pipeline.Location
+	Loc    textin.Location
 	Reason string
 }
 
-// Error renders "FILE:LINE (record R): truncated: reason" (see pipeline.Location).
+// Error renders "FILE:LINE (record R): truncated: reason" (see textin.Location).
 func (e *TruncatedError) Error() string {
 	return e.Loc.String() + ": truncated: " + e.Reason
 }
@@ -254,7 +254,7 @@ func (e *TruncatedError) Error() string {
 // format cannot be recognised or is not one of Formats().
 var ErrUnknownFormat = errors.New("unknown legacy export format")
 
-// maxRaw bounds pipeline.RowError.Raw.
+// maxRaw bounds textin.RowError.Raw.
 const maxRaw = 64 << 10
 
 func clipRaw(s string) string {

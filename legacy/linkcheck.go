@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arkhe-ledger/arkhe/linkcheck"
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // LinkCheckRecord is one identifier's link-check state from a legacy link
@@ -43,7 +43,7 @@ type LinkCheckRecord struct {
 	// the source left it empty.
 	Failures int
 	// Source locates the record.
-	Source pipeline.Location
+	Source textin.Location
 }
 
 // EZIDLinkCheckZone is the time zone in which EZID's link-checker TSV
@@ -120,11 +120,11 @@ type ezidLinkFields struct {
 }
 
 // ezidLinkRecord applies the mapping rules (see EZIDLinkCheck) to f.
-func ezidLinkRecord(f ezidLinkFields, loc pipeline.Location) (*LinkCheckRecord, error) {
+func ezidLinkRecord(f ezidLinkFields, loc textin.Location) (*LinkCheckRecord, error) {
 	rec := &LinkCheckRecord{ID: f.id, Kind: IdentifierKind(f.id), Target: f.target, Failures: f.failures, Source: loc,
 		TargetIsDefault: ezidDefaultTarget(f.id, f.target)}
 	fail := func(field, reason string) error {
-		return &pipeline.RowError{Loc: loc, ID: f.id, Field: field, Reason: reason}
+		return &textin.RowError{Loc: loc, ID: f.id, Field: field, Reason: reason}
 	}
 	if f.target == "" {
 		return nil, fail("target", "empty target: a link-check record is about a target")
@@ -177,7 +177,7 @@ func ezidLinkRecord(f ezidLinkFields, loc pipeline.Location) (*LinkCheckRecord, 
 // (Unix seconds, 0 never checked), numFailures, isBad, returnCode (null when
 // never checked, -1 when there was no HTTP answer), error, mimeType, size,
 // hash (hex MD5 of the body read). Other models are refused.
-func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
+func ezidLinkCheckObject(o *djangoObject, loc textin.Location) (Item, error) {
 	if o.Model != "ezidapp.linkchecker" {
 		return refuse(o.Model, loc), nil
 	}
@@ -185,7 +185,7 @@ func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 	text := func(k string) (string, bool, error) {
 		v, null, err := jsonText(o.Fields.get(k))
 		if err != nil {
-			return "", false, &pipeline.RowError{ID: f.id, Field: k, Reason: "not a JSON scalar", Err: err}
+			return "", false, &textin.RowError{ID: f.id, Field: k, Reason: "not a JSON scalar", Err: err}
 		}
 		return v, null, nil
 	}
@@ -196,7 +196,7 @@ func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 		}
 		n, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil {
-			return 0, false, &pipeline.RowError{ID: f.id, Field: k, Reason: fmt.Sprintf("%q is not an integer", clip(v, 40))}
+			return 0, false, &textin.RowError{ID: f.id, Field: k, Reason: fmt.Sprintf("%q is not an integer", clip(v, 40))}
 		}
 		return n, false, nil
 	}
@@ -205,7 +205,7 @@ func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 		return Item{}, err
 	}
 	if f.id == "" {
-		return Item{}, &pipeline.RowError{Field: "identifier", Reason: "empty identifier"}
+		return Item{}, &textin.RowError{Field: "identifier", Reason: "empty identifier"}
 	}
 	if f.target, _, err = text("target"); err != nil {
 		return Item{}, err
@@ -216,7 +216,7 @@ func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 	}
 	if !null && t != 0 {
 		if f.checked, err = parseUnix(strconv.FormatInt(t, 10)); err != nil {
-			return Item{}, &pipeline.RowError{ID: f.id, Field: "lastCheckTime", Reason: err.Error()}
+			return Item{}, &textin.RowError{ID: f.id, Field: "lastCheckTime", Reason: err.Error()}
 		}
 	}
 	code, null, err := integer("returnCode")
@@ -224,7 +224,7 @@ func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 		return Item{}, err
 	}
 	if f.code, err = ezidReturnCode(code, null); err != nil {
-		return Item{}, &pipeline.RowError{ID: f.id, Field: "returnCode", Reason: err.Error()}
+		return Item{}, &textin.RowError{ID: f.id, Field: "returnCode", Reason: err.Error()}
 	}
 	f.hasCode = !null
 	n, null, err := integer("numFailures")
@@ -234,7 +234,7 @@ func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 	f.failures = -1
 	if !null {
 		if n < 0 || n > 1<<31-1 {
-			return Item{}, &pipeline.RowError{ID: f.id, Field: "numFailures", Reason: fmt.Sprintf("%d is not a count", n)}
+			return Item{}, &textin.RowError{ID: f.id, Field: "numFailures", Reason: fmt.Sprintf("%d is not a count", n)}
 		}
 		f.failures = int(n)
 	}
@@ -247,7 +247,7 @@ func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 		f.bad = true
 	case "false", "":
 	default:
-		return Item{}, &pipeline.RowError{ID: f.id, Field: "isBad", Reason: fmt.Sprintf("%q is not true or false", clip(bad, 20))}
+		return Item{}, &textin.RowError{ID: f.id, Field: "isBad", Reason: fmt.Sprintf("%q is not true or false", clip(bad, 20))}
 	}
 	if f.errText, _, err = text("error"); err != nil {
 		return Item{}, err
@@ -262,7 +262,7 @@ func ezidLinkCheckObject(o *djangoObject, loc pipeline.Location) (Item, error) {
 	f.size = -1
 	if !null {
 		if size < 0 {
-			return Item{}, &pipeline.RowError{ID: f.id, Field: "size", Reason: fmt.Sprintf("%d is not a size", size)}
+			return Item{}, &textin.RowError{ID: f.id, Field: "size", Reason: fmt.Sprintf("%d is not a size", size)}
 		}
 		f.size = size
 	}
@@ -358,7 +358,7 @@ func (r *ezidLinkTSVReader) step() (Item, error) {
 	var f ezidLinkFields
 	f.id, f.target = get("identifier"), get("url")
 	rowErr := func(field, reason string) error {
-		return &pipeline.RowError{Loc: loc, ID: f.id, Field: field, Reason: reason, Raw: rawRow(row)}
+		return &textin.RowError{Loc: loc, ID: f.id, Field: field, Reason: reason, Raw: rawRow(row)}
 	}
 	// a spreadsheet drops trailing empty cells: a short row reads them as empty
 	if len(row) > r.width {
@@ -407,7 +407,7 @@ func (r *ezidLinkTSVReader) step() (Item, error) {
 	f.size = -1
 	rec, err := ezidLinkRecord(f, loc)
 	if err != nil {
-		if re, ok := err.(*pipeline.RowError); ok {
+		if re, ok := err.(*textin.RowError); ok {
 			re.Raw = rawRow(row)
 		}
 		return Item{}, err
@@ -431,7 +431,7 @@ func parseUSMinute(v string, zone *time.Location) (time.Time, error) {
 
 // tsvSource yields the tab-separated rows of a text file, one row a line: EZID's link-checker
 // TSV quotes nothing, so a double quote is data and a tab always separates. An empty line is
-// skipped; a line over MaxLineBytes is a *pipeline.RowError (reading goes on); a last line without its
+// skipped; a line over MaxLineBytes is a *textin.RowError (reading goes on); a last line without its
 // line end is a *TruncatedError (the file was cut), and is not yielded.
 type tsvSource struct {
 	name    string
@@ -445,7 +445,7 @@ func newTSVSource(name string, br *bufio.Reader) *tsvSource {
 }
 
 // row returns the next row and its location; io.EOF at the end.
-func (s *tsvSource) row() ([]string, pipeline.Location, error) {
+func (s *tsvSource) row() ([]string, textin.Location, error) {
 	for !s.done {
 		text, n, term, err := s.lr.next()
 		if err == io.EOF {
@@ -454,26 +454,26 @@ func (s *tsvSource) row() ([]string, pipeline.Location, error) {
 		}
 		if errors.Is(err, errLineTooLong) {
 			s.records++
-			loc := pipeline.Location{File: s.name, Line: n, Record: s.records}
-			return nil, loc, &pipeline.RowError{Loc: loc, Field: "row", Reason: fmt.Sprintf("line longer than %d octets", MaxLineBytes), Err: err}
+			loc := textin.Location{File: s.name, Line: n, Record: s.records}
+			return nil, loc, &textin.RowError{Loc: loc, Field: "row", Reason: fmt.Sprintf("line longer than %d octets", MaxLineBytes), Err: err}
 		}
 		if err != nil {
-			return nil, pipeline.Location{}, fmt.Errorf("%s:line %d: %w", s.name, n, err)
+			return nil, textin.Location{}, fmt.Errorf("%s:line %d: %w", s.name, n, err)
 		}
 		if len(text) == 0 {
 			continue
 		}
 		s.records++
-		loc := pipeline.Location{File: s.name, Line: n, Record: s.records}
+		loc := textin.Location{File: s.name, Line: n, Record: s.records}
 		if !term {
 			s.done = true
 			return nil, loc, &TruncatedError{Loc: loc,
 				Reason: fmt.Sprintf("the last row (line %d) has no line end: the file was cut; that row is not yielded", n)}
 		}
 		if !utf8.Valid(text) {
-			return nil, loc, &pipeline.RowError{Loc: loc, Field: "row", Reason: "line is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(string(text))}
+			return nil, loc, &textin.RowError{Loc: loc, Field: "row", Reason: "line is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(string(text))}
 		}
 		return strings.Split(string(text), "\t"), loc, nil
 	}
-	return nil, pipeline.Location{}, io.EOF
+	return nil, textin.Location{}, io.EOF
 }

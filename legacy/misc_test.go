@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 func TestDetectFormatInline(t *testing.T) {
@@ -76,14 +76,14 @@ func TestIdentifierKind(t *testing.T) {
 
 func TestHelpers(t *testing.T) {
 	t.Parallel()
-	loc := pipeline.Location{File: "dump.txt", Line: 98, Record: 8}
+	loc := textin.Location{File: "dump.txt", Line: 98, Record: 8}
 	if loc.String() != "dump.txt:98 (record 8)" {
-		t.Errorf("pipeline.Location: %s", loc)
+		t.Errorf("textin.Location: %s", loc)
 	}
 	base := errors.New("boom")
-	re := &pipeline.RowError{Loc: loc, ID: "ark:/1/x", Field: "_t", Reason: "bad", Err: base}
+	re := &textin.RowError{Loc: loc, ID: "ark:/1/x", Field: "_t", Reason: "bad", Err: base}
 	if re.Error() != "dump.txt:98 (record 8): ark:/1/x: field _t: bad: boom" || !errors.Is(re, base) {
-		t.Errorf("pipeline.RowError: %q", re.Error())
+		t.Errorf("textin.RowError: %q", re.Error())
 	}
 	for in, want := range map[string][2]any{
 		"303 https://x": {303, "https://x"}, "302\thttps://x": {302, "https://x"}, "200 https://x": {0, "200 https://x"},
@@ -164,7 +164,7 @@ func TestContextAndOpen(t *testing.T) {
 
 // TestLongValues: a 300-octet name passes through unchanged (the importer
 // refuses it naming the limit); a line over MaxLineBytes is one
-// pipeline.RowError and reading continues.
+// textin.RowError and reading continues.
 func TestLongValues(t *testing.T) {
 	t.Parallel()
 	name := "ark:/12345/x6" + strings.Repeat("b", 300)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // N2T binder element names mapped onto Record fields (N2T's own and
@@ -37,7 +37,7 @@ type n2tGroup struct {
 	rec    int
 	elems  []n2tElem
 	size   int
-	err    *pipeline.RowError // first problem found in the group
+	err    *textin.RowError // first problem found in the group
 	raw    strings.Builder
 	rawCut bool
 }
@@ -107,13 +107,13 @@ func (r *n2tReader) step() (Item, error) {
 	}
 }
 
-func (r *n2tReader) loc(line int) pipeline.Location {
-	return pipeline.Location{File: r.name, Line: line, Record: r.records}
+func (r *n2tReader) loc(line int) textin.Location {
+	return textin.Location{File: r.name, Line: line, Record: r.records}
 }
 
 func (r *n2tReader) push(it Item, err error) { r.queue = append(r.queue, result{it, err}) }
 
-// flush turns the current group into a Record or pipeline.RowError.
+// flush turns the current group into a Record or textin.RowError.
 func (r *n2tReader) flush() {
 	if r.cur == nil {
 		return
@@ -129,7 +129,7 @@ func (r *n2tReader) flush() {
 }
 
 func (r *n2tReader) truncated(line int, rec int, reason string) {
-	r.push(Item{}, &TruncatedError{Loc: pipeline.Location{File: r.name, Line: line, Record: rec}, Reason: reason})
+	r.push(Item{}, &TruncatedError{Loc: textin.Location{File: r.name, Line: line, Record: rec}, Reason: reason})
 	r.state = n2tDone
 }
 
@@ -169,7 +169,7 @@ func (r *n2tReader) advance() {
 		r.headerLine(string(text), n)
 	case n2tAfterData:
 		if err == errLineTooLong {
-			r.push(Item{}, &pipeline.RowError{Loc: r.loc(n), Field: "line", Reason: "line after DATA=END longer than the limit", Err: err})
+			r.push(Item{}, &textin.RowError{Loc: r.loc(n), Field: "line", Reason: "line after DATA=END longer than the limit", Err: err})
 			return
 		}
 		s := string(text)
@@ -178,7 +178,7 @@ func (r *n2tReader) advance() {
 		case strings.HasPrefix(s, "VERSION="), strings.HasPrefix(s, utf8BOM+"VERSION="):
 			if strings.HasPrefix(s, utf8BOM) {
 				// Dumps joined together: the next one is read, and the seam is reported.
-				r.push(Item{}, &pipeline.RowError{Loc: r.loc(n), Field: "line", Raw: clipRaw(s),
+				r.push(Item{}, &textin.RowError{Loc: r.loc(n), Field: "line", Raw: clipRaw(s),
 					Reason: fmt.Sprintf("line %d starts with a byte order mark (U+FEFF), which belongs only at the very start of a file: "+
 						"files joined together? the db_dump section it starts is read", n)})
 				s = s[len(utf8BOM):]
@@ -188,7 +188,7 @@ func (r *n2tReader) advance() {
 			r.hex = false
 			r.headerLine(s, n)
 		default:
-			r.push(Item{}, &pipeline.RowError{Loc: r.loc(n), Field: "line", Reason: "text after DATA=END is not a new db_dump section", Raw: clipRaw(s)})
+			r.push(Item{}, &textin.RowError{Loc: r.loc(n), Field: "line", Reason: "text after DATA=END is not a new db_dump section", Raw: clipRaw(s)})
 		}
 	case n2tData:
 		if err == errLineTooLong {
@@ -196,7 +196,7 @@ func (r *n2tReader) advance() {
 			r.lr.next()
 			r.flush()
 			r.records++
-			r.push(Item{}, &pipeline.RowError{Loc: r.loc(n), Field: "key", Reason: fmt.Sprintf("key line longer than %d octets", MaxLineBytes), Err: err})
+			r.push(Item{}, &textin.RowError{Loc: r.loc(n), Field: "key", Reason: fmt.Sprintf("key line longer than %d octets", MaxLineBytes), Err: err})
 			return
 		}
 		if k, ok := bytes.CutPrefix(text, []byte(utf8BOM)); ok && len(k) > 0 && k[0] == ' ' && !bytes.HasPrefix(k[1:], []byte(":/")) {
@@ -204,7 +204,7 @@ func (r *n2tReader) advance() {
 			// rejected whole, and the pairs stay aligned.
 			r.pair(append([]byte(nil), k[1:]...), n)
 			if r.cur != nil && r.cur.err == nil {
-				r.cur.err = &pipeline.RowError{Field: "key", Reason: fmt.Sprintf("key line %d starts with a byte order mark (U+FEFF), "+
+				r.cur.err = &textin.RowError{Field: "key", Reason: fmt.Sprintf("key line %d starts with a byte order mark (U+FEFF), "+
 					"which belongs only at the very start of a file (were files joined together?)", n)}
 			}
 			return
@@ -217,7 +217,7 @@ func (r *n2tReader) advance() {
 			}
 			r.flush()
 			r.records++
-			r.push(Item{}, &pipeline.RowError{Loc: r.loc(n), Field: "line",
+			r.push(Item{}, &textin.RowError{Loc: r.loc(n), Field: "line",
 				Reason: "data line does not start with a space (db_dump -p key/value line expected)", Raw: clipRaw(string(text))})
 			return
 		}
@@ -291,13 +291,13 @@ func (r *n2tReader) pair(rawKey []byte, n int) {
 	g := r.cur
 	if err == errLineTooLong {
 		if g.err == nil {
-			g.err = &pipeline.RowError{Field: elem, Reason: fmt.Sprintf("value on line %d longer than %d octets", vn, MaxLineBytes), Err: err}
+			g.err = &textin.RowError{Field: elem, Reason: fmt.Sprintf("value on line %d longer than %d octets", vn, MaxLineBytes), Err: err}
 		}
 		return
 	}
 	if len(text) == 0 || text[0] != ' ' {
 		if g.err == nil {
-			g.err = &pipeline.RowError{Field: elem, Reason: fmt.Sprintf("value line %d does not start with a space", vn)}
+			g.err = &textin.RowError{Field: elem, Reason: fmt.Sprintf("value line %d does not start with a space", vn)}
 		}
 		g.addRaw(rawKey, text)
 		return
@@ -305,21 +305,21 @@ func (r *n2tReader) pair(rawKey []byte, n int) {
 	g.addRaw(rawKey, text[1:])
 	if kerr != nil {
 		if g.err == nil {
-			g.err = &pipeline.RowError{Field: "key", Reason: "bad key on line " + fmt.Sprint(n), Err: kerr}
+			g.err = &textin.RowError{Field: "key", Reason: "bad key on line " + fmt.Sprint(n), Err: kerr}
 		}
 		return
 	}
 	val, verr := r.decode(text[1:])
 	if verr != nil {
 		if g.err == nil {
-			g.err = &pipeline.RowError{Field: elem, Reason: fmt.Sprintf("bad value on line %d", vn), Err: verr}
+			g.err = &textin.RowError{Field: elem, Reason: fmt.Sprintf("bad value on line %d", vn), Err: verr}
 		}
 		return
 	}
 	g.size += len(elem) + len(val)
 	if g.size > maxGroupBytes {
 		if g.err == nil {
-			g.err = &pipeline.RowError{Field: elem, Reason: fmt.Sprintf("identifier's elements exceed %d octets", maxGroupBytes)}
+			g.err = &textin.RowError{Field: elem, Reason: fmt.Sprintf("identifier's elements exceed %d octets", maxGroupBytes)}
 		}
 		return
 	}
@@ -390,9 +390,9 @@ func clip(s string, n int) string {
 // creation time from `_,ec` / `_.ec` / `__mc` / `_c`, `_u`, `_o`, `_is`,
 // ERC who/what/when (or erc.who/…); everything else into Metadata.
 func (g *n2tGroup) record(file string) (*Record, error) {
-	loc := pipeline.Location{File: file, Line: g.line, Record: g.rec}
+	loc := textin.Location{File: file, Line: g.line, Record: g.rec}
 	fail := func(field, reason string, err error) error {
-		return &pipeline.RowError{Loc: loc, ID: validOr(g.id), Field: field, Reason: reason, Raw: g.raw.String(), Err: err}
+		return &textin.RowError{Loc: loc, ID: validOr(g.id), Field: field, Reason: reason, Raw: g.raw.String(), Err: err}
 	}
 	if g.err != nil {
 		e := *g.err

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // jstr is a JSON scalar read as text: strings as is, numbers and booleans
@@ -57,7 +57,7 @@ type registryEntry struct {
 }
 
 // item maps the entry; key is the 2023 object key ("" for 2024).
-func (e *registryEntry) item(key string, loc pipeline.Location) (Item, error) {
+func (e *registryEntry) item(key string, loc textin.Location) (Item, error) {
 	var target string
 	code := 0
 	if t := bytes.TrimSpace(e.Target); len(t) > 0 && string(t) != "null" {
@@ -67,20 +67,20 @@ func (e *registryEntry) item(key string, loc pipeline.Location) (Item, error) {
 				HTTPCode jstr `json:"http_code"`
 			}
 			if err := json.Unmarshal(t, &tt); err != nil {
-				return Item{}, &pipeline.RowError{ID: string(e.What), Field: "target", Reason: "target is not {url, http_code}", Err: err}
+				return Item{}, &textin.RowError{ID: string(e.What), Field: "target", Reason: "target is not {url, http_code}", Err: err}
 			}
 			target = string(tt.URL)
 			if tt.HTTPCode != "" {
 				n, err := strconv.Atoi(string(tt.HTTPCode))
 				if err != nil {
-					return Item{}, &pipeline.RowError{ID: string(e.What), Field: "target.http_code", Reason: "not an integer", Err: err}
+					return Item{}, &textin.RowError{ID: string(e.What), Field: "target.http_code", Reason: "not an integer", Err: err}
 				}
 				code = n
 			}
 		} else {
 			var s jstr
 			if err := json.Unmarshal(t, &s); err != nil {
-				return Item{}, &pipeline.RowError{ID: string(e.What), Field: "target", Reason: "target is not a string", Err: err}
+				return Item{}, &textin.RowError{ID: string(e.What), Field: "target", Reason: "target is not a string", Err: err}
 			}
 			target = string(s)
 		}
@@ -93,7 +93,7 @@ func (e *registryEntry) item(key string, loc pipeline.Location) (Item, error) {
 	if e.When != "" {
 		t, err := parseDate(string(e.When))
 		if err != nil {
-			return Item{}, &pipeline.RowError{ID: string(e.What), Field: "when", Reason: "bad registration date", Err: err}
+			return Item{}, &textin.RowError{ID: string(e.What), Field: "when", Reason: "bad registration date", Err: err}
 		}
 		when = &t
 	}
@@ -101,7 +101,7 @@ func (e *registryEntry) item(key string, loc pipeline.Location) (Item, error) {
 	switch e.RType {
 	case "", "PublicNAAN", "PublicNAANShoulder":
 	default:
-		return Item{}, &pipeline.RowError{ID: string(e.What), Field: "rtype", Reason: fmt.Sprintf("rtype %q is neither PublicNAAN nor PublicNAANShoulder", e.RType)}
+		return Item{}, &textin.RowError{ID: string(e.What), Field: "rtype", Reason: fmt.Sprintf("rtype %q is neither PublicNAAN nor PublicNAANShoulder", e.RType)}
 	}
 	if isShoulder {
 		s := &ShoulderRecord{Prefix: string(e.What), Kind: "ark", NAAN: string(e.NAAN), Name: string(e.Who.Name),
@@ -119,7 +119,7 @@ func (e *registryEntry) item(key string, loc pipeline.Location) (Item, error) {
 			}
 		}
 		if s.NAAN == "" {
-			return Item{}, &pipeline.RowError{ID: string(e.What), Field: "naan", Reason: "shoulder record has no NAAN"}
+			return Item{}, &textin.RowError{ID: string(e.What), Field: "naan", Reason: "shoulder record has no NAAN"}
 		}
 		s.Metadata = policyMeta(nil, string(e.NAPolicy.OrgType), string(e.NAPolicy.Policy), string(e.NAPolicy.Tenure),
 			string(e.NAPolicy.PolicyURL), string(e.Who.NameNative))
@@ -133,10 +133,10 @@ func (e *registryEntry) item(key string, loc pipeline.Location) (Item, error) {
 		naan = key
 	}
 	if naan == "" {
-		return Item{}, &pipeline.RowError{Field: "what", Reason: "NAAN record has no what (the NAAN)"}
+		return Item{}, &textin.RowError{Field: "what", Reason: "NAAN record has no what (the NAAN)"}
 	}
 	if key != "" && string(e.What) != "" && key != string(e.What) {
-		return Item{}, &pipeline.RowError{ID: key, Field: "what", Reason: fmt.Sprintf("object key %q and what %q differ", key, e.What)}
+		return Item{}, &textin.RowError{ID: key, Field: "what", Reason: fmt.Sprintf("object key %q and what %q differ", key, e.What)}
 	}
 	return Item{NAAN: &NAANRecord{NAAN: naan, Name: string(e.Who.Name), NameNative: string(e.Who.NameNative),
 		Acronym: string(e.Who.Acronym), Where: where, Target: target, RedirectCode: code, When: when,
@@ -159,7 +159,7 @@ func newJSONStream(name string, br *bufio.Reader) *jsonStream {
 }
 
 func (s *jsonStream) truncated(reason string) error {
-	return &TruncatedError{Loc: pipeline.Location{File: s.name, Line: s.lc.lastLine(), Record: s.records}, Reason: reason}
+	return &TruncatedError{Loc: textin.Location{File: s.name, Line: s.lc.lastLine(), Record: s.records}, Reason: reason}
 }
 
 // fail converts a decoder error: end of input is truncation, anything else
@@ -187,36 +187,35 @@ func (s *jsonStream) delim(want json.Delim, where string) error {
 }
 
 // value decodes the next value raw and returns it with its location.
-func (s *jsonStream) value(where string) (json.RawMessage, pipeline.Location, error) {
+func (s *jsonStream) value(where string) (json.RawMessage, textin.Location, error) {
 	var m json.RawMessage
 	if err := s.dec.Decode(&m); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			s.records++
-			return nil, pipeline.Location{}, s.truncated(fmt.Sprintf("file ends inside record %d %s; that record is not yielded", s.records, where))
+			return nil, textin.Location{}, s.truncated(fmt.Sprintf("file ends inside record %d %s; that record is not yielded", s.records, where))
 		}
-		return nil, pipeline.Location{}, s.fail(err, where)
+		return nil, textin.Location{}, s.fail(err, where)
 	}
 	s.records++
 	start := s.dec.InputOffset() - int64(len(m))
-	return m, pipeline.Location{File: s.name, Line: s.lc.lineAt(start), Record: s.records}, nil
+	return m, textin.Location{File: s.name, Line: s.lc.lineAt(start), Record: s.records}, nil
 }
 
-func decodeEntry(raw json.RawMessage, key string, loc pipeline.Location) (Item, error) {
+func decodeEntry(raw json.RawMessage, key string, loc textin.Location) (Item, error) {
 	if !utf8.Valid(raw) {
-		return Item{}, &pipeline.RowError{Loc: loc, ID: validOr(key), Field: "record", Reason: "record is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(string(raw))}
+		return Item{}, &textin.RowError{Loc: loc, ID: validOr(key), Field: "record", Reason: "record is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(string(raw))}
 	}
 	if k := dupJSONKey(raw); k != "" {
-		return Item{}, &pipeline.RowError{Loc: loc, ID: key, Field: k, Raw: clipRaw(string(raw)),
+		return Item{}, &textin.RowError{Loc: loc, ID: key, Field: k, Raw: clipRaw(string(raw)),
 			Reason: fmt.Sprintf("key %q given twice in the object; which value is meant cannot be known, so the record is not read", k)}
 	}
 	var e registryEntry
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return Item{}, &pipeline.RowError{Loc: loc, ID: key, Field: "record", Reason: "registry record does not have the registry's shape", Raw: clipRaw(string(raw)), Err: err}
+		return Item{}, &textin.RowError{Loc: loc, ID: key, Field: "record", Reason: "registry record does not have the registry's shape", Raw: clipRaw(string(raw)), Err: err}
 	}
 	it, err := e.item(key, loc)
 	if err != nil {
-		var re *pipeline.RowError
-		if errors.As(err, &re) {
+		if re, ok := textin.AsRowError(err); ok {
 			re.Loc, re.Raw = loc, clipRaw(string(raw))
 		}
 		return Item{}, err
@@ -275,7 +274,7 @@ type naan2024Reader struct {
 	br     *bufio.Reader
 	state  int // 0 start, 1 in container keys, 2 in data array, 3 in bare array, 4 done
 	single map[string]json.RawMessage
-	first  pipeline.Location
+	first  textin.Location
 }
 
 func newNAAN2024Reader(name string, br *bufio.Reader) *naan2024Reader {
@@ -301,7 +300,7 @@ func (r *naan2024Reader) step() (Item, error) {
 			switch tok {
 			case json.Delim('{'):
 				r.state = 1
-				r.first = pipeline.Location{Line: s.lc.lineAt(s.dec.InputOffset() - 1)}
+				r.first = textin.Location{Line: s.lc.lineAt(s.dec.InputOffset() - 1)}
 			case json.Delim('['):
 				r.state = 3
 			default:
@@ -319,7 +318,7 @@ func (r *naan2024Reader) step() (Item, error) {
 						return r.finish(err)
 					}
 					s.records++
-					loc := pipeline.Location{File: s.name, Line: r.first.Line, Record: s.records}
+					loc := textin.Location{File: s.name, Line: r.first.Line, Record: s.records}
 					return decodeEntry(raw, "", loc)
 				}
 				return Item{}, io.EOF

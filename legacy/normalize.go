@@ -10,12 +10,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/arkhe-ledger/arkhe/ark"
-	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/report"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // Limits on imported values, in octets. A longer value is refused
-// with a *pipeline.RowError naming the limit, never truncated.
+// with a *textin.RowError naming the limit, never truncated.
 const (
 	// MaxTarget is the longest target URL the ledger stores (ark.url varchar(2048)).
 	MaxTarget = 2048
@@ -50,13 +50,13 @@ type Row struct {
 	// Created and Updated are the times as given; nil when unknown.
 	Created, Updated *time.Time
 	// Source locates the record in its export.
-	Source pipeline.Location
+	Source textin.Location
 	// Refused lists the values of the record that were refused and left out (a target that is
 	// not http(s), carries userinfo or is over MaxTarget; an ERC value over MaxERC; a value that
 	// is not valid UTF-8 or holds a NUL byte; an unknown status), each naming its field and the
 	// reason. A record with a refused value keeps its name: its Status is "reserved", so the ARK
 	// lands in the ledger without the value and the name can never be minted again.
-	Refused []pipeline.RowError
+	Refused []textin.RowError
 
 	key string // ARK.Key(), computed once
 }
@@ -115,12 +115,12 @@ func ParseLegacyID(id string) (ark.ARK, error) {
 // other element goes to Metadata. It does not decide about reserved or test ARKs, shoulders or
 // check characters. The caller passes only records of kind "ark".
 //
-// A value that cannot be kept (a target refused by pipeline.CheckTarget, the rule mint applies:
+// A value that cannot be kept (a target refused by textin.CheckTarget, the rule mint applies:
 // not http(s), userinfo, over MaxTarget; an ERC value over MaxERC; invalid UTF-8 or a NUL byte
 // in any field; an unknown status) does not lose the name: the value is left out, listed in
 // Row.Refused, and the row becomes reserved.
 //
-// Errors, when the record names no ARK the ledger can hold, are *pipeline.RowError with the
+// Errors, when the record names no ARK the ledger can hold, are *textin.RowError with the
 // record's location and identifier, naming the field: "id" (not an ARK, or the name over 255
 // octets — the reason names the limit) or "naan".
 func NormalizeRecord(rec *Record) (Row, error) {
@@ -133,15 +133,15 @@ func NormalizeRecord(rec *Record) (Row, error) {
 }
 
 // normalizeRecord is NormalizeRecord; its error names the field and the reason only.
-func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
+func normalizeRecord(rec *Record) (Row, *textin.RowError) {
 	row := Row{Source: rec.Source}
 	a, err := ParseLegacyID(rec.ID)
 	if err != nil {
 		var le *ark.LimitError
 		if errors.As(err, &le) {
-			return row, &pipeline.RowError{Field: "id", Reason: "ARK refused: " + le.Error()}
+			return row, &textin.RowError{Field: "id", Reason: "ARK refused: " + le.Error()}
 		}
-		return row, &pipeline.RowError{Field: "id", Reason: "not a valid ARK", Err: err}
+		return row, &textin.RowError{Field: "id", Reason: "not a valid ARK", Err: err}
 	}
 	row.ARK = a
 	row.ARK.Original = rec.ID
@@ -149,15 +149,15 @@ func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
 		row.Original = &row.ARK.Original
 	}
 	if n := rec.Metadata[MetaArkletNAAN]; n != "" && n != a.NAAN {
-		return row, &pipeline.RowError{Field: "naan", Reason: fmt.Sprintf(
+		return row, &textin.RowError{Field: "naan", Reason: fmt.Sprintf(
 			"the ARK's NAAN %q differs from arklet's naan_id %s; a NAAN is a string and one that matches only after int() is not the same NAAN",
 			a.NAAN, n)}
 	}
 	refuse := func(field, reason string) {
-		row.Refused = append(row.Refused, pipeline.RowError{Loc: rec.Source, ID: rec.ID, Field: field, Reason: reason})
+		row.Refused = append(row.Refused, textin.RowError{Loc: rec.Source, ID: rec.ID, Field: field, Reason: reason})
 	}
 	if rec.HasTarget && !rec.TargetIsDefault && rec.Target != "" {
-		if reason := pipeline.CheckTarget(rec.Target, pipeline.Limits{MaxURL: MaxTarget}); reason != "" {
+		if reason := textin.CheckTarget(rec.Target, textin.Limits{MaxURL: MaxTarget}); reason != "" {
 			refuse("target", reason)
 		} else {
 			t := rec.Target
@@ -256,7 +256,7 @@ func normalizeRecord(rec *Record) (Row, *pipeline.RowError) {
 	if len(meta) > 0 {
 		b, err := metaJSON(meta)
 		if err != nil {
-			return row, &pipeline.RowError{Field: "metadata", Reason: "cannot encode as JSON", Err: err}
+			return row, &textin.RowError{Field: "metadata", Reason: "cannot encode as JSON", Err: err}
 		}
 		row.Metadata = b
 	}
@@ -273,14 +273,14 @@ func isStructural(k string) bool {
 }
 
 // CheckText refuses a value PostgreSQL text cannot hold, invalid UTF-8 or a NUL byte (either
-// would abort a whole COPY): it returns a *pipeline.RowError naming the field and the reason
+// would abort a whole COPY): it returns a *textin.RowError naming the field and the reason
 // (no location: the caller knows it), or nil.
-func CheckText(field, s string) *pipeline.RowError {
+func CheckText(field, s string) *textin.RowError {
 	if !utf8.ValidString(s) {
-		return &pipeline.RowError{Field: field, Reason: "value is not valid UTF-8"}
+		return &textin.RowError{Field: field, Reason: "value is not valid UTF-8"}
 	}
 	if strings.IndexByte(s, 0) >= 0 {
-		return &pipeline.RowError{Field: field, Reason: "value holds a NUL byte, which PostgreSQL text cannot store"}
+		return &textin.RowError{Field: field, Reason: "value holds a NUL byte, which PostgreSQL text cannot store"}
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/legacy"
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 func TestNormalizeRecord(t *testing.T) {
@@ -100,7 +100,7 @@ func TestNormalizeRecord(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			row, err := legacy.NormalizeRecord(&tc.rec)
 			if tc.field != "" {
-				var p *pipeline.RowError
+				var p *textin.RowError
 				if !errors.As(err, &p) || p.Field != tc.field {
 					t.Fatalf("err %v, want a problem in field %s", err, tc.field)
 				}
@@ -194,7 +194,7 @@ func TestNormalizeNAAN(t *testing.T) {
 }
 
 // FuzzNormalizeRecord: any identifier either normalizes to a valid ledger key (whose spelling is
-// kept only when it differs) or is refused with a *pipeline.RowError; never a panic.
+// kept only when it differs) or is refused with a *textin.RowError; never a panic.
 func FuzzNormalizeRecord(f *testing.F) {
 	for _, s := range []string{"ark:/12345/x6b4", "12345/x6-b4", "https://n2t.net/ark:/99999/fk4%7d", "ark:12345",
 		"ark:/12345/x54.v2/c3", "ARK:/B5060/d8", "ark:/12345/x6\u2010b4/", "", "doi:10.1/x", "12345//x6"} {
@@ -205,9 +205,9 @@ func FuzzNormalizeRecord(f *testing.F) {
 			Metadata: map[string]string{"k": who}}
 		row, err := legacy.NormalizeRecord(&rec)
 		if err != nil {
-			var p *pipeline.RowError
+			var p *textin.RowError
 			if !errors.As(err, &p) || p.Field == "" || p.Reason == "" {
-				t.Fatalf("%q: error %v is not a *pipeline.RowError naming a field", id, err)
+				t.Fatalf("%q: error %v is not a *textin.RowError naming a field", id, err)
 			}
 			return
 		}

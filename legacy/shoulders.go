@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // shoulderCSVReader reads ezidapp_shoulder.csv: `prefix,name,minter_url`,
@@ -27,12 +27,12 @@ func (r *shoulderCSVReader) step() (Item, error) {
 		return Item{}, err
 	}
 	if len(f) != 3 {
-		return Item{}, &pipeline.RowError{Loc: loc, Field: "row", Raw: rawRow(f),
+		return Item{}, &textin.RowError{Loc: loc, Field: "row", Raw: rawRow(f),
 			Reason: fmt.Sprintf("row has %d fields, want 3 (prefix,name,minter_url)", len(f))}
 	}
 	prefix := strings.TrimSpace(f[0])
 	if prefix == "" {
-		return Item{}, &pipeline.RowError{Loc: loc, Field: "prefix", Reason: "empty shoulder prefix", Raw: rawRow(f)}
+		return Item{}, &textin.RowError{Loc: loc, Field: "prefix", Reason: "empty shoulder prefix", Raw: rawRow(f)}
 	}
 	s := &ShoulderRecord{Prefix: prefix, Name: f[1], Minter: f[2], Source: loc}
 	s.Kind, s.NAAN, s.Shoulder = splitPrefix(prefix)
@@ -67,17 +67,17 @@ func (r *shoulderLogReader) step() (Item, error) {
 			continue
 		}
 		r.records++
-		loc := pipeline.Location{File: r.name, Line: n, Record: r.records}
+		loc := textin.Location{File: r.name, Line: n, Record: r.records}
 		if err != nil {
-			return Item{}, &pipeline.RowError{Loc: loc, Field: "line", Reason: fmt.Sprintf("line longer than %d octets", MaxLineBytes), Err: err}
+			return Item{}, &textin.RowError{Loc: loc, Field: "line", Reason: fmt.Sprintf("line longer than %d octets", MaxLineBytes), Err: err}
 		}
 		line := string(text)
 		if !utf8.ValidString(line) {
-			return Item{}, &pipeline.RowError{Loc: loc, Field: "line", Reason: "line is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(line)}
+			return Item{}, &textin.RowError{Loc: loc, Field: "line", Reason: "line is not valid UTF-8 (kept raw for the reject file)", Raw: clipRaw(line)}
 		}
 		i := strings.Index(line, shoulderLogMark)
 		if i < 0 {
-			return Item{}, &pipeline.RowError{Loc: loc, Field: "line", Reason: "no \"shoulder - <prefix> <name>\" in the line", Raw: clipRaw(line)}
+			return Item{}, &textin.RowError{Loc: loc, Field: "line", Reason: "no \"shoulder - <prefix> <name>\" in the line", Raw: clipRaw(line)}
 		}
 		rest := strings.TrimLeft(line[i+len(shoulderLogMark):], " \t")
 		prefix, name, _ := strings.Cut(rest, " ")
@@ -85,7 +85,7 @@ func (r *shoulderLogReader) step() (Item, error) {
 			prefix, name = prefix[:j], prefix[j+1:]+" "+name
 		}
 		if prefix == "" {
-			return Item{}, &pipeline.RowError{Loc: loc, Field: "prefix", Reason: "empty shoulder prefix", Raw: clipRaw(line)}
+			return Item{}, &textin.RowError{Loc: loc, Field: "prefix", Reason: "empty shoulder prefix", Raw: clipRaw(line)}
 		}
 		s := &ShoulderRecord{Prefix: prefix, Name: strings.TrimSpace(name), Source: loc}
 		s.Kind, s.NAAN, s.Shoulder = splitPrefix(prefix)

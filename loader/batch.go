@@ -16,6 +16,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // This file is the mint sink's worker: per batch the idempotency receipts, blade drawing with
@@ -115,7 +116,7 @@ type mintWorker struct {
 	draws     []uint8
 	collided  []uint8 // per row: draws that named an existing or held name (drawCounts)
 	verified  []bool
-	serverRej []*pipeline.RowError
+	serverRej []*textin.RowError
 	mint      []int32  // rows to mint, in order
 	keys      []string // ledger keys of the rows being copied
 	anames    []string // assigned names of the rows being copied
@@ -348,7 +349,7 @@ func (w *mintWorker) refused(ctx context.Context, b *pipeline.Batch, err error, 
 		if err != nil {
 			return err
 		}
-		w.serverRej[i] = &pipeline.RowError{Loc: b.Rows[i].Record.Source, Field: columnField(rowErr.ColumnName),
+		w.serverRej[i] = &textin.RowError{Loc: b.Rows[i].Record.Source, Field: columnField(rowErr.ColumnName),
 			Err: &ServerRefusalError{Code: rowErr.Code, Message: rowErr.Message, Column: rowErr.ColumnName}}
 	default:
 		return fmt.Errorf("mint batch: %w", err)
@@ -539,7 +540,7 @@ func (w *mintWorker) existing(ctx context.Context, keys []string) error {
 func rejectRow(r *pipeline.Row, field string, err error) {
 	r.Outcome = pipeline.OutcomeRejected
 	r.ARK = ""
-	r.Reject = &pipeline.RowError{Loc: r.Record.Source, Field: field, Err: err}
+	r.Reject = &textin.RowError{Loc: r.Record.Source, Field: field, Err: err}
 }
 
 // settle decides every row's outcome for one attempt: replays from receipts, the rows to mint

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // The errors of a bulk write: those that stop a mint run (ReachError, FaultError) and those that
@@ -82,7 +82,7 @@ func (e *CollisionError) Error() string {
 type ReceiptConflictError struct {
 	RequestID string
 	ARK       string
-	First     pipeline.Location
+	First     textin.Location
 	Fields    []string
 }
 
@@ -105,7 +105,7 @@ func (e *ReceiptConflictError) Error() string {
 // manifest was rejected: it is rejected too (only the first occurrence mints).
 type FirstRejectedError struct {
 	RequestID string
-	First     pipeline.Location
+	First     textin.Location
 }
 
 // Error names the first occurrence.

@@ -12,6 +12,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // This file is the mint job: its configuration and policies, the sink PrepareMint returns
@@ -427,7 +428,7 @@ type MintJob struct {
 	Inputs []string
 	// Mapping and Limits as in pipeline.RunConfig.
 	Mapping pipeline.Mapping
-	Limits  pipeline.Limits
+	Limits  textin.Limits
 	// Workers and BatchSize as in pipeline.RunConfig (0: the defaults, 2 and 100,000).
 	Workers, BatchSize int
 	// MintMapPath is the mint map to write (.csv, .jsonl, .ndjson or .parquet); "" writes none.

@@ -22,6 +22,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // mintLedger is mintLedgerIn a new database on the single node.
@@ -376,7 +377,7 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rowErr *pipeline.RowError
+	var rowErr *textin.RowError
 	rw := pipeline.NewRejectWriter(rejects)
 	sum, err := pipeline.Run(ctx, pipeline.RunConfig{Inputs: []string{in}, Sink: sink, Workers: 1, BatchSize: 1, Rejects: rw})
 	if err != nil {
@@ -395,7 +396,7 @@ func TestMintTenCollisionsFailTheRow(t *testing.T) {
 	}
 	defer w.Close()
 	b := &pipeline.Batch{Rows: []pipeline.Row{{Record: pipeline.Record{RequestID: "fresh", Has: pipeline.HasRequestID,
-		Source: pipeline.Location{File: "x.csv", Line: 2, Record: 1}}}}}
+		Source: textin.Location{File: "x.csv", Line: 2, Record: 1}}}}}
 	b.Rows[0].Digest = pipeline.PayloadDigest(&b.Rows[0].Record)
 	if err := w.Write(ctx, b); err != nil {
 		t.Fatal(err)
@@ -577,7 +578,7 @@ func TestMintServerRefusalRejectsOneRow(t *testing.T) {
 			// rows that skipped validation: the server refuses the NUL byte and the bad UTF-8
 			b := &pipeline.Batch{}
 			for i := range 9 {
-				rec := pipeline.Record{Source: pipeline.Location{File: "x.csv", Line: i + 2, Record: i + 1}}
+				rec := pipeline.Record{Source: textin.Location{File: "x.csv", Line: i + 2, Record: i + 1}}
 				rec.Set(pipeline.FieldRequestID, fmt.Sprintf("s%d", i))
 				rec.Set(pipeline.FieldWhat, "title")
 				switch i {
@@ -1022,7 +1023,7 @@ func TestMintChunksRedrawInPlace(t *testing.T) {
 		script := make([]string, 0, n)
 		for k := 0; len(rows) < n; k++ {
 			rec := pipeline.Record{RequestID: fmt.Sprintf("obj-%06d", k), URL: fmt.Sprintf("https://example.org/%d", k),
-				Has: pipeline.HasRequestID | pipeline.HasURL, Source: pipeline.Location{File: "m.csv", Line: len(rows) + 2, Record: len(rows) + 1}}
+				Has: pipeline.HasRequestID | pipeline.HasURL, Source: textin.Location{File: "m.csv", Line: len(rows) + 2, Record: len(rows) + 1}}
 			r := pipeline.Row{Record: rec}
 			r.Digest = pipeline.PayloadDigest(&r.Record)
 			rows = append(rows, r)
@@ -1036,7 +1037,7 @@ func TestMintChunksRedrawInPlace(t *testing.T) {
 			}
 			if k == 1199 || k == 2399 {
 				dup := r
-				dup.Record.Source = pipeline.Location{File: "m.csv", Line: len(rows) + 2, Record: len(rows) + 1}
+				dup.Record.Source = textin.Location{File: "m.csv", Line: len(rows) + 2, Record: len(rows) + 1}
 				rows = append(rows, dup)
 			}
 		}
@@ -1210,7 +1211,7 @@ func TestMintRowRefusedOnAWorker(t *testing.T) {
 		defer w.Close()
 		b := &pipeline.Batch{}
 		for i := range 9 {
-			rec := pipeline.Record{Source: pipeline.Location{File: "x.csv", Line: i + 2, Record: i + 1}}
+			rec := pipeline.Record{Source: textin.Location{File: "x.csv", Line: i + 2, Record: i + 1}}
 			rec.Set(pipeline.FieldRequestID, fmt.Sprintf("s%d", i))
 			rec.Set(pipeline.FieldWhat, fmt.Sprintf("title %d", i))
 			if i == 2 || i == 7 {

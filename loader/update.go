@@ -24,6 +24,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // This file is the bulk change (arkhe update): a manifest of change rows, read in batches, each
@@ -76,7 +77,7 @@ const maxUpdateAttempts = 8
 
 // ChangeRow is one row of a change manifest.
 type ChangeRow struct {
-	Loc pipeline.Location
+	Loc textin.Location
 	// ARK is the ledger key ("NAAN/name") once known.
 	ARK string
 	// MintRequestID names the ARK by a mint receipt of the client, when ARK is not given.
@@ -284,7 +285,7 @@ func (u *updater) run(ctx context.Context) error {
 
 func (u *updater) file(ctx context.Context, rd *changeReader) error {
 	var batch []ChangeRow
-	var rejects []*pipeline.RowError // per row of batch, nil for none
+	var rejects []*textin.RowError // per row of batch, nil for none
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -314,7 +315,7 @@ func (u *updater) file(ctx context.Context, rd *changeReader) error {
 
 // batch settles one batch: it resolves mint request IDs to ARKs, rejects duplicates, applies the
 // rest, and writes the results in manifest order.
-func (u *updater) batch(ctx context.Context, rows []ChangeRow, rejects []*pipeline.RowError) error {
+func (u *updater) batch(ctx context.Context, rows []ChangeRow, rejects []*textin.RowError) error {
 	u.sum.Read += int64(len(rows))
 	u.sum.Batches++
 	if err := u.resolve(ctx, rows, rejects); err != nil {
@@ -358,7 +359,7 @@ func (u *updater) batch(ctx context.Context, rows []ChangeRow, rejects []*pipeli
 			last := idx[len(idx)-1]
 			apply = append(apply, last)
 			for _, i := range idx[:len(idx)-1] {
-				rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK,
+				rejects[i] = &textin.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK,
 					Reason: fmt.Sprintf("superseded by the row at %s (--last-wins)", rows[last].Loc)}
 			}
 		default:
@@ -367,7 +368,7 @@ func (u *updater) batch(ctx context.Context, rows []ChangeRow, rejects []*pipeli
 				at = append(at, rows[i].Loc.String())
 			}
 			for _, i := range idx {
-				rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK,
+				rejects[i] = &textin.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK,
 					Reason: "the same ARK is named with different values at " + strings.Join(at, ", ") + "; none is applied (--last-wins applies the last)"}
 			}
 		}
@@ -419,7 +420,7 @@ func (u *updater) batch(ctx context.Context, rows []ChangeRow, rejects []*pipeli
 
 // resolve finds the ARK of each row that names it by a mint request ID, among the client's own
 // receipts; a request ID without one is a reject.
-func (u *updater) resolve(ctx context.Context, rows []ChangeRow, rejects []*pipeline.RowError) error {
+func (u *updater) resolve(ctx context.Context, rows []ChangeRow, rejects []*textin.RowError) error {
 	var ids []string
 	for i := range rows {
 		if rejects[i] == nil && rows[i].ARK == "" {
@@ -450,7 +451,7 @@ func (u *updater) resolve(ctx context.Context, rows []ChangeRow, rejects []*pipe
 		if rejects[i] == nil && rows[i].ARK == "" {
 			key, ok := found[rows[i].MintRequestID]
 			if !ok {
-				rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, Field: ColMintRequestID,
+				rejects[i] = &textin.RowError{Loc: rows[i].Loc, Field: ColMintRequestID,
 					Reason: fmt.Sprintf("client %s holds no mint receipt for request ID %q (a row names an ARK by a request ID of the client's own mints)", u.job.ClientID, rows[i].MintRequestID)}
 				continue
 			}
@@ -465,7 +466,7 @@ const stageCopy = `copy ark_update_stage (token, idx, ark, request_id, digest, m
 
 // apply stages rows idx (in ARK order) and applies them in one transaction (rolled back under
 // DryRun), retrying the batch after a deadlock, a serialization failure or a lost connection.
-func (u *updater) apply(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*pipeline.RowError) error {
+func (u *updater) apply(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*textin.RowError) error {
 	var err error
 	for attempt := 1; attempt <= maxUpdateAttempts; attempt++ {
 		if err = u.applyOnce(ctx, rows, idx, outcome, rejects); err == nil {
@@ -498,7 +499,7 @@ func retryableChange(err error) bool {
 	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*pipeline.RowError) error {
+func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*textin.RowError) error {
 	tx, err := u.l.Pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -583,9 +584,9 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 		case "earlier":
 			outcome[i] = OutcomeEarlier
 		case "unknown":
-			rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK, Reason: "unknown ARK: " + g.detail}
+			rejects[i] = &textin.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Field: ColARK, Reason: "unknown ARK: " + g.detail}
 		default:
-			rejects[i] = &pipeline.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Reason: "refused: " + g.detail}
+			rejects[i] = &textin.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Reason: "refused: " + g.detail}
 		}
 	}
 	return nil
@@ -606,17 +607,17 @@ type changeReader struct {
 func openChangeManifest(path string, m map[string]string) (*changeReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &pipeline.ManifestError{Loc: pipeline.Location{File: path}, Op: "open", Err: err}
+		return nil, &pipeline.ManifestError{Loc: textin.Location{File: path}, Op: "open", Err: err}
 	}
 	name := strings.ToLower(path)
-	c := pipeline.CompressionNone
+	c := textin.CompressionNone
 	if strings.HasSuffix(name, ".gz") {
-		c, name = pipeline.CompressionGzip, strings.TrimSuffix(name, ".gz")
+		c, name = textin.CompressionGzip, strings.TrimSuffix(name, ".gz")
 	}
-	src, err := pipeline.NewTextReader(f, c)
+	src, err := textin.NewTextReader(f, c)
 	if err != nil {
 		_ = f.Close()
-		return nil, &pipeline.ManifestError{Loc: pipeline.Location{File: path}, Op: "open", Err: err}
+		return nil, &pipeline.ManifestError{Loc: textin.Location{File: path}, Op: "open", Err: err}
 	}
 	r := &changeReader{path: path, f: f, m: m}
 	switch filepath.Ext(name) {
@@ -627,7 +628,7 @@ func openChangeManifest(path string, m map[string]string) (*changeReader, error)
 		head, err := r.csv.Read()
 		if err != nil {
 			_ = f.Close()
-			return nil, &pipeline.ManifestError{Loc: pipeline.Location{File: path, Line: 1}, Op: "read the header", Err: err}
+			return nil, &pipeline.ManifestError{Loc: textin.Location{File: path, Line: 1}, Op: "read the header", Err: err}
 		}
 		r.cols = map[string]int{}
 		for i, h := range head {
@@ -642,7 +643,7 @@ func openChangeManifest(path string, m map[string]string) (*changeReader, error)
 		r.dec = json.NewDecoder(src)
 	default:
 		_ = f.Close()
-		return nil, &pipeline.ManifestError{Loc: pipeline.Location{File: path}, Op: "open",
+		return nil, &pipeline.ManifestError{Loc: textin.Location{File: path}, Op: "open",
 			Err: fmt.Errorf("%w: want .csv, .jsonl or .ndjson (each optionally .gz)", pipeline.ErrUnknownFormat)}
 	}
 	return r, nil
@@ -662,7 +663,7 @@ func (r *changeReader) checkNames(cols map[string]int) error {
 	_, a := cols[ColARK]
 	_, q := cols[ColMintRequestID]
 	if !a && !q {
-		return &pipeline.ManifestError{Loc: pipeline.Location{File: r.path, Line: 1}, Op: "read the header",
+		return &pipeline.ManifestError{Loc: textin.Location{File: r.path, Line: 1}, Op: "read the header",
 			Err: fmt.Errorf("no column %s or %s: each row names its ARK by one of them", ColARK, ColMintRequestID)}
 	}
 	return nil
@@ -672,7 +673,7 @@ func (r *changeReader) checkNames(cols map[string]int) error {
 func (r *changeReader) Close() error { return r.f.Close() }
 
 // next returns the next row and, for a row that cannot be applied, its reject; io.EOF at the end.
-func (r *changeReader) next() (ChangeRow, *pipeline.RowError, error) {
+func (r *changeReader) next() (ChangeRow, *textin.RowError, error) {
 	r.record++
 	var row ChangeRow
 	get := map[string]string{}
@@ -682,11 +683,11 @@ func (r *changeReader) next() (ChangeRow, *pipeline.RowError, error) {
 			return row, nil, io.EOF
 		}
 		line, _ := r.csv.FieldPos(0)
-		row.Loc = pipeline.Location{File: r.path, Line: line, Record: r.record}
+		row.Loc = textin.Location{File: r.path, Line: line, Record: r.record}
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return row, &pipeline.RowError{Loc: row.Loc, Reason: "bad CSV", Err: err}, nil
+				return row, &textin.RowError{Loc: row.Loc, Reason: "bad CSV", Err: err}, nil
 			}
 			return row, nil, &pipeline.ManifestError{Loc: row.Loc, Op: "read", Err: err}
 		}
@@ -701,7 +702,7 @@ func (r *changeReader) next() (ChangeRow, *pipeline.RowError, error) {
 		if err == io.EOF {
 			return row, nil, io.EOF
 		}
-		row.Loc = pipeline.Location{File: r.path, Line: r.record, Record: r.record}
+		row.Loc = textin.Location{File: r.path, Line: r.record, Record: r.record}
 		if err != nil {
 			return row, nil, &pipeline.ManifestError{Loc: row.Loc, Op: "read", Err: err}
 		}
@@ -712,24 +713,24 @@ func (r *changeReader) next() (ChangeRow, *pipeline.RowError, error) {
 			case nil:
 				get[r.column(k)] = ""
 			default:
-				return row, &pipeline.RowError{Loc: row.Loc, Field: k, Reason: "a value must be a string or null"}, nil
+				return row, &textin.RowError{Loc: row.Loc, Field: k, Reason: "a value must be a string or null"}, nil
 			}
 		}
 	}
 	if a, ok := get[ColARK]; ok && a != "" {
 		p, err := ark.Parse(a)
 		if err != nil {
-			return row, &pipeline.RowError{Loc: row.Loc, Field: ColARK, Reason: "not an ARK", Err: err}, nil
+			return row, &textin.RowError{Loc: row.Loc, Field: ColARK, Reason: "not an ARK", Err: err}, nil
 		}
 		row.ARK = p.Key()
 	} else if id := get[ColMintRequestID]; id != "" {
 		row.MintRequestID = id
 	} else {
-		return row, &pipeline.RowError{Loc: row.Loc, Field: ColARK, Reason: "the row names no ARK (ark or request_id)"}, nil
+		return row, &textin.RowError{Loc: row.Loc, Field: ColARK, Reason: "the row names no ARK (ark or request_id)"}, nil
 	}
 	row.ChangeID = strings.TrimSpace(get[ColChangeID])
 	if len(row.ChangeID) > 255 {
-		return row, &pipeline.RowError{Loc: row.Loc, Field: ColChangeID, Reason: "a change request ID is at most 255 octets"}, nil
+		return row, &textin.RowError{Loc: row.Loc, Field: ColChangeID, Reason: "a change request ID is at most 255 octets"}, nil
 	}
 	for i, c := range changeColumns {
 		v, ok := get[c]
@@ -741,19 +742,19 @@ func (r *changeReader) next() (ChangeRow, *pipeline.RowError, error) {
 	}
 	if row.Mask&maskURL != 0 && row.Values[0] != "" {
 		if err := ledger.ValidateTarget(row.Values[0]); err != nil {
-			return row, &pipeline.RowError{Loc: row.Loc, Field: ColURL, Reason: err.Error()}, nil
+			return row, &textin.RowError{Loc: row.Loc, Field: ColURL, Reason: err.Error()}, nil
 		}
 	}
 	if row.Mask&maskStatus != 0 {
 		switch row.Values[5] {
 		case "public", "unavailable":
 		default:
-			return row, &pipeline.RowError{Loc: row.Loc, Field: ColStatus,
+			return row, &textin.RowError{Loc: row.Loc, Field: ColStatus,
 				Reason: fmt.Sprintf("status %q: want public (restores a tombstoned ARK) or unavailable (a tombstone, with a reason)", row.Values[5])}, nil
 		}
 	}
 	if row.Mask&^maskReason == 0 {
-		return row, &pipeline.RowError{Loc: row.Loc, Reason: "the row changes nothing: give url, who, what, when, commitment or status"}, nil
+		return row, &textin.RowError{Loc: row.Loc, Reason: "the row changes nothing: give url, who, what, when, commitment or status"}, nil
 	}
 	return row, nil, nil
 }

@@ -1,11 +1,14 @@
 package pipeline
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // csvManifest reads a CSV manifest with a CSVScanner: a header line naming the columns, a UTF-8
@@ -18,7 +21,7 @@ import (
 type csvManifest struct {
 	path   string
 	closer io.Closer
-	sc     *CSVScanner
+	sc     *textin.CSVScanner
 	cols   [NumFields]int // column index per Field, -1 when not mapped or absent
 	width  int            // number of header columns
 	names  [NumFields]string
@@ -30,16 +33,18 @@ type csvManifest struct {
 // newCSVManifest reads the header of src (text with LF line ends: NewTextReader), whose records
 // are bounded by max bytes (≤ 0: MaxRecordBytes).
 func newCSVManifest(path string, src io.Reader, closer io.Closer, m Mapping, max int) (*csvManifest, error) {
-	sc := NewCSVScanner(src, max, true)
 	// The BOM is dropped before the scanner sees it, else a quoted first header
-	// ("\ufeff\"UUID\"") would be a bare-quote error.
-	if b, _ := sc.br.Peek(3); string(b) == "\ufeff" {
-		_, _ = sc.br.Discard(3)
+	// ("\ufeff\"UUID\"") would be a bare-quote error. The scanner reads on from br (a
+	// *bufio.Reader of at least 64 KiB is used as it is).
+	br := bufio.NewReaderSize(src, 64<<10)
+	if b, _ := br.Peek(3); string(b) == "\ufeff" {
+		_, _ = br.Discard(3)
 	}
+	sc := textin.NewCSVScanner(br, max, true)
 	r := &csvManifest{path: path, closer: closer, sc: sc}
 	header, line, err := sc.Scan()
 	if err != nil {
-		loc := Location{File: path, Line: line}
+		loc := textin.Location{File: path, Line: line}
 		if loc.Line == 0 {
 			loc.Line = 1
 		}
@@ -56,7 +61,7 @@ func newCSVManifest(path string, src io.Reader, closer io.Closer, m Mapping, max
 		r.names[f] = name
 		if name == "" {
 			if f == FieldRequestID {
-				return nil, &ManifestError{Loc: Location{File: path, Line: line}, Op: "header",
+				return nil, &ManifestError{Loc: textin.Location{File: path, Line: line}, Op: "header",
 					Err: fmt.Errorf("%w: request_id is not mapped", ErrMissingColumn)}
 			}
 			continue
@@ -68,7 +73,7 @@ func newCSVManifest(path string, src io.Reader, closer io.Closer, m Mapping, max
 			}
 		}
 		if r.cols[f] < 0 && (f == FieldRequestID || m.Explicit(f)) {
-			return nil, &ManifestError{Loc: Location{File: path, Line: line}, Op: "header",
+			return nil, &ManifestError{Loc: textin.Location{File: path, Line: line}, Op: "header",
 				Err: fmt.Errorf("%w: no column %q for %s (header has %d columns)", ErrMissingColumn, name, f, len(header))}
 		}
 	}
@@ -86,21 +91,20 @@ func (r *csvManifest) Next(ctx context.Context) (Record, error) {
 	fields, line, err := r.sc.Scan()
 	if err != nil {
 		err = r.readError(err)
-		var re *RowError
-		if errors.As(err, &re) {
+		if re, ok := textin.AsRowError(err); ok {
 			return Record{Source: re.Loc}, err
 		}
 		return Record{}, err
 	}
 	r.rec++
-	loc := Location{File: r.path, Line: line, Record: r.rec}
+	loc := textin.Location{File: r.path, Line: line, Record: r.rec}
 	rec := Record{Source: loc}
 	if len(fields) != r.width {
 		// Keep the request ID, when the row reaches it, for the reject file.
 		if c := r.cols[FieldRequestID]; c < len(fields) && fields[c] != "" {
 			rec.Set(FieldRequestID, fields[c])
 		}
-		return rec, &RowError{Loc: loc,
+		return rec, &textin.RowError{Loc: loc,
 			Reason: "has " + strconv.Itoa(len(fields)) + " fields, header has " + strconv.Itoa(r.width)}
 	}
 	for f, c := range r.cols {
@@ -119,18 +123,17 @@ func (r *csvManifest) readError(err error) error {
 		r.err = io.EOF
 		return io.EOF
 	}
-	var ce *CSVError
+	var ce *textin.CSVError
 	if errors.As(err, &ce) {
 		r.rec++
-		return &RowError{Loc: Location{File: r.path, Line: ce.StartLine, Record: r.rec}, Reason: ce.Error()}
+		return &textin.RowError{Loc: textin.Location{File: r.path, Line: ce.StartLine, Record: r.rec}, Reason: ce.Error()}
 	}
-	var de *DecodeError
-	if errors.As(err, &de) {
+	if de, ok := textin.AsDecodeError(err); ok {
 		r.err = io.EOF
 		r.rec++
-		return &RowError{Loc: Location{File: r.path, Line: int(de.Lines) + 1, Record: r.rec}, Reason: de.Finding(r.rec - 1)}
+		return &textin.RowError{Loc: textin.Location{File: r.path, Line: int(de.Lines) + 1, Record: r.rec}, Reason: de.Finding(r.rec - 1)}
 	}
-	r.err = &ManifestError{Loc: Location{File: r.path, Line: r.sc.Line(), Record: r.rec}, Op: "read", Err: err}
+	r.err = &ManifestError{Loc: textin.Location{File: r.path, Line: r.sc.Line(), Record: r.rec}, Op: "read", Err: err}
 	return r.err
 }
 
@@ -141,7 +144,7 @@ func (r *csvManifest) Close() error {
 	}
 	r.closed = true
 	if r.err == nil {
-		r.err = &ManifestError{Loc: Location{File: r.path}, Op: "read", Err: errors.New("reader closed")}
+		r.err = &ManifestError{Loc: textin.Location{File: r.path}, Op: "read", Err: errors.New("reader closed")}
 	}
 	return r.closer.Close()
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // nyplCSVMapping is the NYPL mapping documented in MAPPINGS.md.
@@ -34,7 +35,7 @@ func TestCSVNYPL(t *testing.T) {
 	if first.Has != HasRequestID|HasURL|HasWhat {
 		t.Errorf("record 1 Has = %06b, want request_id|url|what", first.Has)
 	}
-	if first.Source != (Location{File: r.(*csvManifest).path, Line: 2, Record: 1}) {
+	if first.Source != (textin.Location{File: r.(*csvManifest).path, Line: 2, Record: 1}) {
 		t.Errorf("record 1 Source = %+v", first.Source)
 	}
 	second := recs[1]
@@ -50,7 +51,7 @@ func TestCSVNYPL(t *testing.T) {
 		if recs[i].Has&HasWho == 0 {
 			noContributor++
 		}
-		if err := Validate(&recs[i], DefaultLimits()); err != nil {
+		if err := Validate(&recs[i], textin.DefaultLimits()); err != nil {
 			t.Errorf("NYPL record fails validation: %v", err)
 		}
 	}
@@ -71,7 +72,7 @@ func TestCSVBOMAndCRLF(t *testing.T) {
 	want := Record{
 		RequestID: "10093", Who: "Abakanowicz, Magdalena", When: "born 1930",
 		URL: "http://www.tate.org.uk/art/artists/magdalena-abakanowicz-10093",
-		Has: HasRequestID | HasWho | HasWhen | HasURL, Source: Location{File: p, Line: 2, Record: 1},
+		Has: HasRequestID | HasWho | HasWhen | HasURL, Source: textin.Location{File: p, Line: 2, Record: 1},
 	}
 	if recs[0] != want {
 		t.Errorf("record 1 = %+v\nwant       %+v", recs[0], want)
@@ -114,13 +115,13 @@ func TestCSVTruncated(t *testing.T) {
 		t.Fatalf("%d row errors, want 2: %v", len(bad), bad)
 	}
 	e := bad[0]
-	if e.Loc != (Location{File: p, Line: 2634, Record: 2135}) {
+	if e.Loc != (textin.Location{File: p, Line: 2634, Record: 2135}) {
 		t.Errorf("row error at %+v, want line 2634 record 2135", e.Loc)
 	}
 	if e.Reason != "quoted field not closed at the end of the file (record starts on line 2634, file stops on line 2635); line 2635 is read again, as a record" {
 		t.Errorf("reason = %q", e.Reason)
 	}
-	if e := bad[1]; e.Loc != (Location{File: p, Line: 2635, Record: 2136}) || e.Reason != "quote inside an unquoted field on line 2635, column 165" {
+	if e := bad[1]; e.Loc != (textin.Location{File: p, Line: 2635, Record: 2136}) || e.Reason != "quote inside an unquoted field on line 2635, column 165" {
 		t.Errorf("second row error %+v", e)
 	}
 	// Records with CRLF inside quoted fields keep their start line: the
@@ -145,16 +146,16 @@ func TestCSVBadRows(t *testing.T) {
 	if len(recs) != 3 || len(bad) != 2 {
 		t.Fatalf("records %d, row errors %d; want 3, 2: %v", len(recs), len(bad), bad)
 	}
-	if bad[0].Loc != (Location{File: p, Line: 3, Record: 2}) || bad[0].Reason != "has 3 fields, header has 4" {
+	if bad[0].Loc != (textin.Location{File: p, Line: 3, Record: 2}) || bad[0].Reason != "has 3 fields, header has 4" {
 		t.Errorf("bad[0] = %+v", bad[0])
 	}
-	if bad[1].Loc != (Location{File: p, Line: 7, Record: 4}) || bad[1].Reason != "quote inside an unquoted field on line 7, column 27" {
+	if bad[1].Loc != (textin.Location{File: p, Line: 7, Record: 4}) || bad[1].Reason != "quote inside an unquoted field on line 7, column 27" {
 		t.Errorf("bad[1] = %+v", bad[1])
 	}
 	if recs[1].What != "Three\nlines\n" || recs[1].Has&HasWho != 0 || recs[1].Source.Line != 4 || recs[1].Source.Record != 3 {
 		t.Errorf("record r3 = %+v", recs[1])
 	}
-	if recs[2].RequestID != "r5" || recs[2].Has&HasURL != 0 || recs[2].Source != (Location{File: p, Line: 9, Record: 5}) {
+	if recs[2].RequestID != "r5" || recs[2].Has&HasURL != 0 || recs[2].Source != (textin.Location{File: p, Line: 9, Record: 5}) {
 		t.Errorf("record r5 = %+v", recs[2])
 	}
 }
@@ -254,7 +255,7 @@ func FuzzCSVManifest(f *testing.F) {
 			if errors.Is(err, io.EOF) {
 				return
 			}
-			var re *RowError
+			var re *textin.RowError
 			var me *ManifestError
 			switch {
 			case err == nil:

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // openCSVMax opens the CSV manifest at path with the default mapping and a record bound of max
@@ -14,7 +16,7 @@ func openCSVMax(t testing.TB, path string, max int) Reader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := NewTextReader(f, CompressionNone)
+	src, err := textin.NewTextReader(f, textin.CompressionNone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +46,7 @@ func TestCSVOverlongLine(t *testing.T) {
 	if ids(recs) != "r1 r3" || len(bad) != 1 {
 		t.Fatalf("records %q, row errors %v", ids(recs), bad)
 	}
-	if bad[0].Loc != (Location{File: p, Line: 3, Record: 2}) || bad[0].Reason != "line longer than 100 bytes on line 3" {
+	if bad[0].Loc != (textin.Location{File: p, Line: 3, Record: 2}) || bad[0].Reason != "line longer than 100 bytes on line 3" {
 		t.Errorf("row error %+v", bad[0])
 	}
 	// A line of exactly the bound is a record.
@@ -60,14 +62,14 @@ func TestCSVOverlongLine(t *testing.T) {
 	if ids(recs) != "r1 r3 r4" || len(bad) != 2 {
 		t.Fatalf("records %q, row errors %v", ids(recs), bad)
 	}
-	if bad[0].Loc != (Location{File: p, Line: 3, Record: 2}) ||
+	if bad[0].Loc != (textin.Location{File: p, Line: 3, Record: 2}) ||
 		bad[0].Reason != "record longer than 100 bytes (record starts on line 3, breaks on line 5); lines 4 to 5 are read again, one record per line" {
 		t.Errorf("row error 1 %+v", bad[0])
 	}
-	if bad[1].Loc != (Location{File: p, Line: 5, Record: 4}) || bad[1].Reason != "line longer than 100 bytes on line 5" {
+	if bad[1].Loc != (textin.Location{File: p, Line: 5, Record: 4}) || bad[1].Reason != "line longer than 100 bytes on line 5" {
 		t.Errorf("row error 2 %+v", bad[1])
 	}
-	if recs[1].Source != (Location{File: p, Line: 4, Record: 3}) || recs[2].Source != (Location{File: p, Line: 6, Record: 5}) {
+	if recs[1].Source != (textin.Location{File: p, Line: 4, Record: 3}) || recs[2].Source != (textin.Location{File: p, Line: 6, Record: 5}) {
 		t.Errorf("locations %+v %+v", recs[1].Source, recs[2].Source)
 	}
 }
@@ -81,11 +83,11 @@ func TestCSVUnterminatedQuote(t *testing.T) {
 	if ids(recs) != "r1 r3 r4" || len(bad) != 1 {
 		t.Fatalf("records %q, row errors %v", ids(recs), bad)
 	}
-	if bad[0].Loc != (Location{File: p, Line: 3, Record: 2}) || bad[0].Reason != "quoted field not closed at the end of the file "+
+	if bad[0].Loc != (textin.Location{File: p, Line: 3, Record: 2}) || bad[0].Reason != "quoted field not closed at the end of the file "+
 		"(record starts on line 3, file stops on line 6); lines 4 to 6 are read again, one record per line" {
 		t.Errorf("row error %+v", bad[0])
 	}
-	if recs[1].Source != (Location{File: p, Line: 4, Record: 3}) || recs[2].Source != (Location{File: p, Line: 6, Record: 4}) {
+	if recs[1].Source != (textin.Location{File: p, Line: 4, Record: 3}) || recs[2].Source != (textin.Location{File: p, Line: 6, Record: 4}) {
 		t.Errorf("locations %+v %+v", recs[1].Source, recs[2].Source)
 	}
 
@@ -97,7 +99,7 @@ func TestCSVUnterminatedQuote(t *testing.T) {
 	if ids(recs) != "r2 r4 r5 r6" || len(bad) != 2 {
 		t.Fatalf("records %q, row errors %v", ids(recs), bad)
 	}
-	if recs[2].What != "c\nd" || recs[2].Source != (Location{File: p, Line: 6, Record: 5}) {
+	if recs[2].What != "c\nd" || recs[2].Source != (textin.Location{File: p, Line: 6, Record: 5}) {
 		t.Errorf("records %+v", recs)
 	}
 	want := []struct {

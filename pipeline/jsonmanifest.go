@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // jsonManifest reads a JSON Lines manifest: one JSON object per line, blank
@@ -65,14 +67,14 @@ func compileJSONMapping(path string, m Mapping) (*jnode, error) {
 		src := m.Source(f)
 		if src == "" {
 			if f == FieldRequestID {
-				return nil, &ManifestError{Loc: Location{File: path}, Op: "open",
+				return nil, &ManifestError{Loc: textin.Location{File: path}, Op: "open",
 					Err: &MappingError{Item: "request_id=", Reason: "request_id is not mapped"}}
 			}
 			continue
 		}
 		steps, err := parseJSONPath(src)
 		if err != nil {
-			return nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
+			return nil, &ManifestError{Loc: textin.Location{File: path}, Op: "open", Err: err}
 		}
 		n := root
 		for _, st := range steps {
@@ -131,7 +133,7 @@ func (r *jsonManifest) Next(ctx context.Context) (Record, error) {
 	for {
 		line, tooLong, err := r.readLine()
 		if err != nil {
-			var de *DecodeError
+			var de *textin.DecodeError
 			switch {
 			case errors.Is(err, io.EOF):
 				r.err = io.EOF
@@ -139,10 +141,10 @@ func (r *jsonManifest) Next(ctx context.Context) (Record, error) {
 				// The part of a line before the break is not a line: it is dropped.
 				r.err = io.EOF
 				r.rec++
-				loc := Location{File: r.path, Line: int(de.Lines) + 1, Record: r.rec}
-				return Record{Source: loc}, &RowError{Loc: loc, Reason: de.Finding(r.rec - 1)}
+				loc := textin.Location{File: r.path, Line: int(de.Lines) + 1, Record: r.rec}
+				return Record{Source: loc}, &textin.RowError{Loc: loc, Reason: de.Finding(r.rec - 1)}
 			default:
-				r.err = &ManifestError{Loc: Location{File: r.path, Line: r.line + 1}, Op: "read", Err: err}
+				r.err = &ManifestError{Loc: textin.Location{File: r.path, Line: r.line + 1}, Op: "read", Err: err}
 			}
 			return Record{}, r.err
 		}
@@ -151,20 +153,20 @@ func (r *jsonManifest) Next(ctx context.Context) (Record, error) {
 			line = bytes.TrimPrefix(line, []byte(byteOrderMark))
 		} else if bytes.HasPrefix(line, []byte(byteOrderMark)) {
 			r.rec++
-			loc := Location{File: r.path, Line: r.line, Record: r.rec}
-			return Record{Source: loc}, &RowError{Loc: loc,
+			loc := textin.Location{File: r.path, Line: r.line, Record: r.rec}
+			return Record{Source: loc}, &textin.RowError{Loc: loc,
 				Reason: "line starts with a byte order mark (U+FEFF): it belongs only at the very start of a file (were files joined together?)"}
 		}
 		if tooLong {
 			r.rec++
-			loc := Location{File: r.path, Line: r.line, Record: r.rec}
-			return Record{Source: loc}, &RowError{Loc: loc, Reason: "line longer than " + strconv.Itoa(r.max) + " bytes"}
+			loc := textin.Location{File: r.path, Line: r.line, Record: r.rec}
+			return Record{Source: loc}, &textin.RowError{Loc: loc, Reason: "line longer than " + strconv.Itoa(r.max) + " bytes"}
 		}
 		if isBlank(line) {
 			continue
 		}
 		r.rec++
-		loc := Location{File: r.path, Line: r.line, Record: r.rec}
+		loc := textin.Location{File: r.path, Line: r.line, Record: r.rec}
 		rec, rerr := r.sc.record(line, r.root)
 		rec.Source = loc
 		if rerr != nil {
@@ -230,7 +232,7 @@ func (r *jsonManifest) Close() error {
 	}
 	r.closed = true
 	if r.err == nil {
-		r.err = &ManifestError{Loc: Location{File: r.path}, Op: "read", Err: errors.New("reader closed")}
+		r.err = &ManifestError{Loc: textin.Location{File: r.path}, Op: "read", Err: errors.New("reader closed")}
 	}
 	return r.closer.Close()
 }
@@ -254,14 +256,14 @@ type jsonError struct {
 
 // record scans line with the mapping tree root and returns the record, or a
 // *RowError without its location.
-func (s *jscan) record(line []byte, root *jnode) (Record, *RowError) {
+func (s *jscan) record(line []byte, root *jnode) (Record, *textin.RowError) {
 	s.data, s.pos, s.depth, s.has = line, 0, 0, 0
 	for f := range s.vals {
 		s.vals[f] = s.vals[f][:0]
 	}
 	s.ws()
 	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
-		return Record{}, &RowError{Reason: "line is not a JSON object"}
+		return Record{}, &textin.RowError{Reason: "line is not a JSON object"}
 	}
 	if je := s.object(root); je != nil {
 		return s.partial(), je.rowError()
@@ -303,8 +305,8 @@ func (s *jscan) partial() Record {
 	return rec
 }
 
-func (je *jsonError) rowError() *RowError {
-	return &RowError{Field: je.field, Reason: je.reason}
+func (je *jsonError) rowError() *textin.RowError {
+	return &textin.RowError{Field: je.field, Reason: je.reason}
 }
 
 // at formats reason with the current byte offset (1-based).
@@ -314,7 +316,7 @@ func (s *jscan) at(reason string) string {
 
 func (s *jscan) syntax(reason string) *jsonError { return &jsonError{reason: s.at(reason)} }
 
-func (s *jscan) ws() { s.pos = JSONSpaceEnd(s.data, s.pos) }
+func (s *jscan) ws() { s.pos = textin.JSONSpaceEnd(s.data, s.pos) }
 
 // value scans one JSON value at s.pos. n is the mapping node for this value
 // (nil: skip it, checking syntax only).
@@ -428,7 +430,7 @@ func (s *jscan) literal(word string, n *jnode) *jsonError {
 
 // number scans a JSON number (RFC 8259 §6).
 func (s *jscan) number() *jsonError {
-	end, ok := JSONNumberEnd(s.data, s.pos)
+	end, ok := textin.JSONNumberEnd(s.data, s.pos)
 	s.pos = end
 	if !ok {
 		return s.syntax("invalid number")
@@ -440,8 +442,8 @@ func (s *jscan) number() *jsonError {
 // error (RFC 8259 §4 leaves its meaning open; arkhe does not guess).
 func (s *jscan) object(n *jnode) *jsonError {
 	s.depth++
-	if s.depth > MaxJSONDepth {
-		return s.syntax("nested deeper than " + strconv.Itoa(MaxJSONDepth))
+	if s.depth > textin.MaxJSONDepth {
+		return s.syntax("nested deeper than " + strconv.Itoa(textin.MaxJSONDepth))
 	}
 	s.pos++         // '{'
 	var seen uint64 // n.keys seen; a node has at most NumFields keys
@@ -522,8 +524,8 @@ func (s *jscan) keyBytes() ([]byte, *jsonError) {
 // for (by index, and all of them for []).
 func (s *jscan) array(n *jnode) *jsonError {
 	s.depth++
-	if s.depth > MaxJSONDepth {
-		return s.syntax("nested deeper than " + strconv.Itoa(MaxJSONDepth))
+	if s.depth > textin.MaxJSONDepth {
+		return s.syntax("nested deeper than " + strconv.Itoa(textin.MaxJSONDepth))
 	}
 	s.pos++ // '['
 	s.ws()
@@ -689,4 +691,16 @@ func hex4(d []byte, i int) (uint16, bool) {
 		v = v<<4 | uint16(c)
 	}
 	return v, true
+}
+
+// appendDoubling appends src to dst, doubling dst's capacity when it must grow, up to limit
+// (append grows a large slice by a quarter only, which copies a line of many MiB several times
+// over).
+func appendDoubling(dst, src []byte, limit int) []byte {
+	if need := len(dst) + len(src); need > cap(dst) {
+		grown := make([]byte, len(dst), max(need, min(2*cap(dst), limit)))
+		copy(grown, dst)
+		dst = grown
+	}
+	return append(dst, src...)
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // The mappings documented in MAPPINGS.md.
@@ -50,7 +51,7 @@ func TestJSONTateFirstRecords(t *testing.T) {
 	}
 	for i, w := range want {
 		w.Has = HasRequestID | HasURL | HasWho | HasWhat | HasWhen
-		w.Source = Location{File: p, Line: i + 1, Record: i + 1}
+		w.Source = textin.Location{File: p, Line: i + 1, Record: i + 1}
 		got, err := r.Next(t.Context())
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +97,7 @@ func TestJSONTateAll(t *testing.T) {
 		if rec.Source.Record != n || rec.Source.Line != n {
 			t.Fatalf("record %d has Source %+v", n, rec.Source)
 		}
-		if verr := Validate(&rec, DefaultLimits()); verr != nil {
+		if verr := Validate(&rec, textin.DefaultLimits()); verr != nil {
 			t.Errorf("Tate record fails validation: %v", verr)
 		}
 	}
@@ -137,7 +138,7 @@ func TestJSONCMOA(t *testing.T) {
 		if recs[i].Has&HasWhen == 0 {
 			counts["no when"]++
 		}
-		if err := Validate(&recs[i], DefaultLimits()); err != nil {
+		if err := Validate(&recs[i], textin.DefaultLimits()); err != nil {
 			t.Errorf("CMOA record fails validation: %v", err)
 		}
 	}
@@ -165,7 +166,7 @@ func TestJSONCMOAEmbeddedNewline(t *testing.T) {
 		Who:       "Hassam, Childe",
 		When:      "1897-01-01",
 		Has:       HasRequestID | HasWhat | HasWho | HasWhen,
-		Source:    Location{File: p, Line: 37, Record: 37},
+		Source:    textin.Location{File: p, Line: 37, Record: 37},
 	}
 	if got != want {
 		t.Errorf("line 37:\n got %+v\nwant %+v", got, want)
@@ -309,13 +310,13 @@ func TestJSONLines(t *testing.T) {
 	if len(recs) != 2 || len(bad) != 1 {
 		t.Fatalf("records %+v, bad %v", recs, bad)
 	}
-	if recs[0].RequestID != "a" || recs[0].Source != (Location{File: p, Line: 1, Record: 1}) {
+	if recs[0].RequestID != "a" || recs[0].Source != (textin.Location{File: p, Line: 1, Record: 1}) {
 		t.Errorf("record a = %+v", recs[0])
 	}
-	if bad[0].Loc != (Location{File: p, Line: 4, Record: 2}) {
+	if bad[0].Loc != (textin.Location{File: p, Line: 4, Record: 2}) {
 		t.Errorf("row error at %+v, want line 4 record 2", bad[0].Loc)
 	}
-	if recs[1].RequestID != "c" || recs[1].Source != (Location{File: p, Line: 5, Record: 3}) {
+	if recs[1].RequestID != "c" || recs[1].Source != (textin.Location{File: p, Line: 5, Record: 3}) {
 		t.Errorf("record c = %+v", recs[1])
 	}
 }
@@ -367,7 +368,7 @@ func FuzzJSONLManifest(f *testing.F) {
 			if errors.Is(err, io.EOF) {
 				return
 			}
-			var re *RowError
+			var re *textin.RowError
 			switch {
 			case err == nil:
 				if rec.Source.Record != prev+1 {

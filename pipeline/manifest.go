@@ -17,6 +17,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // Field names one of the six manifest fields. Its value is also the
@@ -64,32 +66,6 @@ const (
 	HasCommitment uint8 = 1 << FieldCommitment
 )
 
-// Location says where a record came from, in a manifest or a legacy export: File is the path
-// as given to the reader; Line is the 1-based physical line on which the record starts (0 when
-// the format has no lines, Parquet, or it is unknown); Record is the 1-based number of the
-// record among the file's data records (every record counts, bad ones included; a CSV header,
-// blank JSON lines, comments and admin keys do not; 0 when unknown).
-type Location struct {
-	File   string
-	Line   int
-	Record int
-}
-
-// String renders the location in the GNU "FILE:LINE: message" convention, with the record
-// number after it: "tate.jsonl.gz:17 (record 16)"; without a record number "FILE:LINE",
-// without a line (Parquet) "FILE (record R)", and with neither just "FILE". Every error,
-// reject reason and report of arkhe that names a place in an input file uses this form.
-func (l Location) String() string {
-	s := l.File
-	if l.Line > 0 {
-		s += ":" + strconv.Itoa(l.Line)
-	}
-	if l.Record > 0 {
-		s += " (record " + strconv.Itoa(l.Record) + ")"
-	}
-	return s
-}
-
 // Record is one manifest row mapped to the six manifest fields.
 //
 // Missing and empty are distinct: Has holds one bit per Field (HasURL, ...).
@@ -108,7 +84,7 @@ type Record struct {
 	// Has is the presence bitmask, bit Field.Bit() per field.
 	Has uint8
 	// Source is where the record came from.
-	Source Location
+	Source textin.Location
 }
 
 // Value returns field f's value and whether it is present. An out-of-range f
@@ -197,54 +173,6 @@ func PayloadDigest(r *Record) [16]byte {
 	return d
 }
 
-// RowError reports one bad record of a manifest or a legacy export; reading continues after
-// it. Manifest readers return it from Next for that row only (the next call continues with
-// the following row), Validate returns it for a record that breaks a limit, and the legacy
-// readers return it for a record they cannot read.
-//
-// Loc says where the record is. ID is the record's identifier when it could be read (a legacy
-// record's ARK; manifest readers leave it "" and return the request ID in the Record). Field
-// names the field, element or column at fault ("request_id", "url", "_created") or is "" when
-// the record as a whole is bad (a CSV field-count mismatch, broken JSON). Reason is a short
-// lowercase explanation naming the limit or the rule. Raw holds the record's source text for
-// the reject file (at most 64 KiB, bytes as read, invalid UTF-8 included), or "". Err is an
-// underlying error if there is one (e.g. a *csv.ParseError), nil otherwise.
-type RowError struct {
-	Loc    Location
-	ID     string
-	Field  string
-	Reason string
-	Raw    string
-	Err    error
-}
-
-// Error renders "LOC: ID: field F: REASON: ERR", leaving out empty parts, e.g.
-// "dump.txt:98 (record 8): ark:/1/x: field _t: bad target: boom".
-func (e *RowError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Loc.String())
-	if e.ID != "" {
-		b.WriteString(": ")
-		b.WriteString(e.ID)
-	}
-	if e.Field != "" {
-		b.WriteString(": field ")
-		b.WriteString(e.Field)
-	}
-	if e.Reason != "" {
-		b.WriteString(": ")
-		b.WriteString(e.Reason)
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
-}
-
-// Unwrap returns the underlying error, if any.
-func (e *RowError) Unwrap() error { return e.Err }
-
 // Sentinel causes wrapped by ManifestError; test with errors.Is.
 var (
 	// ErrUnknownFormat: the manifest's extension is none of .csv, .jsonl,
@@ -255,9 +183,6 @@ var (
 	// ErrMissingColumn: the request ID column, or a column the mapping names
 	// explicitly, is not in the CSV header or the Parquet schema.
 	ErrMissingColumn = errors.New("mapped column not found")
-	// ErrRecordTooLong: one CSV record or line, or one JSON line, is longer than
-	// MaxRecordBytes; the row is rejected alone (a *RowError) and reading goes on.
-	ErrRecordTooLong = errors.New("record too long")
 )
 
 // MaxRecordBytes bounds the raw size of one manifest record (one CSV record, one JSON line), so
@@ -273,7 +198,7 @@ const MaxRecordBytes = 64 << 20
 // says how far reading got (File always set). Err is the cause, often a
 // sentinel above, an *fs.PathError or a *MappingError.
 type ManifestError struct {
-	Loc Location
+	Loc textin.Location
 	Op  string // "open", "read", "header", "schema"
 	Err error
 }
@@ -363,7 +288,7 @@ func OpenManifest(path string, m Mapping) (Reader, error) {
 func openManifest(path string, m Mapping) (Reader, func() int64, error) {
 	format, gz := DetectFormat(path)
 	if format == FormatUnknown {
-		return nil, nil, &ManifestError{Loc: Location{File: path}, Op: "open",
+		return nil, nil, &ManifestError{Loc: textin.Location{File: path}, Op: "open",
 			Err: fmt.Errorf("%w: want .csv, .jsonl, .ndjson, .json (optionally .gz) or .parquet", ErrUnknownFormat)}
 	}
 	if format == FormatParquet {
@@ -375,17 +300,17 @@ func openManifest(path string, m Mapping) (Reader, func() int64, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
+		return nil, nil, &ManifestError{Loc: textin.Location{File: path}, Op: "open", Err: err}
 	}
-	c := CompressionNone
+	c := textin.CompressionNone
 	if gz {
-		c = CompressionGzip
+		c = textin.CompressionGzip
 	}
 	counted := &countingReader{r: f}
-	src, err := NewTextReader(counted, c)
+	src, err := textin.NewTextReader(counted, c)
 	if err != nil {
 		_ = f.Close()
-		return nil, nil, &ManifestError{Loc: Location{File: path}, Op: "open", Err: err}
+		return nil, nil, &ManifestError{Loc: textin.Location{File: path}, Op: "open", Err: err}
 	}
 	var r Reader
 	if format == FormatCSV {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // benchRows is the size of the synthetic manifests.
@@ -214,7 +215,7 @@ func BenchmarkValidate(b *testing.B) {
 	r.Set(FieldWho, "Smith, John")
 	r.Set(FieldWhat, "Title of object number 1")
 	r.Set(FieldWhen, "c. 1900")
-	lim := DefaultLimits()
+	lim := textin.DefaultLimits()
 	b.ReportAllocs()
 	for range b.N {
 		if err := Validate(&r, lim); err != nil {

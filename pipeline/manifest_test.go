@@ -10,21 +10,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // readAll drains a reader, returning the records and the row errors in
 // order; it fails the test on a fatal error.
-func drainManifest(t testing.TB, r Reader) ([]Record, []*RowError) {
+func drainManifest(t testing.TB, r Reader) ([]Record, []*textin.RowError) {
 	t.Helper()
 	ctx := context.Background()
 	var recs []Record
-	var bad []*RowError
+	var bad []*textin.RowError
 	for {
 		rec, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			return recs, bad
 		}
-		var re *RowError
+		var re *textin.RowError
 		if errors.As(err, &re) {
 			bad = append(bad, re)
 			continue
@@ -59,24 +61,6 @@ func writeTemp(t testing.TB, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func TestLocationString(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		loc  Location
-		want string
-	}{
-		{Location{"tate.jsonl.gz", 17, 17}, "tate.jsonl.gz:17 (record 17)"},
-		{Location{"m.parquet", 0, 4}, "m.parquet (record 4)"},
-		{Location{"m.csv", 1, 0}, "m.csv:1"},
-		{Location{"m.csv", 0, 0}, "m.csv"},
-	}
-	for _, c := range cases {
-		if got := c.loc.String(); got != c.want {
-			t.Errorf("%#v.String() = %q, want %q", c.loc, got, c.want)
-		}
-	}
 }
 
 func TestRecordPresence(t *testing.T) {
@@ -118,7 +102,7 @@ func TestPayloadDigest(t *testing.T) {
 	// The request ID and the location are not part of the payload.
 	b := a
 	b.RequestID = "other"
-	b.Source = Location{File: "x", Line: 3, Record: 3}
+	b.Source = textin.Location{File: "x", Line: 3, Record: 3}
 	if PayloadDigest(&a) != PayloadDigest(&b) {
 		t.Error("digest depends on request ID or location")
 	}
@@ -207,7 +191,7 @@ func TestRowErrorCarriesRequestID(t *testing.T) {
 	for _, c := range cases {
 		r := mustOpen(t, writeTemp(t, c.name, c.content), "")
 		rec, err := r.Next(t.Context())
-		var re *RowError
+		var re *textin.RowError
 		if !errors.As(err, &re) {
 			t.Errorf("%q: err = %v, want *RowError", c.content, err)
 			continue

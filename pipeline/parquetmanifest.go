@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arkhe-ledger/arkhe/textin"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -52,7 +53,7 @@ const (
 
 func openParquetManifest(path string, m Mapping) (*parquetManifest, error) {
 	fail := func(op string, err error) error {
-		return &ManifestError{Loc: Location{File: path}, Op: op, Err: err}
+		return &ManifestError{Loc: textin.Location{File: path}, Op: op, Err: err}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -232,7 +233,7 @@ func (r *parquetManifest) Next(ctx context.Context) (Record, error) {
 		var pe *parquetPanic
 		if errors.As(err, &pe) {
 			r.rows = nil // its state is unknown: not used again
-			r.err = &ManifestError{Loc: Location{File: r.path, Record: r.rec + 1}, Op: "read", Err: err}
+			r.err = &ManifestError{Loc: textin.Location{File: r.path, Record: r.rec + 1}, Op: "read", Err: err}
 			return Record{}, r.err
 		}
 		if n == 1 {
@@ -245,7 +246,7 @@ func (r *parquetManifest) Next(ctx context.Context) (Record, error) {
 		_ = r.rows.Close()
 		r.rows = nil
 		if !errors.Is(err, io.EOF) {
-			r.err = &ManifestError{Loc: Location{File: r.path, Record: r.rec + 1}, Op: "read", Err: err}
+			r.err = &ManifestError{Loc: textin.Location{File: r.path, Record: r.rec + 1}, Op: "read", Err: err}
 			return Record{}, r.err
 		}
 	}
@@ -253,7 +254,7 @@ func (r *parquetManifest) Next(ctx context.Context) (Record, error) {
 
 // record converts one Parquet row.
 func (r *parquetManifest) record(row parquet.Row) Record {
-	rec := Record{Source: Location{File: r.path, Record: r.rec}}
+	rec := Record{Source: textin.Location{File: r.path, Record: r.rec}}
 	r.vals = r.vals[:0]
 	var ends [NumFields]int
 	var has uint8
@@ -334,7 +335,7 @@ func (r *parquetManifest) Close() error {
 		r.rows = nil
 	}
 	if r.err == nil {
-		r.err = &ManifestError{Loc: Location{File: r.path}, Op: "read", Err: errors.New("reader closed")}
+		r.err = &ManifestError{Loc: textin.Location{File: r.path}, Op: "read", Err: errors.New("reader closed")}
 	}
 	return r.f.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arkhe-ledger/arkhe/textin"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
@@ -70,12 +71,12 @@ func TestParquetManifestRoundTrip(t *testing.T) {
 	}
 	want := []Record{
 		{RequestID: "A00001", Who: title, What: "1035", When: "4000000000", URL: "http://www.tate.org.uk/a00001", Commitment: "true",
-			Has: HasRequestID | HasWho | HasWhat | HasWhen | HasURL | HasCommitment, Source: Location{File: p, Record: 1}},
+			Has: HasRequestID | HasWho | HasWhat | HasWhen | HasURL | HasCommitment, Source: textin.Location{File: p, Record: 1}},
 		// NULL title and "" url are absent.
 		{RequestID: "A00002", What: "-7", When: "0", Commitment: "false",
-			Has: HasRequestID | HasWhat | HasWhen | HasCommitment, Source: Location{File: p, Record: 2}},
+			Has: HasRequestID | HasWhat | HasWhen | HasCommitment, Source: textin.Location{File: p, Record: 2}},
 		{RequestID: "A00003", What: "0", When: "0", URL: "http://www.tate.org.uk/a00003", Commitment: "false",
-			Has: HasRequestID | HasWhat | HasWhen | HasURL | HasCommitment, Source: Location{File: p, Record: 3}},
+			Has: HasRequestID | HasWhat | HasWhen | HasURL | HasCommitment, Source: textin.Location{File: p, Record: 3}},
 	}
 	for i := range want {
 		if recs[i] != want[i] {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // rejectHeader is the reject file's header line (where the row came
@@ -46,7 +48,7 @@ func (w *RejectWriter) Count() int { return int(w.file.Count()) }
 // (strconv.Quote, with its surrounding double quotes), so the reject file
 // stays valid UTF-8 text. Errors wrap the underlying I/O error and are
 // sticky.
-func (w *RejectWriter) Write(e RowError, requestID string) error {
+func (w *RejectWriter) Write(e textin.RowError, requestID string) error {
 	reason := e.Reason
 	if e.Err != nil {
 		if reason != "" {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 func TestRejectWriter(t *testing.T) {
@@ -21,12 +23,12 @@ func TestRejectWriter(t *testing.T) {
 	var r Record
 	r.Set(FieldRequestID, "A00001")
 	r.Set(FieldWho, "a\x00b")
-	r.Source = Location{File: "tate.jsonl.gz", Line: 17, Record: 17}
-	if err := w.Write(*Validate(&r, DefaultLimits()), r.RequestID); err != nil {
+	r.Source = textin.Location{File: "tate.jsonl.gz", Line: 17, Record: 17}
+	if err := w.Write(*Validate(&r, textin.DefaultLimits()), r.RequestID); err != nil {
 		t.Fatal(err)
 	}
 	// A reader's row error with an underlying error, on a Parquet row (no line).
-	re := RowError{Loc: Location{File: "m.parquet", Record: 4}, Reason: "bad", Err: errors.New("cause")}
+	re := textin.RowError{Loc: textin.Location{File: "m.parquet", Record: 4}, Reason: "bad", Err: errors.New("cause")}
 	if err := w.Write(re, "bad\xffid\x00"); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func TestRejectWriterCleanRun(t *testing.T) {
 func TestRejectWriterCreateError(t *testing.T) {
 	t.Parallel()
 	w := NewRejectWriter(filepath.Join(t.TempDir(), "no", "such", "dir", "rejects.csv"))
-	err := w.Write(RowError{Reason: "x"}, "")
+	err := w.Write(textin.RowError{Reason: "x"}, "")
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("err = %v, want fs.ErrNotExist", err)
 	}

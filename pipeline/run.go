@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/arkhe-ledger/arkhe/hashtab"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // This file is the streaming run engine:
@@ -107,7 +108,7 @@ type Row struct {
 	// Outcome is set by the sink.
 	Outcome Outcome
 	// Reject says why, with Outcome == OutcomeRejected.
-	Reject *RowError
+	Reject *textin.RowError
 }
 
 // Batch is a run of rows for one sink worker, in manifest order. Draws and Collisions are the
@@ -305,7 +306,7 @@ type RunConfig struct {
 	// Mapping maps source fields to manifest fields (zero: the default mapping).
 	Mapping Mapping
 	// Limits are the limits on values (zero: DefaultLimits).
-	Limits Limits
+	Limits textin.Limits
 	// Workers is the number of sink workers (0: DefaultWorkers).
 	Workers int
 	// BatchSize is the rows per sink batch (0: DefaultBatchSize); each worker's first three
@@ -624,7 +625,7 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			var rowErr *RowError
+			var rowErr *textin.RowError
 			if err != nil && !errors.As(err, &rowErr) {
 				_ = mr.Close()
 				return err
@@ -672,7 +673,7 @@ func readAll(ctx context.Context, cfg *RunConfig, fl *flow, inputs []chan *Batch
 			before += max(sizes[i].units, sizes[i].position(pos(), rowsUnit))
 		}
 		if err := mr.Close(); err != nil {
-			return &ManifestError{Loc: Location{File: path}, Op: "close", Err: err}
+			return &ManifestError{Loc: textin.Location{File: path}, Op: "close", Err: err}
 		}
 	}
 	for w := range parts {
@@ -819,7 +820,7 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 			case OutcomeRejected:
 				sum.Rejected++
 				if cfg.Rejects != nil {
-					e := RowError{Loc: r.Record.Source}
+					e := textin.RowError{Loc: r.Record.Source}
 					if r.Reject != nil {
 						e = *r.Reject
 					}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 // memSink is an in-memory pipeline.Sink with the duplicate rule of a manifest: the first
@@ -83,7 +84,7 @@ func (w *memWorker) Write(ctx context.Context, b *pipeline.Batch) error {
 		case d == r.Digest:
 			r.Outcome, r.ARK = pipeline.OutcomeReplayed, "ark:99999/x9"+rid
 		default:
-			r.Outcome, r.Reject = pipeline.OutcomeRejected, &pipeline.RowError{Loc: r.Record.Source, Field: "request_id", Reason: "differs"}
+			r.Outcome, r.Reject = pipeline.OutcomeRejected, &textin.RowError{Loc: r.Record.Source, Field: "request_id", Reason: "differs"}
 		}
 		b.Draws++
 	}

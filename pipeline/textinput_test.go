@@ -7,46 +7,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/iotest"
 
-	"github.com/ulikunitz/xz"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
-
-func TestLineEndReader(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ in, want string }{
-		{"", ""},
-		{"abc", "abc"},
-		{"a\nb\rc\n", "a\nb\rc\n"},         // LF first: a later bare CR is data
-		{"a\r\nb\rc\r\n", "a\r\nb\rc\r\n"}, // CRLF first: the same
-		{"a\rb\rc", "a\nb\nc"},             // CR-only
-		{"a\rb\r", "a\nb\n"},
-		{"abc\r", "abc\n"},                 // the only line end is a final CR
-		{"a\r\rb", "a\n\nb"},               // an empty line
-		{"a\rb\r\nc\nd\r", "a\nb\nc\nd\n"}, // CR first: CRLF and LF end one line each
-		{"\r\r\n\n", "\n\n\n"},
-		{"x,\"a\rb\"\ry\r", "x,\"a\nb\"\ny\n"}, // a line break in a quoted field
-	}
-	readers := map[string]func(io.Reader) io.Reader{
-		"whole":    func(r io.Reader) io.Reader { return r },
-		"one byte": iotest.OneByteReader,
-		"half":     iotest.HalfReader,
-		"data+EOF": iotest.DataErrReader,
-	}
-	for _, c := range cases {
-		for name, wrap := range readers {
-			got, err := io.ReadAll(NewLineEndReader(wrap(strings.NewReader(c.in))))
-			if err != nil || string(got) != c.want {
-				t.Errorf("%s %q: got %q, %v; want %q", name, c.in, got, err, c.want)
-			}
-		}
-	}
-}
 
 // gzipBytes compresses data as one gzip member.
 func gzipBytes(t testing.TB, data string) []byte {
@@ -130,7 +97,7 @@ func TestManifestTruncatedGzip(t *testing.T) {
 		e := bad[0]
 		want := fmt.Sprintf("unexpected EOF in the gzip stream after line %d (record %d): the file is truncated; "+
 			"every record before this point was read, the rest of the file cannot be", lines, good)
-		if e.Loc != (Location{File: p, Line: lines + 1, Record: good + 1}) || e.Reason != want {
+		if e.Loc != (textin.Location{File: p, Line: lines + 1, Record: good + 1}) || e.Reason != want {
 			t.Errorf("%s: row error %+v\nwant reason %q", c.name, e, want)
 		}
 		if _, err := r.Next(t.Context()); !errors.Is(err, io.EOF) {
@@ -152,7 +119,7 @@ func TestManifestCorruptGzip(t *testing.T) {
 		t.Fatalf("broken member: %d records, %d row errors: %v", len(recs), len(bad), bad)
 	}
 	want := "gzip: invalid header in the gzip stream after line 101 (record 100): the stream is corrupt;"
-	if bad[0].Loc != (Location{File: p, Line: 102, Record: 101}) || !strings.HasPrefix(bad[0].Reason, want) {
+	if bad[0].Loc != (textin.Location{File: p, Line: 102, Record: 101}) || !strings.HasPrefix(bad[0].Reason, want) {
 		t.Errorf("broken member: %+v\nwant reason %q...", bad[0], want)
 	}
 
@@ -169,62 +136,8 @@ func TestManifestCorruptGzip(t *testing.T) {
 }
 
 // TestTextReaderTruncatedXZ: an xz stream cut short is a *DecodeError after its whole lines.
-func TestTextReaderTruncatedXZ(t *testing.T) {
-	t.Parallel()
-	var buf bytes.Buffer
-	xw, err := xz.NewWriter(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Hex digits compress to about half, so the LZMA2 chunks (at most 64 KiB compressed) are
-	// many: the cut stream still holds whole ones.
-	var b strings.Builder
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range 10000 {
-		fmt.Fprintf(&b, "r%d,%016x%016x\n", i, rng.Uint64(), rng.Uint64())
-	}
-	data := b.String()
-	if _, err := xw.Write([]byte(data)); err != nil {
-		t.Fatal(err)
-	}
-	if err := xw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewTextReader(bytes.NewReader(buf.Bytes()[:buf.Len()/2]), CompressionXZ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := io.ReadAll(r)
-	var de *DecodeError
-	if !errors.As(err, &de) || de.Compression != CompressionXZ || de.Lines != int64(bytes.Count(got, []byte{'\n'})) || de.Lines == 0 {
-		t.Fatalf("err = %v (%d lines read)", err, bytes.Count(got, []byte{'\n'}))
-	}
-	if !strings.HasPrefix(data, string(got)) {
-		t.Error("the decoded part differs from the data")
-	}
-	if _, again := r.Read(make([]byte, 10)); again != err {
-		t.Errorf("not sticky: %v", again)
-	}
-}
-
 // TestTextReaderSourceError: an I/O error of the file under the decompressor comes through as
 // itself, not as a *DecodeError.
-func TestTextReaderSourceError(t *testing.T) {
-	t.Parallel()
-	boom := errors.New("disk on fire")
-	gz := gzipBytes(t, numberedCSV(5000))
-	src := io.MultiReader(bytes.NewReader(gz[:len(gz)/2]), iotest.ErrReader(boom))
-	r, err := NewTextReader(src, CompressionGzip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = io.ReadAll(r)
-	var de *DecodeError
-	if err != boom || errors.As(err, &de) {
-		t.Errorf("err = %#v, want the source's own error", err)
-	}
-}
-
 // TestManifestCROnly: CSV and JSON Lines manifests with CR-only line ends read every row, with
 // the right line numbers; a line break in a quoted field reads as LF.
 func TestManifestCROnly(t *testing.T) {
@@ -235,7 +148,7 @@ func TestManifestCROnly(t *testing.T) {
 	if len(recs) != 1002 || len(bad) != 0 {
 		t.Fatalf("CSV: %d records, %d row errors: %v", len(recs), len(bad), bad)
 	}
-	if recs[999].RequestID != "r1000" || recs[999].Source != (Location{File: p, Line: 1001, Record: 1000}) {
+	if recs[999].RequestID != "r1000" || recs[999].Source != (textin.Location{File: p, Line: 1001, Record: 1000}) {
 		t.Errorf("CSV record 1000: %+v", recs[999])
 	}
 	if recs[1000].What != "two\nlines" || recs[1001].Source.Line != 1004 {
@@ -243,7 +156,7 @@ func TestManifestCROnly(t *testing.T) {
 	}
 	p = writeTempBytes(t, "mac.jsonl.gz", gzipBytes(t, strings.ReplaceAll(numberedJSONL(1000), "\n", "\r")))
 	recs, bad = drainManifest(t, mustOpen(t, p, ""))
-	if len(recs) != 1000 || len(bad) != 0 || recs[999].Source != (Location{File: p, Line: 1000, Record: 1000}) {
+	if len(recs) != 1000 || len(bad) != 0 || recs[999].Source != (textin.Location{File: p, Line: 1000, Record: 1000}) {
 		t.Fatalf("JSON Lines: %d records, %d row errors: %v", len(recs), len(bad), bad)
 	}
 	// An LF file keeps a bare CR inside a field as data (Validate does not refuse it in who).
@@ -256,24 +169,24 @@ func TestManifestCROnly(t *testing.T) {
 
 // readValidated reads a manifest to the end and validates each record as Run does: it returns
 // the good records and every row error, the reader's and Validate's, in file order.
-func readValidated(t *testing.T, path string) ([]Record, []*RowError) {
+func readValidated(t *testing.T, path string) ([]Record, []*textin.RowError) {
 	t.Helper()
 	r := mustOpen(t, path, "")
 	var good []Record
-	var bad []*RowError
+	var bad []*textin.RowError
 	for {
 		rec, err := r.Next(t.Context())
 		if errors.Is(err, io.EOF) {
 			return good, bad
 		}
-		var re *RowError
+		var re *textin.RowError
 		switch {
 		case errors.As(err, &re):
 			bad = append(bad, re)
 		case err != nil:
 			t.Fatalf("fatal: %v", err)
 		default:
-			if re := Validate(&rec, DefaultLimits()); re != nil {
+			if re := Validate(&rec, textin.DefaultLimits()); re != nil {
 				bad = append(bad, re)
 			} else {
 				good = append(good, rec)
@@ -306,7 +219,7 @@ func TestManifestMidFileBOM(t *testing.T) {
 	}
 	p = writeTemp(t, "joined.jsonl", bom+`{"request_id":"r1"}`+"\n"+bom+`{"request_id":"r2"}`+"\n"+`{"request_id":"\ufeffr3"}`+"\n"+`{"request_id":"r4"}`+"\n")
 	good, bad = readValidated(t, p)
-	if ids(good) != "r1 r4" || len(bad) != 2 || bad[0].Loc != (Location{File: p, Line: 2, Record: 2}) ||
+	if ids(good) != "r1 r4" || len(bad) != 2 || bad[0].Loc != (textin.Location{File: p, Line: 2, Record: 2}) ||
 		bad[0].Reason != "line starts with a byte order mark (U+FEFF): it belongs only at the very start of a file (were files joined together?)" ||
 		bad[1].Loc.Line != 3 || bad[1].Field != "request_id" {
 		t.Errorf("JSON Lines: records %q, row errors %v", ids(good), bad)
@@ -315,17 +228,3 @@ func TestManifestMidFileBOM(t *testing.T) {
 
 // TestTextReaderGzipCutInHeader: a .gz cut inside its header cannot be read at all; the error says
 // the file is cut short, not only "unexpected EOF".
-func TestTextReaderGzipCutInHeader(t *testing.T) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write([]byte("request_id\nr1\n")); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	_, err := NewTextReader(bytes.NewReader(buf.Bytes()[:6]), CompressionGzip)
-	if err == nil || !strings.Contains(err.Error(), "ends inside its gzip header") || !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatalf("a .gz of 6 bytes: %v", err)
-	}
-}

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"strings"
 	"testing"
+
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 func TestValidate(t *testing.T) {
@@ -12,13 +14,13 @@ func TestValidate(t *testing.T) {
 		r.Set(FieldRequestID, "A00001")
 		r.Set(FieldURL, "http://www.tate.org.uk/art/artworks/a00001")
 		r.Set(FieldWho, "Robert Blake")
-		r.Source = Location{File: "tate.jsonl.gz", Line: 1, Record: 1}
+		r.Source = textin.Location{File: "tate.jsonl.gz", Line: 1, Record: 1}
 		return r
 	}
 	cases := []struct {
 		name   string
 		edit   func(r *Record)
-		lim    Limits
+		lim    textin.Limits
 		field  string
 		reason string
 	}{
@@ -45,7 +47,7 @@ func TestValidate(t *testing.T) {
 		{name: "ftp", edit: func(r *Record) { r.Set(FieldURL, "ftp://example.org/x") },
 			field: "url", reason: `target URL scheme "ftp" is not allowed (want http or https)`},
 		{name: "ftp allowed", edit: func(r *Record) { r.Set(FieldURL, "ftp://example.org/x") },
-			lim: Limits{Schemes: []string{"ftp"}}},
+			lim: textin.Limits{Schemes: []string{"ftp"}}},
 		{name: "javascript", edit: func(r *Record) { r.Set(FieldURL, "javascript:alert(1)") },
 			field: "url", reason: `target URL scheme "javascript" is not allowed (want http or https)`},
 		{name: "relative", edit: func(r *Record) { r.Set(FieldURL, "/art/a00001") },
@@ -67,19 +69,19 @@ func TestValidate(t *testing.T) {
 		{name: "url 2049", edit: func(r *Record) { r.Set(FieldURL, "https://e.org/"+strings.Repeat("a", 2049-14)) },
 			field: "url", reason: "target URL is 2049 octets, limit 2048"},
 		{name: "url limit 100", edit: func(r *Record) { r.Set(FieldURL, "https://e.org/"+strings.Repeat("a", 100)) },
-			lim: Limits{MaxURL: 100}, field: "url", reason: "target URL is 114 octets, limit 100"},
+			lim: textin.Limits{MaxURL: 100}, field: "url", reason: "target URL is 114 octets, limit 100"},
 		{name: "what 64 KiB", edit: func(r *Record) { r.Set(FieldWhat, strings.Repeat("é", 32<<10)) }},
 		{name: "what 64 KiB + 1", edit: func(r *Record) { r.Set(FieldWhat, strings.Repeat("a", 64<<10+1)) },
 			field: "what", reason: "value is 65537 octets, limit 65536"},
 		{name: "commitment limit", edit: func(r *Record) { r.Set(FieldWho, "1234"); r.Set(FieldCommitment, "12345") },
-			lim: Limits{MaxERC: 4}, field: "commitment", reason: "value is 5 octets, limit 4"},
+			lim: textin.Limits{MaxERC: 4}, field: "commitment", reason: "value is 5 octets, limit 4"},
 	}
 	for _, c := range cases {
 		r := base()
 		if c.edit != nil {
 			c.edit(&r)
 		}
-		lim := DefaultLimits()
+		lim := textin.DefaultLimits()
 		if c.lim.MaxURL != 0 || c.lim.MaxERC != 0 || c.lim.Schemes != nil {
 			lim = c.lim
 		}
@@ -105,8 +107,8 @@ func TestValidateErrorText(t *testing.T) {
 	var r Record
 	r.Set(FieldRequestID, "A00001")
 	r.Set(FieldWho, "a\x00b")
-	r.Source = Location{File: "tate.jsonl.gz", Line: 17, Record: 17}
-	err := Validate(&r, DefaultLimits())
+	r.Source = textin.Location{File: "tate.jsonl.gz", Line: 17, Record: 17}
+	err := Validate(&r, textin.DefaultLimits())
 	if got := err.Error(); got != "tate.jsonl.gz:17 (record 17): field who: NUL byte at octet 2" {
 		t.Errorf("Error() = %q", got)
 	}
@@ -128,7 +130,7 @@ func TestValidateRealManifestRows(t *testing.T) {
 	var good []string
 	var rejected []string
 	for i := range recs {
-		if err := Validate(&recs[i], DefaultLimits()); err != nil {
+		if err := Validate(&recs[i], textin.DefaultLimits()); err != nil {
 			rejected = append(rejected, err.Error())
 		} else {
 			good = append(good, recs[i].RequestID)

@@ -14,6 +14,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 func mintCommand(e *env) *cli.Command {
@@ -41,8 +42,8 @@ func mintCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "rejects", Usage: "reject file path", DefaultText: "beside the mint map, <map's name without .csv, .jsonl, .parquet and .mintmap>.rejects.csv"},
 			&cli.IntFlag{Name: "batch", Value: pipeline.DefaultBatchSize, Usage: "rows per transaction"},
 			&cli.IntFlag{Name: "workers", Value: pipeline.DefaultWorkers, Usage: "parallel COPY workers (one connection each)"},
-			&cli.IntFlag{Name: "max-url", Value: pipeline.DefaultMaxURL, Usage: "longest target URL in octets"},
-			&cli.IntFlag{Name: "max-erc", Value: pipeline.DefaultMaxERC, Usage: "longest ERC value (who, what, when) in octets"},
+			&cli.IntFlag{Name: "max-url", Value: textin.DefaultMaxURL, Usage: "longest target URL in octets"},
+			&cli.IntFlag{Name: "max-erc", Value: textin.DefaultMaxERC, Usage: "longest ERC value (who, what, when) in octets"},
 			&cli.StringSliceFlag{Name: "scheme", Usage: "allowed URL scheme (repeatable)", DefaultText: "http and https"},
 			&cli.StringFlag{Name: "name-check", Value: "auto", Usage: "how drawn names are checked against the ledger: auto, always (look up before COPY), never (look up after a refused COPY), chunks (COPY in chunks under savepoints, look up a refused chunk)"},
 			&cli.StringFlag{Name: "receipt-check", Value: "auto", Usage: "look request IDs up before COPY: auto, always, never"},
@@ -114,7 +115,7 @@ func mintAction(c *cli.Context, e *env) error {
 			NameCheck: nameCheck, ReceiptCheck: receiptCheck, Retry: retry, EntryNodes: entryNodes},
 		Inputs:  inputs,
 		Mapping: mapping,
-		Limits: pipeline.Limits{MaxURL: c.Int("max-url"), MaxERC: c.Int("max-erc"),
+		Limits: textin.Limits{MaxURL: c.Int("max-url"), MaxERC: c.Int("max-erc"),
 			Schemes: c.StringSlice("scheme")},
 		Workers:     workers,
 		BatchSize:   c.Int("batch"),

@@ -17,6 +17,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/loader"
 	"github.com/arkhe-ledger/arkhe/pipeline"
+	"github.com/arkhe-ledger/arkhe/textin"
 )
 
 func readMintMap(t *testing.T, path string) [][]string {
@@ -185,7 +186,7 @@ func TestPrintMintSummary(t *testing.T) {
 			NoNewMints: &loader.ReachError{Rule: "the shoulder is retired"}}, MintMap: "m.csv", Summary: pipeline.Summary{Read: 3, Replayed: 3}}, nil,
 			[]string{"no new mints: the shoulder is retired", "all 3 ARKs replayed"}, []string{"new mints in"}},
 		{"missing manifest", loader.MintReport{Target: target},
-			&pipeline.ManifestError{Loc: pipeline.Location{File: "gone.csv"}, Op: "open", Err: errors.New("no such file")},
+			&pipeline.ManifestError{Loc: textin.Location{File: "gone.csv"}, Op: "open", Err: errors.New("no such file")},
 			[]string{"stopped", "fix the input"}, []string{"no such file", "re-run the same command", "nothing new minted"}},
 		{"interrupted", loader.MintReport{Target: target, Summary: pipeline.Summary{Read: 5, Minted: 2}}, context.Canceled,
 			[]string{"re-run the same command"}, []string{"fix the input"}},

@@ -1,7 +1,7 @@
-package pipeline
+package textin
 
 // The lexical pieces of JSON (RFC 8259) that arkhe's two hand-written JSON scanners share: the
-// JSON Lines manifest scanner here (jsonmanifest.go) and the Django dumpdata parser of package
+// JSON Lines manifest scanner of package pipeline and the Django dumpdata parser of package
 // legacy. What they do not share is deliberate:
 //
 //   - the manifest scanner is driven by the mapping: it decodes only the values a mapped path

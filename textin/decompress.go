@@ -1,4 +1,4 @@
-package pipeline
+package textin
 
 import (
 	"bytes"
@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/ulikunitz/xz"
 )
 
 // This file is the text layer under every line-oriented reader of arkhe (the CSV and JSON
-// Lines manifests here, the legacy exports in package legacy): decompression that reports where
+// Lines manifests of package pipeline, the legacy exports of package legacy): decompression that reports where
 // a truncated or corrupt stream breaks, and one rule for line ends.
 
 // Compression is how an input file's bytes are compressed.
@@ -34,44 +33,6 @@ func (c Compression) String() string {
 		return "xz"
 	}
 	return "none"
-}
-
-// DecodeError reports a compressed stream that breaks before its end: the file is truncated
-// (Err is io.ErrUnexpectedEOF) or corrupt (a bad block, a wrong checksum, a bad member header).
-// Everything decoded before the break was handed on; nothing after it can be read.
-type DecodeError struct {
-	// Compression is the stream's format.
-	Compression Compression
-	// Lines is the number of whole lines (line ends) decoded before the break.
-	Lines int64
-	// Err is the decoder's error.
-	Err error
-}
-
-// Error renders "unexpected EOF in the gzip stream after line 9990".
-func (e *DecodeError) Error() string {
-	return e.Err.Error() + " in the " + e.Compression.String() + " stream after line " + strconv.FormatInt(e.Lines, 10)
-}
-
-// Unwrap returns the decoder's error.
-func (e *DecodeError) Unwrap() error { return e.Err }
-
-// Truncated reports whether the stream simply ends early (the file was cut), as opposed to
-// holding bytes the decoder rejects.
-func (e *DecodeError) Truncated() bool { return errors.Is(e.Err, io.ErrUnexpectedEOF) }
-
-// Finding renders the break for a reject file or a summary, given the number of the last whole
-// record read before it (0: none), e.g. "unexpected EOF in the gzip stream after line 9990
-// (record 9989): the file is truncated; every record before this point was read, the rest of
-// the file cannot be". A corrupt stream says so instead, and that the records before the break
-// may hold bytes the checksum, checked only at the end of each gzip member, would have refused.
-func (e *DecodeError) Finding(record int) string {
-	s := e.Error() + " (record " + strconv.Itoa(record) + ")"
-	if e.Truncated() {
-		return s + ": the file is truncated; every record before this point was read, the rest of the file cannot be"
-	}
-	return s + ": the stream is corrupt; every record before this point was read, the rest of the file cannot be, " +
-		"and the records read from the damaged part may differ from what was compressed"
 }
 
 // NewTextReader returns the text of src, decompressed as c says, with its line ends read by the

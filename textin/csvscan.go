@@ -1,4 +1,4 @@
-package pipeline
+package textin
 
 import (
 	"bufio"
@@ -6,105 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"io"
-	"strconv"
 )
-
-// ErrQuoteNotClosed: a quoted CSV field is still open at the end of the input, or, on a line
-// read again after a broken record, at the end of its line.
-var ErrQuoteNotClosed = errors.New("quoted field not closed")
-
-// CSVError is one broken CSV record, returned by CSVScanner.Scan. The scanner has skipped it
-// already; the next Scan resumes by the rule of CSVScanner.
-type CSVError struct {
-	// StartLine is the line the broken record starts on; Line the line on which the break was
-	// found; Column the 1-based byte in Line at fault (0 when the whole line is).
-	StartLine, Line, Column int
-	// Err is csv.ErrBareQuote (a quote inside an unquoted field), csv.ErrQuote (a closing quote
-	// followed by something other than a comma or the line end), ErrQuoteNotClosed, or
-	// ErrRecordTooLong (the record, or one line, is longer than the scanner's bound).
-	Err error
-	// Max is the scanner's bound in bytes, for ErrRecordTooLong.
-	Max int
-	// Reread is the number of lines after StartLine that the broken record had read and that
-	// are read again, one record per line.
-	Reread int
-	// Cut reports a quoted field still open where the input ends, when the input's last line
-	// has no line end or is the record's first: the file was cut inside this record, whose
-	// lines are then not read again.
-	Cut bool
-}
-
-// Error renders what broke, where, and where reading resumes, e.g. "quote inside an unquoted
-// field on line 7, column 12", "quoted field not closed at the end of the file (record starts on
-// line 5, file stops on line 9); lines 6 to 9 are read again, one record per line".
-func (e *CSVError) Error() string {
-	var b []byte
-	num := func(n int) { b = strconv.AppendInt(b, int64(n), 10) }
-	switch {
-	case errors.Is(e.Err, ErrRecordTooLong) && e.StartLine == e.Line:
-		b = append(b, "line longer than "...)
-		num(e.Max)
-		b = append(b, " bytes"...)
-	case errors.Is(e.Err, ErrRecordTooLong):
-		b = append(b, "record longer than "...)
-		num(e.Max)
-		b = append(b, " bytes"...)
-	case errors.Is(e.Err, ErrQuoteNotClosed) && e.Column > 0:
-		b = append(b, "quoted field not closed (a line read again after a broken record must hold its whole record)"...)
-	case errors.Is(e.Err, ErrQuoteNotClosed) && e.Cut:
-		b = append(b, "file ends inside a quoted field: the file is cut inside this record"...)
-	case errors.Is(e.Err, ErrQuoteNotClosed):
-		b = append(b, "quoted field not closed at the end of the file"...)
-	case errors.Is(e.Err, csv.ErrBareQuote):
-		b = append(b, "quote inside an unquoted field"...)
-	case errors.Is(e.Err, csv.ErrQuote):
-		b = append(b, "unbalanced quote: a closing quote is followed by text"...)
-	default:
-		b = append(b, e.Err.Error()...)
-	}
-	switch {
-	case e.StartLine != e.Line && errors.Is(e.Err, ErrQuoteNotClosed):
-		b = append(b, " (record starts on line "...)
-		num(e.StartLine)
-		b = append(b, ", file stops on line "...)
-		num(e.Line)
-		b = append(b, ')')
-	case e.StartLine != e.Line:
-		b = append(b, " (record starts on line "...)
-		num(e.StartLine)
-		b = append(b, ", breaks on line "...)
-		num(e.Line)
-		if e.Column > 0 {
-			b = append(b, ", column "...)
-			num(e.Column)
-		}
-		b = append(b, ')')
-	case e.Column > 0:
-		b = append(b, " on line "...)
-		num(e.Line)
-		b = append(b, ", column "...)
-		num(e.Column)
-	default:
-		b = append(b, " on line "...)
-		num(e.Line)
-	}
-	switch {
-	case e.Reread == 1:
-		b = append(b, "; line "...)
-		num(e.StartLine + 1)
-		b = append(b, " is read again, as a record"...)
-	case e.Reread > 1:
-		b = append(b, "; lines "...)
-		num(e.StartLine + 1)
-		b = append(b, " to "...)
-		num(e.StartLine + e.Reread)
-		b = append(b, " are read again, one record per line"...)
-	}
-	return string(b)
-}
-
-// Unwrap returns Err.
-func (e *CSVError) Unwrap() error { return e.Err }
 
 // CSVScanner reads CSV records (RFC 4180, as encoding/csv reads them with LazyQuotes off and
 // FieldsPerRecord -1): fields separated by commas, a field in double quotes may hold commas,
@@ -159,11 +61,15 @@ type rawLine struct {
 // does not keep its memory for the rest of the file.
 const bigBuffer = 4 << 20
 
+// DefaultMaxRecordBytes is the bound NewCSVScanner applies to a record and a line when given
+// none.
+const DefaultMaxRecordBytes = 64 << 20
+
 // NewCSVScanner returns a scanner of r whose records and lines are bounded by max bytes
-// (max ≤ 0: MaxRecordBytes). With reuse, the slice Scan returns is reused by the next call.
+// (max ≤ 0: DefaultMaxRecordBytes). With reuse, the slice Scan returns is reused by the next call.
 func NewCSVScanner(r io.Reader, max int, reuse bool) *CSVScanner {
 	if max <= 0 {
-		max = MaxRecordBytes
+		max = DefaultMaxRecordBytes
 	}
 	br, ok := r.(*bufio.Reader)
 	if !ok || br.Size() < 64<<10 {
