@@ -10,7 +10,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 )
 
-// TestShoulderAdoptMigration runs the README's migration example on the real files: import the
+// TestShoulderAdoptMigration runs docs/import.md's migration example on the real files: import the
 // EZID export (its reserved names skipped: ark:21198/z1 cannot be adopted, the refusal names
 // --include-reserved), import it again with --include-reserved, adopt ark:87281/t2, mint the
 // NYPL CSV manifest into it, and audit: clean. A shoulder outside the first-digit convention

@@ -22,7 +22,7 @@ func importNoInternalKey(t *testing.T, what, s string) {
 	}
 }
 
-// TestImportCommandRealFiles runs the migration example of the README on the real files: the
+// TestImportCommandRealFiles runs the migration example of docs/import.md on the real files: the
 // NAAN registry, the EZID records, the N2T dump (which has no end marker: exit 1).
 func TestImportCommandRealFiles(t *testing.T) {
 	data := fixtures.SharedData(t)

@@ -157,7 +157,7 @@ func TestARKCheck(t *testing.T) {
 }
 
 // TestClientDisableStopsMinting: a disabled client mints nothing more (the command refuses before
-// anything is written; the database's reach check refuses it too: ledger's mint tests deactivate a
+// anything is written; the database's reach check refuses it too: loader's mint tests deactivate a
 // client in plain SQL mid-run), its ARKs stay, the change is an audit event; enable lets it mint
 // again.
 func TestClientDisableStopsMinting(t *testing.T) {
