@@ -29,8 +29,8 @@ func exportCommand(e *env) *cli.Command {
 		Name:  "export",
 		Usage: "write the ledger for a resolver that already runs (nginx, Apache, N2T, JSON Lines), streamed and atomic; prints a watermark for --since",
 		Subcommands: []*cli.Command{
-			sub(export.Nginx, "arks.map", "an nginx map of ARK -> target, with FILE-http.conf (include in http) and FILE-server.conf (include in a server): 302 redirects, suffix passthrough, 410 for tombstones, forwarding NAANs and shoulders"),
-			sub(export.Apache, "arks.txt", "an Apache RewriteMap text file of ARK -> target, with FILE-rewrite.conf (the RewriteRules, include in a virtual host)"),
+			sub(export.Nginx, "arks.map", "an nginx map of ARK -> target, with NAME-http.conf (include in http) and NAME-server.conf (include in a server) beside it, NAME being FILE without its extension: 302 redirects, suffix passthrough, 410 for tombstones, forwarding NAANs and shoulders"),
+			sub(export.Apache, "arks.txt", "an Apache RewriteMap text file of ARK -> target, with NAME-rewrite.conf beside it (NAME: FILE without its extension) (the RewriteRules, include in a virtual host)"),
 			sub(export.N2TDump, "arks.dump", "an N2T egg binder dump (db_dump -p: _t target, _is status, who what when, _,ec), the form arkhe import n2t-dump reads"),
 			sub(export.JSONL, "arks.jsonl", "JSON Lines, one object per ARK (the columns of arkhe report arks)"),
 		},
@@ -72,7 +72,7 @@ func runExport(c *cli.Context, e *env, f export.Format, def string) error {
 	}
 	fmt.Fprintf(e.stdout, "wrote %s %s", thousands(res.ARKs), what)
 	if f == export.Nginx || f == export.Apache {
-		fmt.Fprintf(e.stdout, " and %d forwarding rules", res.Forwards)
+		fmt.Fprintf(e.stdout, " and %s forwarding rules", thousands(int64(res.Forwards)))
 	}
 	fmt.Fprintf(e.stdout, " to %s\n", strings.Join(res.Files, ", "))
 	fmt.Fprintf(e.stdout, "watermark %s\n", res.Watermark)
