@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -242,4 +243,65 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// LogBuffer is an io.Writer for an access log that holds what is written and writes it to the
+// underlying writer at most every interval, and on Close, so that a request does not wait for a
+// write to the log's file. Writes are safe from many goroutines; a line written is in the file
+// within an interval (a write error is reported by Close).
+type LogBuffer struct {
+	mu   sync.Mutex
+	b    *bufio.Writer
+	err  error
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// NewLogBuffer returns a LogBuffer over w flushed every interval (> 0); Close stops it.
+func NewLogBuffer(w io.Writer, interval time.Duration) *LogBuffer {
+	l := &LogBuffer{b: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				l.flush()
+			case <-l.stop:
+				l.flush()
+				return
+			}
+		}
+	}()
+	return l
+}
+
+// Write holds p for the next flush; it returns the first error of an earlier flush, if any.
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.b.Write(p)
+}
+
+func (l *LogBuffer) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.b.Flush(); err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// Close writes what is held and stops the flushing; it returns the first write error. A second
+// Close returns the same.
+func (l *LogBuffer) Close() error {
+	l.once.Do(func() { close(l.stop) })
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }
