@@ -2,7 +2,6 @@ package resolver
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -160,11 +159,23 @@ func AccessLog(h http.Handler, w io.Writer) http.Handler {
 		if err != nil {
 			host = req.RemoteAddr
 		}
-		line := fmt.Sprintf("%s - - [%s] %s %d %d %s %s\n", host, start.Format("02/Jan/2006:15:04:05 -0700"),
-			logQuote(req.Method+" "+req.RequestURI+" "+req.Proto), lw.status, lw.n,
-			logQuote(orDash(req.Referer())), logQuote(orDash(req.UserAgent())))
+		b := make([]byte, 0, 256)
+		b = append(b, host...)
+		b = append(b, " - - ["...)
+		b = start.AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
+		b = append(b, "] "...)
+		b = appendLogQuote(b, req.Method, " ", req.RequestURI, " ", req.Proto)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(lw.status), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, lw.n, 10)
+		b = append(b, ' ')
+		b = appendLogQuote(b, orDash(req.Referer()))
+		b = append(b, ' ')
+		b = appendLogQuote(b, orDash(req.UserAgent()))
+		b = append(b, '\n')
 		mu.Lock()
-		io.WriteString(w, line)
+		w.Write(b)
 		mu.Unlock()
 	})
 }
@@ -193,23 +204,24 @@ func orDash(s string) string {
 	return s
 }
 
-// logQuote quotes s for a log line: `"` and `\` escaped, a control character as \xHH.
-func logQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
+// appendLogQuote appends the concatenation of parts to b quoted for a log line: `"` and `\`
+// escaped, a control character as \xHH.
+func appendLogQuote(b []byte, parts ...string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, s := range parts {
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'x', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
 		}
 	}
-	b.WriteByte('"')
-	return b.String()
+	return append(b, '"')
 }
 
 // LimitListener returns a listener that holds at most n connections open at once: Accept waits

@@ -3,6 +3,10 @@ package resolver_test
 import (
 	"bytes"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -56,5 +60,34 @@ func TestLogBufferError(t *testing.T) {
 	}
 	if err := l.Close(); err == nil || err.Error() != "disk full" {
 		t.Errorf("Close: %v, want disk full", err)
+	}
+}
+
+// TestAccessLogLine checks one Combined Log Format line written over a real socket: the
+// request line, status and byte count, and a User-Agent whose `"`, `\` and tab are escaped.
+func TestAccessLogLine(t *testing.T) {
+	var out lockedBuffer
+	h := resolver.AccessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(404)
+		io.WriteString(w, "nope\n")
+	}), &out)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, err := http.NewRequest("GET", srv.URL+"/ark:99999/x?info", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("User-Agent", "a\"b\\c\td")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	out.mu.Lock()
+	line := out.b.String()
+	out.mu.Unlock()
+	re := regexp.MustCompile(`^127\.0\.0\.1 - - \[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9:]{8} [+-][0-9]{4}\] "GET /ark:99999/x\?info HTTP/1\.1" 404 5 "-" "a\\"b\\\\c\\x09d"\n$`)
+	if !re.MatchString(line) {
+		t.Errorf("access log line %q", line)
 	}
 }
