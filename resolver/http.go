@@ -1,7 +1,7 @@
 package resolver
 
 import (
-	"fmt"
+	"bufio"
 	"io"
 	"net"
 	"net/http"
@@ -159,11 +159,23 @@ func AccessLog(h http.Handler, w io.Writer) http.Handler {
 		if err != nil {
 			host = req.RemoteAddr
 		}
-		line := fmt.Sprintf("%s - - [%s] %s %d %d %s %s\n", host, start.Format("02/Jan/2006:15:04:05 -0700"),
-			logQuote(req.Method+" "+req.RequestURI+" "+req.Proto), lw.status, lw.n,
-			logQuote(orDash(req.Referer())), logQuote(orDash(req.UserAgent())))
+		b := make([]byte, 0, 256)
+		b = append(b, host...)
+		b = append(b, " - - ["...)
+		b = start.AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
+		b = append(b, "] "...)
+		b = appendLogQuote(b, req.Method, " ", req.RequestURI, " ", req.Proto)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(lw.status), 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, lw.n, 10)
+		b = append(b, ' ')
+		b = appendLogQuote(b, orDash(req.Referer()))
+		b = append(b, ' ')
+		b = appendLogQuote(b, orDash(req.UserAgent()))
+		b = append(b, '\n')
 		mu.Lock()
-		io.WriteString(w, line)
+		w.Write(b)
 		mu.Unlock()
 	})
 }
@@ -192,23 +204,24 @@ func orDash(s string) string {
 	return s
 }
 
-// logQuote quotes s for a log line: `"` and `\` escaped, a control character as \xHH.
-func logQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
+// appendLogQuote appends the concatenation of parts to b quoted for a log line: `"` and `\`
+// escaped, a control character as \xHH.
+func appendLogQuote(b []byte, parts ...string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, s := range parts {
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'x', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
 		}
 	}
-	b.WriteByte('"')
-	return b.String()
+	return append(b, '"')
 }
 
 // LimitListener returns a listener that holds at most n connections open at once: Accept waits
@@ -242,4 +255,65 @@ func (c *limitConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// LogBuffer is an io.Writer for an access log that holds what is written and writes it to the
+// underlying writer at most every interval, and on Close, so that a request does not wait for a
+// write to the log's file. Writes are safe from many goroutines; a line written is in the file
+// within an interval (a write error is reported by Close).
+type LogBuffer struct {
+	mu   sync.Mutex
+	b    *bufio.Writer
+	err  error
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// NewLogBuffer returns a LogBuffer over w flushed every interval (> 0); Close stops it.
+func NewLogBuffer(w io.Writer, interval time.Duration) *LogBuffer {
+	l := &LogBuffer{b: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				l.flush()
+			case <-l.stop:
+				l.flush()
+				return
+			}
+		}
+	}()
+	return l
+}
+
+// Write holds p for the next flush; it returns the first error of an earlier flush, if any.
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.b.Write(p)
+}
+
+func (l *LogBuffer) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.b.Flush(); err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// Close writes what is held and stops the flushing; it returns the first write error. A second
+// Close returns the same.
+func (l *LogBuffer) Close() error {
+	l.once.Do(func() { close(l.stop) })
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }

@@ -148,8 +148,8 @@ func parseTarget(target string) (request, error) {
 //     %hh kept with its hex digits uppercased, runs of "/" and "." collapsed); a path without the
 //     label is a 404, one the normalizer refuses a 400 naming its rule;
 //   - the registered ARK is the longest of the name and its prefixes ending before a "/" or a
-//     "." (suffix passthrough; one lookup over all of them); the rest of the name (from that
-//     "/" or ".") is the suffix;
+//     "." (suffix passthrough; the name is looked up first, its prefixes only when it is not an
+//     ARK); the rest of the name (from that "/" or ".") is the suffix;
 //   - a tombstoned ARK is a 410 with its description; a reserved one a 404, the same as an
 //     unknown name (it is not published yet, and its existence is not disclosed);
 //   - an inflection (?, ??, ?info, any query, a trailing %3F) answers the description (200);
@@ -290,15 +290,29 @@ func candidates(a ark.ARK) []string {
 	return keys
 }
 
-const arkQuery = `select a.ark, coalesce(a.url, ''), coalesce(a.status::text, 'public'), a.tombstone_reason, a.tombstoned_at,
+const arkColumns = `select a.ark, coalesce(a.url, ''), coalesce(a.status::text, 'public'), a.tombstone_reason, a.tombstoned_at,
 		a.erc_who, a.erc_what, a.erc_when, a.commitment, n.na_policy, n.name
-	from ark a left join naan n on n.naan = a.naan
-	where a.ark = any($1::text[])
-	order by length(a.ark) desc limit 1`
+	from ark a left join naan n on n.naan = a.naan`
+
+// arkQuery reads the ARK the name is; arkPrefixQuery the longest of its prefixes that is one,
+// asked only when the name itself is not (an exact match is one index probe without a sort).
+const (
+	arkQuery       = arkColumns + ` where a.ark = $1`
+	arkPrefixQuery = arkColumns + ` where a.ark = any($1::text[]) order by length(a.ark) desc limit 1`
+)
 
 func (r *Resolver) lookupARK(ctx context.Context, a ark.ARK) (arkRow, bool, error) {
+	keys := candidates(a)
+	row, found, err := r.queryARK(ctx, a, arkQuery, keys[0])
+	if found || err != nil || len(keys) == 1 {
+		return row, found, err
+	}
+	return r.queryARK(ctx, a, arkPrefixQuery, keys[1:])
+}
+
+func (r *Resolver) queryARK(ctx context.Context, a ark.ARK, q string, arg any) (arkRow, bool, error) {
 	var row arkRow
-	err := r.pool.QueryRow(ctx, arkQuery, candidates(a)).Scan(&row.key, &row.target, &row.status, &row.reason,
+	err := r.pool.QueryRow(ctx, q, arg).Scan(&row.key, &row.target, &row.status, &row.reason,
 		&row.tombstonedAt, &row.who, &row.what, &row.when, &row.cmt, &row.policy, &row.naanName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return row, false, nil

@@ -60,6 +60,9 @@ func runServe(c *cli.Context, e *env) error {
 		defer f.Close()
 		logw = f
 	}
+	// a request does not wait for the log's write; what is held is written on the way out
+	logBuf := resolver.NewLogBuffer(logw, 100*time.Millisecond)
+	defer logBuf.Close()
 	l, err := openChecked(c, e, int32(c.Int("pool")))
 	if err != nil {
 		return err
@@ -75,7 +78,7 @@ func runServe(c *cli.Context, e *env) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           resolver.AccessLog(serveMux(l, r), logw),
+		Handler:           resolver.AccessLog(serveMux(l, r), logBuf),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
@@ -98,6 +101,9 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
+	}
+	if err := logBuf.Close(); err != nil {
+		return fmt.Errorf("serve: access log: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "arkhe serve: stopped\n")
 	return nil
