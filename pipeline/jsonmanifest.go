@@ -191,7 +191,7 @@ func (r *jsonManifest) readLine() (line []byte, tooLong bool, err error) {
 				r.long = r.long[:0]
 				continue
 			}
-			r.long = appendDoubling(r.long, line, r.max+2)
+			r.long = textin.AppendDoubling(r.long, line, r.max+2)
 		}
 		line = r.long
 		if cap(r.long) > 4<<20 {
@@ -691,16 +691,4 @@ func hex4(d []byte, i int) (uint16, bool) {
 		v = v<<4 | uint16(c)
 	}
 	return v, true
-}
-
-// appendDoubling appends src to dst, doubling dst's capacity when it must grow, up to limit
-// (append grows a large slice by a quarter only, which copies a line of many MiB several times
-// over).
-func appendDoubling(dst, src []byte, limit int) []byte {
-	if need := len(dst) + len(src); need > cap(dst) {
-		grown := make([]byte, len(dst), max(need, min(2*cap(dst), limit)))
-		copy(grown, dst)
-		dst = grown
-	}
-	return append(dst, src...)
 }

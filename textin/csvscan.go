@@ -145,7 +145,7 @@ func (s *CSVScanner) next() ([]byte, int, lineState, error) {
 				s.long = s.long[:0]
 				continue
 			}
-			s.long = appendDoubling(s.long, line, s.max+2)
+			s.long = AppendDoubling(s.long, line, s.max+2)
 		}
 		line = s.long
 		if cap(s.long) > bigBuffer {
@@ -311,10 +311,11 @@ func (s *CSVScanner) finish() []string {
 	return out
 }
 
-// appendDoubling appends src to dst, doubling dst's capacity when it must grow, up to limit
-// (append grows a large slice by a quarter only, which copies a line of many MiB several times
-// over).
-func appendDoubling(dst, src []byte, limit int) []byte {
+// AppendDoubling appends src to dst and returns the result, doubling dst's capacity when it must
+// grow, up to limit octets (a larger need gets exactly what it needs). Readers that gather one
+// long line from several bufio reads use it: append grows a large slice by a quarter only, which
+// copies a line of many MiB several times over.
+func AppendDoubling(dst, src []byte, limit int) []byte {
 	if need := len(dst) + len(src); need > cap(dst) {
 		grown := make([]byte, len(dst), max(need, min(2*cap(dst), limit)))
 		copy(grown, dst)
