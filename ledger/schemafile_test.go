@@ -5,13 +5,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/localpg"
 )
@@ -44,33 +44,7 @@ func TestSchemaFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const path = "schema.sql"
-	if *updateSchemaFile {
-		if err := os.WriteFile(path, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v: generate it with go test ./ledger -run TestSchemaFile -update", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		line := 0
-		for line < len(gl) && line < len(wl) && gl[line] == wl[line] {
-			line++
-		}
-		have, gen := "(end of file)", "(end of file)"
-		if line < len(gl) {
-			have = gl[line]
-		}
-		if line < len(wl) {
-			gen = wl[line]
-		}
-		t.Fatalf("ledger/schema.sql is stale from line %d:\n  file:     %s\n  database: %s\nregenerate it with go test ./ledger -run TestSchemaFile -update",
-			line+1, have, gen)
-	}
+	fixtures.Golden(t, "schema.sql", want, *updateSchemaFile, "go test ./ledger -run TestSchemaFile -update")
 }
 
 // TestSchemaFileNormalizes checks the normalization on its own: the lines that vary between

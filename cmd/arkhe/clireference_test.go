@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/arkhe-ledger/arkhe/fixtures"
 )
 
 // updateCLIReference rewrites docs/cli.md from the CLI instead of comparing it:
@@ -26,32 +27,7 @@ func TestCLIReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *updateCLIReference {
-		if err := os.WriteFile(cliReferencePath, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	got, err := os.ReadFile(cliReferencePath)
-	if err != nil {
-		t.Fatalf("%v: generate it with go test ./cmd/arkhe -run TestCLIReference -update", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		line := 0
-		for line < len(gl) && line < len(wl) && gl[line] == wl[line] {
-			line++
-		}
-		have, gen := "(end of file)", "(end of file)"
-		if line < len(gl) {
-			have = gl[line]
-		}
-		if line < len(wl) {
-			gen = wl[line]
-		}
-		t.Fatalf("%s is stale from line %d:\n  file:      %s\n  generated: %s\nregenerate it with go test ./cmd/arkhe -run TestCLIReference -update",
-			"docs/cli.md", line+1, have, gen)
-	}
+	fixtures.Golden(t, cliReferencePath, want, *updateCLIReference, "go test ./cmd/arkhe -run TestCLIReference -update")
 }
 
 // TestCLIReferenceNamesEveryCommand checks the generator itself: every visible command and
