@@ -517,14 +517,7 @@ func Mint(ctx context.Context, l *ledger.Ledger, job MintJob) (rep MintReport, e
 		"batch": rc.BatchSize, "workers": rc.Workers, "mint_map": rep.MintMap, "rejects": rep.Rejects,
 		"faults_ridden_out": rep.Stats.Faults,
 	}
-	switch {
-	case err != nil:
-		detail["status"], detail["error"] = "failed", err.Error()
-	case s.Rejected > 0:
-		detail["status"] = "partial"
-	default:
-		detail["status"] = "done"
-	}
+	runStatus(detail, err, s.Rejected)
 	aerr := withFaults(actx, job.Mint.Retry, func(ctx context.Context) error {
 		return l.AuditEvent(ctx, rep.Target.ClientID, rep.Target.Authority, "mint",
 			"ark:"+rep.Target.NAAN+rep.Target.Shoulder, detail)
@@ -533,6 +526,19 @@ func Mint(ctx context.Context, l *ledger.Ledger, job MintJob) (rep MintReport, e
 		err = aerr
 	}
 	return rep, err
+}
+
+// runStatus sets the status of a run's audit event detail: "failed" with the error when err is
+// not nil, else "partial" when rows were rejected, else "done".
+func runStatus(detail map[string]any, err error, rejected int64) {
+	switch {
+	case err != nil:
+		detail["status"], detail["error"] = "failed", err.Error()
+	case rejected > 0:
+		detail["status"] = "partial"
+	default:
+		detail["status"] = "done"
+	}
 }
 
 // shoulderCounters reads a shoulder's draw and collision counters.

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/ledger"
@@ -227,16 +226,12 @@ func Update(ctx context.Context, l *ledger.Ledger, job UpdateJob) (rep UpdateRep
 	detail := map[string]any{"inputs": job.Inputs, "run": rep.Run, "read": s.Read, "changed": s.Changed,
 		"unchanged": s.Unchanged, "earlier": s.Earlier, "rejected": s.Rejected, "dry_run": job.DryRun,
 		"elapsed_s": s.Elapsed.Seconds(), "batch": job.BatchSize, "retries": s.Retries, "rejects": rep.Rejects}
-	switch {
-	case err != nil:
-		detail["status"], detail["error"] = "failed", err.Error()
-	case s.Rejected > 0:
-		detail["status"] = "partial"
-	default:
-		detail["status"] = "done"
-	}
-	if aerr := ledger.RecordEvent(context.WithoutCancel(ctx), l.Pool, ledger.Event{ClientID: job.ClientID, Authority: c.authority,
-		Action: "update", Target: "client:" + job.ClientID, Detail: detail}); aerr != nil && err == nil {
+	runStatus(detail, err, s.Rejected)
+	aerr := withFaults(context.WithoutCancel(ctx), RetryPolicy{}, func(ctx context.Context) error {
+		return ledger.RecordEvent(ctx, l.Pool, ledger.Event{ClientID: job.ClientID, Authority: c.authority,
+			Action: "update", Target: "client:" + job.ClientID, Detail: detail})
+	})
+	if aerr != nil && err == nil {
 		err = aerr
 	}
 	return rep, err
@@ -481,22 +476,19 @@ func (u *updater) apply(ctx context.Context, rows []ChangeRow, idx []int, outcom
 	return fmt.Errorf("update batch of %d rows: %d attempts failed: %w", len(idx), maxUpdateAttempts, err)
 }
 
-// retryableChange says whether a failed batch is tried again: a deadlock the server broke, a
-// serialization failure, a conflict with a concurrent run, or a connection lost before the commit was acknowledged (the batch's
-// receipts make a batch that did commit report its rows as applied earlier).
+// retryableChange says whether a failed batch is tried again: a fault as a mint batch rides
+// out (faultOf: a deadlock the server broke, a serialization failure, a lost connection, a
+// server shutting down or restarting, a timeout; the batch's receipts make a batch that did
+// commit report its rows as applied earlier), or a conflict with a concurrent run: a unique
+// violation (a concurrent run changed one of the ARKs, its ARK_CHANGE seq or receipt, first,
+// and the next attempt sees its receipt or its new state), which on Citus may arrive from a
+// worker as internal_error.
 func retryableChange(err error) bool {
 	switch ledger.SQLState(err) {
-	case codeDeadlock, codeSerialization, ledger.CodeUniqueViolation, codeInternal:
-		// a unique violation: a concurrent run changed one of the ARKs (its ARK_CHANGE seq or
-		// receipt) first, and the next attempt sees its receipt or its new state; on Citus a
-		// worker's error may arrive as internal_error
+	case ledger.CodeUniqueViolation, codeInternal:
 		return true
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return false
-	}
-	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.Is(err, io.ErrUnexpectedEOF)
+	return faultOf(err) != ""
 }
 
 func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*textin.RowError) error {
