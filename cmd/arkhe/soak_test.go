@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -34,11 +35,13 @@ const (
 	soakBatchTimeoutEnv = "ARKHE_SOAK_BATCH_TIMEOUT" // the runs' --batch-timeout (a Go duration)
 	soakBinEnv          = "ARKHE_SOAK_BIN"           // the arkhe binary; default: this test binary as arkhe
 	soakDirEnv          = "ARKHE_SOAK_DIR"           // where the cluster, manifests, maps and logs go
+	soakMinFaultsEnv    = "ARKHE_SOAK_MIN_FAULTS"    // replay manifests under faults until this many landed
 )
 
 // soakConfig is the soak's settings.
 type soakConfig struct {
 	rows, part, seed   int
+	minFaults          int // faults to land in all: manifests are replayed under faults until then
 	faultMin, faultMax time.Duration
 	batchTimeout       time.Duration
 	bin, dir           string
@@ -59,7 +62,8 @@ func soakSettings(t *testing.T) soakConfig {
 		return n
 	}
 	cfg := soakConfig{rows: num(soakRowsEnv, 0), part: num(soakPartEnv, 1_000_000), seed: num(soakSeedEnv, 1),
-		faultMin: time.Duration(num(soakFaultMinEnv, 20)) * time.Second, faultMax: time.Duration(num(soakFaultMaxEnv, 60)) * time.Second,
+		minFaults: num(soakMinFaultsEnv, 0),
+		faultMin:  time.Duration(num(soakFaultMinEnv, 20)) * time.Second, faultMax: time.Duration(num(soakFaultMaxEnv, 60)) * time.Second,
 		batchTimeout: 30 * time.Second, bin: os.Getenv(soakBinEnv), dir: os.Getenv(soakDirEnv)}
 	if v := os.Getenv(soakBatchTimeoutEnv); v != "" {
 		d, err := time.ParseDuration(v)
@@ -211,10 +215,7 @@ func (s *soak) resume() {
 func (s *soak) fault(cmd *exec.Cmd, done <-chan struct{}, where string) {
 	defer s.schedule()
 	kind := drawFault(s.rng)
-	n := 0
-	for _, c := range s.faults {
-		n += c
-	}
+	n := s.landedFaults()
 	f := s.sample()
 	var detail string
 	switch kind {
@@ -332,7 +333,9 @@ func (s *soak) runUntilDone(name string, args ...string) string {
 // to ARKHE_SOAK_FAULT_MAX seconds (kind and wait drawn with ARKHE_SOAK_SEED): arkhe killed, the
 // server restarted fast or immediately, a COPY's backend frozen past --batch-timeout. A run that
 // stops is run again, the same command, until it completes; then the first manifest is minted
-// once more (all replays, under faults too). Then it checks: one ARK per request ID, one
+// once more (all replays, under faults too), and the manifests are replayed in turn, under
+// faults, until ARKHE_SOAK_MIN_FAULTS faults have landed (each replay's map checked as it
+// completes, then removed). Then it checks: one ARK per request ID, one
 // receipt each, every mint map's row naming the ARK the ledger holds for its request ID, no
 // ARK in two maps for different request IDs, the maps covering every request ID, the shoulder's
 // draw and collision counters and the manager's quota counter equal to the ARKs, no deadlock in
@@ -461,6 +464,32 @@ func TestSoak(t *testing.T) {
 	}
 	mint("replay0", parts[0])
 	elapsed := time.Since(s.start)
+	// Until ARKHE_SOAK_MIN_FAULTS faults have landed, replay the manifests in turn under faults:
+	// each replay's map is checked as soon as its run completes (every row replayed, to the ARK
+	// the ledger holds for its request ID) and removed, so a long soak keeps one map at a time.
+	replays := 0
+	for i := 1; s.landedFaults() < cfg.minFaults; i++ {
+		if i > 100_000 {
+			t.Fatalf("%d faults landed in 100,000 replays, want %d", s.landedFaults(), cfg.minFaults)
+		}
+		j := i % len(parts)
+		name := fmt.Sprintf("replay%d", i)
+		mm, rejects := filepath.Join(cfg.dir, name+".mintmap.csv"), filepath.Join(cfg.dir, name+".rejects.csv")
+		out := s.runUntilDone(name, "mint", "--client", "test-minter", "--batch-timeout", cfg.batchTimeout.String(),
+			"-o", mm, "--rejects", rejects, parts[j])
+		s.checkReplay(name, mm, sizes[j])
+		s.logf("%s of part%d done and checked: %s; %d faults landed so far", name, j,
+			strings.Join(strings.Fields(summaryLine(out, "replayed")), " "), s.landedFaults())
+		for _, p := range []string{mm, rejects} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+		}
+		replays++
+	}
+	if replays > 0 {
+		elapsed = time.Since(s.start)
+	}
 	s.resume()
 
 	total, mid := 0, 0
@@ -470,8 +499,8 @@ func TestSoak(t *testing.T) {
 		mid += s.mid[k]
 		kinds = append(kinds, fmt.Sprintf("%s %d (%d mid-batch)", k, s.faults[k], s.mid[k]))
 	}
-	s.logf("soak: %d rows minted in %s by %d mint commands (%d retries logged) under %d faults: %s; %d mid-batch, %d between batches; %d freezes found no COPY",
-		cfg.rows, elapsed.Round(time.Second), s.attempts, s.retries, total, strings.Join(kinds, ", "), mid, total-mid, s.missed)
+	s.logf("soak: %d rows minted and %d manifests replayed after it in %s by %d mint commands (%d retries logged) under %d faults: %s; %d mid-batch, %d between batches; %d freezes found no COPY",
+		cfg.rows, replays, elapsed.Round(time.Second), s.attempts, s.retries, total, strings.Join(kinds, ", "), mid, total-mid, s.missed)
 
 	s.checkLedger(maps, sizes)
 	if n := soakDeadlocks(t, c.LogFile()); n != 0 {
@@ -485,6 +514,54 @@ func TestSoak(t *testing.T) {
 		t.Errorf("arkhe verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	} else {
 		s.logf("check: arkhe verify clean (exit 0, %s)", time.Since(t0).Round(time.Second))
+	}
+}
+
+// landedFaults counts the faults that landed so far (a freeze that found no COPY is not one).
+func (s *soak) landedFaults() int {
+	n := 0
+	for _, c := range s.faults {
+		n += c
+	}
+	return n
+}
+
+// checkReplay checks the mint map mm of a completed replay of a manifest of size rows: that
+// many rows, each replayed, each naming the ARK the ledger's receipt holds for its request ID.
+func (s *soak) checkReplay(name, mm string, size int) {
+	t := s.t
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `create temp table soak_replay (request_id text, ark text, status text)`); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(mm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := conn.PgConn().CopyFrom(ctx, f, `copy soak_replay (request_id, ark, status) from stdin (format csv, header true)`)
+	_ = f.Close()
+	if err != nil {
+		t.Fatalf("%s: mint map %s: %v", name, mm, err)
+	}
+	if tag.RowsAffected() != int64(size) {
+		t.Errorf("%s: mint map %s: %d rows, want %d", name, mm, tag.RowsAffected(), size)
+	}
+	var notReplayed, wrong int64
+	err = conn.QueryRow(ctx, `select count(*) filter (where m.status <> 'replayed'),
+		count(*) filter (where r.ark is null or 'ark:' || r.ark <> m.ark)
+		from soak_replay m left join mint_receipt r on r.request_id = m.request_id`).Scan(&notReplayed, &wrong)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if notReplayed != 0 || wrong != 0 {
+		t.Errorf("%s: %d rows not replayed, %d naming an ARK other than the ledger's for their request ID", name, notReplayed, wrong)
+		s.logf("check FAILED: %s: %d rows not replayed, %d naming another ARK", name, notReplayed, wrong)
 	}
 }
 
