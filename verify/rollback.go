@@ -120,7 +120,7 @@ func ReadBaseline(path string) (*Baseline, error) {
 	}
 	b := &Baseline{At: f.At, ARKs: f.ARKs, HighWater: f.HighWater, NewestARK: f.NewestARK, Shoulders: map[string]BaselineShoulder{}}
 	for l, c := range f.Shoulders {
-		b.Shoulders[l] = BaselineShoulder{ARKs: c.ARKs, Draws: c.Draws}
+		b.Shoulders[l] = BaselineShoulder(c)
 	}
 	return b, nil
 }

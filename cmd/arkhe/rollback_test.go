@@ -282,6 +282,7 @@ func TestVerifyBaselineRollback(t *testing.T) {
 		}
 		// the later manifest again: every row replays its ARK, none is drawn anew
 		rerun := mintAs(backup, 20, "b-", "b-rerun-map.csv")
+		t.Logf("re-run of the later manifest:\n%s", rerun)
 		if !containsAll(rerun, "minted      0", "replayed    20") {
 			t.Errorf("re-run after the recovery:\n%s", rerun)
 		}
@@ -295,7 +296,9 @@ func TestVerifyBaselineRollback(t *testing.T) {
 			}
 		}
 		// and the audit against the baseline file is clean again
-		if code, out := verifyRun(backup, "--baseline", baseline); code != 0 {
+		code, out = verifyRun(backup, "--baseline", baseline)
+		t.Logf("verify of the recovered ledger:\n%s", out)
+		if code != 0 {
 			t.Errorf("the recovered ledger: exit %d, want 0\n%s", code, out)
 		}
 	})
