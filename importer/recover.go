@@ -144,7 +144,8 @@ type RecoverReport struct {
 //     (imported): rejected with the rule (an ARK is one request's, for ever); so is a request ID
 //     whose receipt names another ARK (a request ID holds one ARK), a name under no registered
 //     shoulder of its NAAN, an ARK outside the client's NAAN (authority other than system),
-//     and a row the reader refuses (file, line, field).
+//     and a row the reader or the mint's own rules (pipeline.Validate) refuse (file, line,
+//     field).
 //
 // With cfg.Floor the ledger's counters are first raised to it (ledger.RaiseCounters), so the
 // ARKs put back, and every later mint, take insertion numbers above the recorded high-water
@@ -397,6 +398,15 @@ func (rc *recovery) batch(ctx context.Context, rows []pipeline.MintMapEntry) err
 			}
 			continue
 		}
+		rec := e.Record()
+		if re := pipeline.Validate(&rec, textin.DefaultLimits()); re != nil {
+			// the rule a mint applies to its manifest rows: a row the mint would have refused
+			// was never minted from this payload
+			if err := rc.reject(e.Source, e.ARK, a.String(), re.Field, rowErrorReason(re)); err != nil {
+				return err
+			}
+			continue
+		}
 		parsed[i], ok[i] = a, true
 		keys = append(keys, a.Key())
 		rids = append(rids, e.RequestID)
@@ -510,8 +520,11 @@ func (rc *recovery) batch(ctx context.Context, rows []pipeline.MintMapEntry) err
 	n, err := loader.WriteRecovered(ctx, rc.tx, rc.citus, put, digests, time.Now())
 	last := rows[len(rows)-1].Source
 	switch {
-	case ledger.IsUniqueViolation(err) || (err != nil && rc.citus && ledger.SQLState(err) == "XX000"):
+	case ledger.IsUniqueViolation(err):
 		return fmt.Errorf("import %s: another writer added one of the ARKs or request IDs of the batch ending at %s while it was being recovered; nothing of this file was written, run the import again: %w",
+			rc.path, last, err)
+	case err != nil && rc.citus && ledger.SQLState(err) == codeCitusInternal:
+		return fmt.Errorf("import %s: a worker refused the batch ending at %s (another writer added one of its ARKs or request IDs while it was being recovered, or a row broke a rule of the ledger); nothing of this file was written: %w",
 			rc.path, last, err)
 	case err != nil:
 		return fmt.Errorf("import %s: put back the batch ending at %s: %w", rc.path, last, err)
@@ -529,6 +542,10 @@ func (rc *recovery) batch(ctx context.Context, rows []pipeline.MintMapEntry) err
 	}
 	return nil
 }
+
+// codeCitusInternal is the SQLSTATE Citus reports a worker's error during COPY with
+// (internal_error), whatever the worker's own was.
+const codeCitusInternal = "XX000"
 
 // parsedKey is the canonical form of a.
 func parsedKey(a ark.ARK) string { return a.String() }

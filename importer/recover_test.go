@@ -45,7 +45,7 @@ func recoverMint(t *testing.T, l *ledger.Ledger, client, in, out string) [][]str
 // present, one whose target changed after the mint is reported per field and left alone, one
 // repeated within the run is present once put back; an ARK under another client's request ID,
 // a request ID that holds another ARK, a name under no registered shoulder and a bad row are
-// rejected naming the line and field; a map without the payload columns puts its ARK back
+// rejected naming the line and field, and so is a target no mint takes; a map without the payload columns puts its ARK back
 // without a target and says so. A second run recovers nothing.
 func TestRecoverMintMap(t *testing.T) {
 	t.Parallel()
@@ -100,7 +100,8 @@ func TestRecoverMintMap(t *testing.T) {
 			row("claims", m2[1][1], "minted", "", "", "", "", "") + // line 6: another client's ARK
 			row(m1[3][0], "ark:99999/x9other", "minted", "", "", "", "", "") + // line 7: the request ID holds another ARK
 			row("nowhere", "ark:99999/zz9abc", "minted", "", "", "", "", "") + // line 8: no shoulder
-			row("bad", "ark:99999/x9bad", "new", "", "", "", "", "") // line 9: bad status
+			row("bad", "ark:99999/x9bad", "new", "", "", "", "", "") + // line 9: bad status
+			row("script", "ark:99999/x9js", "minted", "javascript:alert(1)", "", "", "", "") // line 10: a target no mint takes
 		must(os.WriteFile(mapPath, []byte(text), 0o644))
 		oldPath := filepath.Join(dir, "old.map.csv")
 		must(os.WriteFile(oldPath, []byte("request_id,ark,status\nlost-2,ark:99999/x9lost2,minted\n"), 0o644))
@@ -108,7 +109,7 @@ func TestRecoverMintMap(t *testing.T) {
 		rejects := filepath.Join(dir, "rejects.csv")
 		rep, err := importer.Recover(ctx, l, importer.RecoverConfig{Inputs: []string{mapPath, oldPath}, ClientID: "c1", RejectsPath: rejects, BatchSize: 3})
 		must(err)
-		want := importer.RecoverCounts{Read: 9, Recovered: 2, PayloadUnknown: 1, Present: 2, ChangedAfterMint: 1, Rejected: 4}
+		want := importer.RecoverCounts{Read: 10, Recovered: 2, PayloadUnknown: 1, Present: 2, ChangedAfterMint: 1, Rejected: 5}
 		if rep.Total != want || !rep.Total.Findings() || len(rep.Files) != 2 {
 			t.Fatalf("recovery: %+v, want %+v", rep.Total, want)
 		}
@@ -129,8 +130,8 @@ func TestRecoverMintMap(t *testing.T) {
 				t.Errorf("reject line %s: %q, want it to say %q\n%v", key, got[key], sub, lines)
 			}
 		}
-		if len(lines) != 6 {
-			t.Errorf("%d reject lines, want 6: %v", len(lines), lines)
+		if len(lines) != 7 {
+			t.Errorf("%d reject lines, want 7: %v", len(lines), lines)
 		}
 		for _, r := range lines {
 			if r[5] == importer.KindChangedAfterMint && (r[8] != changed[3] || r[9] != m1[2][3]) {
@@ -165,7 +166,7 @@ func TestRecoverMintMap(t *testing.T) {
 		// again: nothing to put back
 		rep, err = importer.Recover(ctx, l, importer.RecoverConfig{Inputs: []string{mapPath, oldPath}, ClientID: "c1"})
 		must(err)
-		if rep.Total.Recovered != 0 || rep.Total.Present != 4 || rep.Total.Rejected != 4 {
+		if rep.Total.Recovered != 0 || rep.Total.Present != 4 || rep.Total.Rejected != 5 {
 			t.Errorf("second recovery: %+v", rep.Total)
 		}
 		// the manifest row of lost-1 replays the ARK put back
