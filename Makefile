@@ -155,7 +155,7 @@ test-short: pg-server duckdb nginx
 FUZZTIME     ?= 30s
 FUZZ_WORKERS ?= 1
 FUZZ_TARGETS := ark:FuzzNormalize ark:FuzzCheckChar \
-	pipeline:FuzzCSVManifest pipeline:FuzzJSONLManifest pipeline:FuzzJSONScanner pipeline:FuzzParquetManifest \
+	pipeline:FuzzCSVManifest pipeline:FuzzJSONLManifest pipeline:FuzzJSONScanner pipeline:FuzzParquetManifest pipeline:FuzzMintMap \
 	textin:FuzzCSVScanner textin:FuzzLineEndReader textin:FuzzTextReader \
 	legacy:FuzzN2TDump legacy:FuzzANVL legacy:FuzzReaders legacy:FuzzDumpObject legacy:FuzzArrayFramer \
 	resolver:FuzzResolvePath verify:FuzzBaselineFile

@@ -274,6 +274,14 @@ func TestRoleColumnPrivileges(t *testing.T) {
 				t.Errorf("%s: the roles' privileges differ from expectedPrivileges:\n%s\nall of them now (review before taking them as expected):\n%s",
 					node, strings.Join(diff, "\n"), strings.Join(lit, "\n"))
 			}
+			// raising the counters after a restore: the owner and the operator alone
+			for _, k := range kinds {
+				var can bool
+				must(t, pool.QueryRow(ctx, `select has_function_privilege($1, 'arkhe_raise_ark_seq(bigint, text[], bigint[])', 'EXECUTE')`, k[1]).Scan(&can))
+				if want := k[0] == ledger.RoleOwner || k[0] == ledger.RoleOperator; can != want {
+					t.Errorf("%s: role %s (%s) executes arkhe_raise_ark_seq: %v, want %v", node, k[1], k[0], can, want)
+				}
+			}
 			// the key hashes: the owner alone
 			for _, k := range kinds {
 				for _, col := range [][2]string{{"credential", "hashed"}, {"key_session", "token"}} {

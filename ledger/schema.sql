@@ -740,14 +740,10 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
+    p text := arkhe_role('operator');
 begin
-    perform arkhe_grant_roles_before_0017();
-    execute format('grant select on update_receipt to %I, %I, %I', p, w, a);
-    execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
-    execute format('grant insert on ark_update_stage to %I', w);
-    execute format('grant usage on sequence ark_update_token to %I', w);
-    execute format('grant execute on function ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) to %I', w);
+    perform arkhe_grant_roles_before_0018();
+    execute format('grant execute on function arkhe_raise_ark_seq(bigint, text[], bigint[]) to %I', p);
 end $$;
 
 --
@@ -868,6 +864,25 @@ begin
     execute format('grant select (id, naan, shoulder, manager_id, redirect, status, created_at) on shoulder to %I', r);
     execute format('grant select (id, name) on manager to %I', r);
     execute format('grant select (version) on schema_migration to %I', r);
+end $$;
+
+--
+-- Name: arkhe_grant_roles_before_0018(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0018() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
+begin
+    perform arkhe_grant_roles_before_0017();
+    execute format('grant select on update_receipt to %I, %I, %I', p, w, a);
+    execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
+    execute format('grant insert on ark_update_stage to %I', w);
+    execute format('grant usage on sequence ark_update_token to %I', w);
+    execute format('grant execute on function ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) to %I', w);
 end $$;
 
 --
@@ -1158,6 +1173,46 @@ begin
                              new.name, new.naan, s.name);
     end if;
     return new;
+end $$;
+
+--
+-- Name: arkhe_raise_ark_seq(bigint, text[], bigint[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_raise_ark_seq(p_high_water bigint, p_shoulders text[], p_draws bigint[]) RETURNS TABLE(what text, was bigint, raised_to bigint)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    seqname text := pg_get_serial_sequence('ark', 'seq');
+    cur bigint; sid bigint;
+begin
+    if p_high_water < 0 or coalesce(array_length(p_shoulders, 1), 0) <> coalesce(array_length(p_draws, 1), 0)
+       or exists (select 1 from unnest(p_draws) d where d < 0 or d is null) then
+        raise exception using errcode = '22023',
+            message = 'arkhe_raise_ark_seq: the high-water mark and the draws must not be negative, and every shoulder needs its draws';
+    end if;
+    cur := coalesce(pg_sequence_last_value(seqname::regclass), 0);
+    if p_high_water is not null and cur < p_high_water then
+        perform setval(seqname, p_high_water, true);
+        what := 'ark.seq'; was := cur; raised_to := p_high_water;
+        return next;
+    end if;
+    for i in 1 .. coalesce(array_length(p_shoulders, 1), 0) loop
+        select s.id into sid from shoulder s where s.naan || s.shoulder = p_shoulders[i];
+        if sid is null then
+            what := 'shoulder ' || p_shoulders[i]; was := null; raised_to := null;
+            return next;
+            continue;
+        end if;
+        select t.draws into cur from shoulder_tally t where t.shoulder_id = sid;
+        if cur is null or cur < p_draws[i] then
+            insert into shoulder_tally as t (shoulder_id, draws) values (sid, p_draws[i])
+            on conflict (shoulder_id) do update set draws = greatest(t.draws, excluded.draws);
+            what := 'shoulder ' || p_shoulders[i]; was := coalesce(cur, 0); raised_to := p_draws[i];
+            return next;
+        end if;
+    end loop;
 end $$;
 
 --

@@ -3,7 +3,7 @@
 //
 // Every bulk write of table ark goes through one writer (writer.go): a row is an ARKRow, a kind
 // of bulk write is the set of ark columns it sends, and the tuples are encoded by one function.
-// Three kinds exist:
+// Four kinds exist:
 //
 //   - Mint (PrepareMint, Mint): new ARKs from a manifest, as a pipeline.Sink. Per batch it
 //     checks idempotency receipts (a request ID minted before replays its ARK; the same request
@@ -14,6 +14,9 @@
 //     Faults (a lost connection, a restarted or frozen server) are ridden out per RetryPolicy.
 //   - Import (NewImportWriter): the new ARKs an import found absent from the ledger, sent in
 //     batches inside the import's transaction with one batch in flight while the next is encoded.
+//   - Recovery (WriteRecovered): ARKs a restored ledger forgot, put back from mint maps with
+//     their mint receipts, inside the recovery's transaction (importer.Recover): an import's
+//     columns and, on one node, the receipt columns; on Citus a second COPY of receipt rows.
 //   - Update (Update): changes of existing ARKs from a change manifest, batch by batch: each
 //     batch's rows are COPYed, in the same binary encoding, into the staging table
 //     ark_update_stage and applied by one call of the ledger's ark_update_apply, which changes

@@ -3,6 +3,7 @@ package loader
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -295,4 +296,68 @@ func (w *ARKWriter) Wait() error {
 	err := <-w.pending
 	w.pending = nil
 	return err
+}
+
+// recoverARKs is the column set of a recovery from mint maps: an import's columns with the
+// mint's receipt on the ark row (single layout); recoverCitusARKs leaves the receipt out (on
+// Citus it is a row of table receipt).
+var (
+	recoverARKs      = newARKKind("ark", append(append([]arkColumn(nil), importARKs.cols...), colRequestID, colPayloadDigest)...)
+	recoverCitusARKs = importARKs
+)
+
+// WriteRecovered inserts rows, ARKs a recovery from mint maps puts back, each with its mint
+// receipt, inside tx: rows[i] must carry the import run (ImportRunID), the client (CreatedBy)
+// and the receipt's request ID (RequestID); digests[i] is the receipt's payload digest
+// (pipeline.PayloadDigest of the payload minted). On one node (citus false) one COPY of ark
+// rows writes both, the receipt as the row's request_id and the digest's first
+// ledger.ReceiptDigestOctets octets, as a mint writes it; on Citus a COPY of ark rows without
+// a receipt, then a COPY of receipt rows (client, request ID, ARK, the whole digest, created at
+// receiptAt). Insert-only: an ARK or a receipt that exists fails the COPY (classify the error
+// with ledger's predicates; on Citus a worker's error is XX000). It returns how many ARKs the
+// server inserted.
+func WriteRecovered(ctx context.Context, tx pgx.Tx, citus bool, rows []ARKRow, digests [][16]byte, receiptAt time.Time) (int64, error) {
+	if len(rows) != len(digests) {
+		return 0, fmt.Errorf("write recovered ARKs: %d rows and %d digests", len(rows), len(digests))
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	kind := recoverARKs
+	if citus {
+		kind = recoverCitusARKs
+	}
+	arks := &copyReader{n: len(rows), tuple: func(dst []byte, i int) []byte {
+		r := rows[i]
+		if !citus {
+			r.PayloadDigest = digests[i][:ledger.ReceiptDigestOctets]
+		}
+		return kind.appendTuple(dst, &r)
+	}}
+	tag, err := tx.Conn().PgConn().CopyFrom(ctx, arks, kind.copySQL)
+	arks.close()
+	if err != nil || !citus {
+		return tag.RowsAffected(), err
+	}
+	inserted := tag.RowsAffected()
+	receipts := &copyReader{n: len(rows), tuple: func(dst []byte, i int) []byte {
+		r := &rows[i]
+		var client int64
+		if r.CreatedBy != nil {
+			client = *r.CreatedBy
+		}
+		var rid string
+		if r.RequestID != nil {
+			rid = *r.RequestID
+		}
+		dst = ledger.AppendTuple(dst, 5)
+		dst = ledger.AppendInt8(dst, client)
+		dst = ledger.AppendText(dst, rid)
+		dst = ledger.AppendText(dst, r.Key)
+		dst = ledger.AppendBytea(dst, digests[i][:])
+		return ledger.AppendTimestamptz(dst, receiptAt)
+	}}
+	_, err = tx.Conn().PgConn().CopyFrom(ctx, receipts, copyReceiptsSQL)
+	receipts.close()
+	return inserted, err
 }

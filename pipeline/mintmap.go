@@ -18,11 +18,24 @@ const (
 
 // MintMapRow is one line of the mint map: the manifest's request ID, the ARK
 // it got in printed form (`ark:NAAN/name`) and the status,
-// StatusMinted or StatusReplayed. No internal key ever appears here. The struct tags name the columns of every format.
+// StatusMinted or StatusReplayed, then the payload the row was minted (or
+// replayed) with: url, who, what, when and commitment as the manifest row
+// mapped them, nil (an empty CSV cell, a JSON null, a Parquet NULL) for a
+// field the row did not hold. The payload makes a mint map a recovery source:
+// a lost ARK can be put back whole, with a receipt whose digest is the one its
+// mint wrote (PayloadDigest of MintMapEntry.Record). Columns are only ever
+// appended, so a reader of the first three still reads them where they were.
+// No internal key ever appears here. The struct tags name the columns of
+// every format.
 type MintMapRow struct {
-	RequestID string `parquet:"request_id" json:"request_id"`
-	ARK       string `parquet:"ark" json:"ark"`
-	Status    string `parquet:"status,dict" json:"status"`
+	RequestID  string  `parquet:"request_id" json:"request_id"`
+	ARK        string  `parquet:"ark" json:"ark"`
+	Status     string  `parquet:"status,dict" json:"status"`
+	URL        *string `parquet:"url,optional" json:"url"`
+	Who        *string `parquet:"who,optional" json:"who"`
+	What       *string `parquet:"what,optional" json:"what"`
+	When       *string `parquet:"when,optional" json:"when"`
+	Commitment *string `parquet:"commitment,optional" json:"commitment"`
 }
 
 // MintMapWriter writes a mint map. Rows appear in the order written. The
@@ -44,9 +57,11 @@ type MintMapWriter interface {
 }
 
 // CreateMintMap creates the mint map for path, in the format its extension
-// names (case insensitively): .csv (header request_id,ark,status), .jsonl or
-// .ndjson (one {"request_id","ark","status"} object per line), or .parquet
-// (columns request_id, ark, status as UTF-8 strings, zstd-compressed). The
+// names (case insensitively): .csv (header
+// request_id,ark,status,url,who,what,when,commitment), .jsonl or .ndjson (one
+// object per line with those keys, null for an absent payload field), or
+// .parquet (those columns as UTF-8 strings, the payload's nullable,
+// zstd-compressed). The
 // file is written by report.Writer, which creates its temporary file at once
 // in path's directory. Errors: an unknown extension (wraps ErrUnknownFormat),
 // or the error of report.Create (wrapping the *fs.PathError of the create).

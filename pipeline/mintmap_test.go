@@ -19,15 +19,27 @@ import (
 // non-ASCII) and enough of them to fill a Parquet row group.
 func mintMapRows() []MintMapRow {
 	rows := []MintMapRow{
-		{RequestID: "A00001", ARK: "ark:99999/x9b2c4d6f8h", Status: StatusMinted},
-		{RequestID: `say "hi", then` + "\n" + "bye", ARK: "ark:99999/x9k7m3n5p1q", Status: StatusReplayed},
+		{RequestID: "A00001", ARK: "ark:99999/x9b2c4d6f8h", Status: StatusMinted, URL: ptr("https://example.org/a?x=1,2"),
+			Who: ptr(`Ann "A" O'Neil`), What: ptr("Title\nwith a line break"), When: ptr("1901"), Commitment: ptr("kept")},
+		{RequestID: `say "hi", then` + "\n" + "bye", ARK: "ark:99999/x9k7m3n5p1q", Status: StatusReplayed, What: ptr("é ‘x’ \u2028")},
 		{RequestID: "cmoa:things/0014c57c-472d-4ad7-b930-216b5f16cca5", ARK: "ark:99999/x9zz", Status: StatusMinted},
 		{RequestID: "é ‘x’ \u2028 \\ \t", ARK: "ark:99999/x9tab", Status: StatusMinted},
 	}
 	for i := range 200000 {
-		rows = append(rows, MintMapRow{RequestID: fmt.Sprintf("req-%07d", i), ARK: fmt.Sprintf("ark:99999/x9%08d", i), Status: StatusMinted})
+		rows = append(rows, MintMapRow{RequestID: fmt.Sprintf("req-%07d", i), ARK: fmt.Sprintf("ark:99999/x9%08d", i), Status: StatusMinted,
+			URL: ptr(fmt.Sprintf("https://example.org/%d", i))})
 	}
 	return rows
+}
+
+func ptr(s string) *string { return &s }
+
+// cell is the CSV text of an optional value.
+func cell(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func writeMintMap(t *testing.T, path string, rows []MintMapRow) {
@@ -66,12 +78,13 @@ func TestMintMapCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(all[0], []string{"request_id", "ark", "status"}) || len(all) != len(rows)+1 {
+	if !reflect.DeepEqual(all[0], []string{"request_id", "ark", "status", "url", "who", "what", "when", "commitment"}) || len(all) != len(rows)+1 {
 		t.Fatalf("header %q, %d lines", all[0], len(all))
 	}
 	for i, r := range rows {
-		if got := (MintMapRow{all[i+1][0], all[i+1][1], all[i+1][2]}); got != r {
-			t.Fatalf("row %d = %+v, want %+v", i+1, got, r)
+		want := []string{r.RequestID, r.ARK, r.Status, cell(r.URL), cell(r.Who), cell(r.What), cell(r.When), cell(r.Commitment)}
+		if got := all[i+1]; !reflect.DeepEqual(got, want) {
+			t.Fatalf("row %d = %q, want %q", i+1, got, want)
 		}
 	}
 }
@@ -93,7 +106,7 @@ func TestMintMapJSONL(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &got); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
-		if got != rows[i] {
+		if !reflect.DeepEqual(got, rows[i]) {
 			t.Fatalf("line %d = %+v, want %+v", i+1, got, rows[i])
 		}
 		i++
@@ -116,7 +129,7 @@ func TestMintMapParquet(t *testing.T) {
 		t.Fatalf("read %d rows, want %d", len(got), len(rows))
 	}
 	for i := range rows {
-		if got[i] != rows[i] {
+		if !reflect.DeepEqual(got[i], rows[i]) {
 			t.Fatalf("row %d = %+v, want %+v", i+1, got[i], rows[i])
 		}
 	}
@@ -131,7 +144,7 @@ func TestMintMapParquet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cols := pf.Schema().Columns(); !reflect.DeepEqual(cols, [][]string{{"request_id"}, {"ark"}, {"status"}}) {
+	if cols := pf.Schema().Columns(); !reflect.DeepEqual(cols, [][]string{{"request_id"}, {"ark"}, {"status"}, {"url"}, {"who"}, {"what"}, {"when"}, {"commitment"}}) {
 		t.Errorf("columns = %v", cols)
 	}
 	if n := len(pf.RowGroups()); n != 2 { // 200,004 rows in groups of 131,072

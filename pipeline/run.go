@@ -812,7 +812,11 @@ func collect(ctx context.Context, cfg *RunConfig, fl *flow, results <-chan resul
 					sum.Replayed++
 				}
 				if cfg.MintMap != nil {
-					out = MintMapRow{RequestID: r.Record.RequestID, ARK: r.ARK, Status: r.Outcome.String()}
+					rec := &r.Record
+					out = MintMapRow{RequestID: rec.RequestID, ARK: r.ARK, Status: r.Outcome.String(),
+						URL: optional(rec.Has&HasURL != 0, &rec.URL), Who: optional(rec.Has&HasWho != 0, &rec.Who),
+						What: optional(rec.Has&HasWhat != 0, &rec.What), When: optional(rec.Has&HasWhen != 0, &rec.When),
+						Commitment: optional(rec.Has&HasCommitment != 0, &rec.Commitment)}
 					if err := cfg.MintMap.Write(out); err != nil {
 						return n, err
 					}

@@ -88,6 +88,43 @@ func readBaselineFile(path string) (*baselineFile, error) {
 	return &f, nil
 }
 
+// Baseline is what a baseline file (Config.Baseline) records: the largest numbers full audits
+// of the ledger have seen, which only rise. At is the snapshot time of the audit that last
+// wrote it; ARKs the ARKs in all; HighWater the ledger's largest insertion number (ark.seq) and
+// NewestARK the ARK that carries it ("ark:NAAN/name", "" for an empty ledger); Shoulders, by
+// label NAAN + shoulder as stored ("99999/x9"), each shoulder's ARKs and draws (blades tried
+// by mint, shoulder_tally.draws).
+type Baseline struct {
+	At        time.Time
+	ARKs      int64
+	HighWater int64
+	NewestARK string
+	Shoulders map[string]BaselineShoulder
+}
+
+// BaselineShoulder is one shoulder's ARKs and draws in a Baseline.
+type BaselineShoulder struct {
+	ARKs, Draws int64
+}
+
+// ReadBaseline reads the baseline file at path, the file `arkhe verify --baseline` writes
+// (format arkhe-verify-baseline/1). Errors name the file and, for a file that is not a
+// baseline file, the field; a file that does not exist is an error wrapping fs.ErrNotExist.
+func ReadBaseline(path string) (*Baseline, error) {
+	f, err := readBaselineFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		return nil, fmt.Errorf("verify: baseline file %s: %w", path, fs.ErrNotExist)
+	}
+	b := &Baseline{At: f.At, ARKs: f.ARKs, HighWater: f.HighWater, NewestARK: f.NewestARK, Shoulders: map[string]BaselineShoulder{}}
+	for l, c := range f.Shoulders {
+		b.Shoulders[l] = BaselineShoulder(c)
+	}
+	return b, nil
+}
+
 // writeBaselineFile replaces the file at path with f, atomically: a temporary file in the same
 // directory, synced, renamed over path, and the directory synced; a reader sees the old file
 // or the new one, never a part.

@@ -2,10 +2,13 @@ package verify_test
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arkhe-ledger/arkhe/verify"
 )
@@ -103,5 +106,34 @@ func TestDefaultBaselinePath(t *testing.T) {
 		if got := verify.DefaultBaselinePath(in); got != want {
 			t.Errorf("DefaultBaselinePath(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestReadBaseline reads a baseline file as verify writes it; a missing file wraps
+// fs.ErrNotExist and a file of another format is refused, naming the file and the field.
+func TestReadBaseline(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.json")
+	if err := os.WriteFile(path, []byte(`{"format": "arkhe-verify-baseline/1", "at": "2026-12-03T02:00:04Z", "arks": 50,
+		"high_water": 7000000000057, "newest_ark": "ark:99999/x9abc", "shoulders": {"99999/x9": {"arks": 50, "draws": 52}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := verify.ReadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ARKs != 50 || b.HighWater != 7000000000057 || b.NewestARK != "ark:99999/x9abc" || b.At.Format(time.RFC3339) != "2026-12-03T02:00:04Z" ||
+		len(b.Shoulders) != 1 || b.Shoulders["99999/x9"] != (verify.BaselineShoulder{ARKs: 50, Draws: 52}) {
+		t.Errorf("baseline %+v", b)
+	}
+	if _, err := verify.ReadBaseline(filepath.Join(dir, "none.json")); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "none.json") {
+		t.Errorf("missing file: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(`{"format": "other/2"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verify.ReadBaseline(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "field format") {
+		t.Errorf("file of another format: %v", err)
 	}
 }

@@ -33,9 +33,16 @@ func importCommand(e *env) *cli.Command {
 			"fill the naan and shoulder tables. Each file is one transaction and one recorded import run. Rows that did " +
 			"not land (rejected, refused, conflicts, collapsed duplicates, differences) are listed in the reject file, " +
 			"./<first file>.rejects.csv unless --rejects says otherwise. Formats: " + strings.Join(formats, ", ") +
-			". Exit 0 done, 1 done with rejects, conflicts, differences or a truncated file, 2 could not run.",
+			". --input-format " + importer.MintMapFormat + " reads mint maps instead (recovery after a restore from a backup, " +
+			"docs/recovery.md): as --client, each mint-map row's ARK that the ledger lacks is put back with its receipt, " +
+			"so a re-run of its manifest replays it; one in the ledger under the same request ID is present, or reported " +
+			"changed-after-mint field by field and left alone; one under another request ID or client is rejected. " +
+			"--baseline FILE (the audit's baseline file) first raises the ledger's insertion number and draws to the " +
+			"file's, so no lost name's number is handed out again (the operator's or the owner's). " +
+			"Exit 0 done, 1 done with rejects, conflicts, differences or a truncated file, 2 could not run.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "input-format", Usage: "export format of every FILE", DefaultText: "detected per file"},
+			&cli.StringFlag{Name: "input-format", Usage: "export format of every FILE, or " + importer.MintMapFormat + " (mint maps: recovery)", DefaultText: "detected per file"},
+			&cli.StringFlag{Name: "baseline", Usage: "with --input-format " + importer.MintMapFormat + ": the audit's baseline file; raise the ledger's insertion number and draws to its numbers first"},
 			&cli.BoolFlag{Name: "include-reserved", Usage: "import EZID reserved ARKs too (skipped and counted otherwise)"},
 			&cli.BoolFlag{Name: "include-test", Usage: "import ARKs of the test NAAN 99999 too (skipped and counted otherwise)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "do everything, report, and roll back: the ledger is not changed"},
@@ -51,6 +58,12 @@ func importCommand(e *env) *cli.Command {
 // importAction runs the import and prints the summary.
 func importAction(c *cli.Context, e *env) error {
 	inputs := c.Args().Slice()
+	if c.String("input-format") == importer.MintMapFormat {
+		return recoverAction(c, e, inputs)
+	}
+	if c.String("baseline") != "" {
+		return fmt.Errorf("import: --baseline goes with --input-format %s (a recovery from mint maps)", importer.MintMapFormat)
+	}
 	cfg := importer.Config{Inputs: inputs, IncludeReserved: c.Bool("include-reserved"),
 		IncludeTest: c.Bool("include-test"), DryRun: c.Bool("dry-run"), ClientID: c.String("client"),
 		BatchSize: c.Int("batch")}

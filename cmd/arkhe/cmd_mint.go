@@ -27,7 +27,7 @@ func mintCommand(e *env) *cli.Command {
 			"replays its ARK, whatever the shoulder: only rows that need a new mint need an active shoulder within the " +
 			"client's reach and quota left today (new mints per manager per UTC day, replays excluded); the other " +
 			"rows go to the reject file, and the same command mints them once that is fixed or the next UTC day. " +
-			"Writes a mint map (request_id, ark, status minted|replayed) and a reject file (file, line, record, " +
+			"Writes a mint map (request_id, ark, status minted|replayed, then the payload minted: url, who, what, when, commitment) and a reject file (file, line, record, " +
 			"request_id, field, reason) into the current directory, named after the first manifest with its " +
 			"extension kept (objects.csv → objects.csv.mintmap.csv, objects.csv.rejects.csv); -o/--out moves both " +
 			"(the reject file goes beside the mint map: -o maps/teenie.parquet → maps/teenie.rejects.csv), " +

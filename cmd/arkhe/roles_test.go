@@ -124,6 +124,10 @@ func TestCommandsUnderLeastRoles(t *testing.T) {
 	if err := os.WriteFile("dump.json", dump.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile("baseline.json", []byte(`{"format": "arkhe-verify-baseline/1", "at": "2026-12-03T02:00:04Z", "arks": 4,
+		"high_water": 1, "newest_ark": "", "shoulders": {"99999/x9": {"arks": 4, "draws": 4}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []struct {
 		who, url string
 		args     []string
@@ -145,6 +149,11 @@ func TestCommandsUnderLeastRoles(t *testing.T) {
 		{"writer", w, []string{"mint", "--client", "elsewhere", "--out", "map2.csv", in}, 2, "bound to database role " + prefix + "op"},
 		{"auditor", au, []string{"mint", "--client", "svc", "--out", "map3.csv", other}, 2, "mint: this needs the ledger's writer role " + prefix + "writer"},
 		{"writer", w, []string{"import", "--client", "svc", "dump.json"}, 1, "imported"},
+		// a recovery from mint maps is the writer's; raising the counters to a baseline file the
+		// operator's or the owner's
+		{"writer", w, []string{"import", "--input-format", "mint-map", "--client", "svc", "map.csv"}, 0, "present      4 "},
+		{"writer", w, []string{"import", "--input-format", "mint-map", "--client", "svc", "--baseline", "baseline.json", "map.csv"}, 2,
+			"raising the ledger's counters (arkhe_raise_ark_seq) is the operator's or the owner's"},
 		// adopting a shoulder the import created is registration: the operator's
 		{"writer", w, []string{"shoulder", "adopt", "/fk4", "--naan", "99999", "--manager", "m1"}, 2, "needs the ledger's operator role"},
 		{"operator", op, []string{"shoulder", "adopt", "/fk4", "--naan", "99999", "--manager", "m1"}, 2, "arkhe import --include-test"},

@@ -149,18 +149,22 @@ func TestVerifyBaselineRollback(t *testing.T) {
 		if code, out, errOut := arkhe(t, db.URL, "", "init", "--test-registration"); code != 0 {
 			t.Fatalf("init: exit %d\n%s\n%s", code, out, errOut)
 		}
-		mint := func(u string, rows int, prefix string) {
+		mintAs := func(u string, rows int, prefix, mapName string) string {
 			t.Helper()
 			in := filepath.Join(dir, prefix+"manifest.csv")
-			if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: rows, Seed: 1, Prefix: prefix}); err != nil {
-				t.Fatal(err)
+			if _, err := os.Stat(in); err != nil {
+				if _, err := fixtures.CreateManifestCSV(in, fixtures.ManifestConfig{Rows: rows, Seed: 1, Prefix: prefix}); err != nil {
+					t.Fatal(err)
+				}
 			}
-			code, out, errOut := arkhe(t, u, "", "mint", "--client", "test-minter", "--out", filepath.Join(dir, prefix+"map.csv"),
+			code, out, errOut := arkhe(t, u, "", "mint", "--client", "test-minter", "--out", filepath.Join(dir, mapName),
 				"--rejects", filepath.Join(dir, prefix+"rej.csv"), in)
 			if code != 0 {
 				t.Fatalf("mint %s: exit %d\n%s\n%s", in, code, out, errOut)
 			}
+			return out
 		}
+		mint := func(u string, rows int, prefix string) { t.Helper(); mintAs(u, rows, prefix, prefix+"map.csv") }
 		baseline := filepath.Join(dir, "arkhe_verify.baseline.json")
 		metrics := filepath.Join(dir, "arkhe_verify.prom")
 		verifyRun := func(u string, args ...string) (int, string) {
@@ -262,6 +266,40 @@ func TestVerifyBaselineRollback(t *testing.T) {
 		// the ledger itself is clean and keeps its file
 		if code, out := verifyRun(db.URL, "--baseline", baseline); code != 0 {
 			t.Errorf("the ledger that was not rolled back: exit %d\n%s", code, out)
+		}
+
+		// recovery: the mint maps put back what the restored ledger forgot, the baseline file
+		// raises its counters; the first map's ARKs are there already
+		code, out, errOut := arkhe(t, backup, "", "import", "--input-format", "mint-map", "--client", "test-minter",
+			"--baseline", baseline, "--rejects", filepath.Join(dir, "recover.rejects.csv"),
+			filepath.Join(dir, "a-map.csv"), filepath.Join(dir, "b-map.csv"))
+		t.Logf("recovery:\n%s", out)
+		if code != 0 || !containsAll(out, "recovered    20 ARKs", "present      30 ", "rejected     0 rows", "raised       ark.seq ", "shoulder 99999/x9 ") {
+			t.Fatalf("recovery: exit %d\n%s\n%s", code, out, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "recover.rejects.csv")); err == nil {
+			t.Errorf("a clean recovery wrote a reject file")
+		}
+		// the later manifest again: every row replays its ARK, none is drawn anew
+		rerun := mintAs(backup, 20, "b-", "b-rerun-map.csv")
+		t.Logf("re-run of the later manifest:\n%s", rerun)
+		if !containsAll(rerun, "minted      0", "replayed    20") {
+			t.Errorf("re-run after the recovery:\n%s", rerun)
+		}
+		before, after2 := readMintMap(t, filepath.Join(dir, "b-map.csv")), readMintMap(t, filepath.Join(dir, "b-rerun-map.csv"))
+		if len(before) != 21 || len(after2) != 21 {
+			t.Fatalf("mint maps of %d and %d lines, want 21", len(before), len(after2))
+		}
+		for i := 1; i < len(before); i++ {
+			if before[i][0] != after2[i][0] || before[i][1] != after2[i][1] || after2[i][2] != "replayed" {
+				t.Errorf("request ID %s: %s before the loss, %s %s after the recovery", before[i][0], before[i][1], after2[i][1], after2[i][2])
+			}
+		}
+		// and the audit against the baseline file is clean again
+		code, out = verifyRun(backup, "--baseline", baseline)
+		t.Logf("verify of the recovered ledger:\n%s", out)
+		if code != 0 {
+			t.Errorf("the recovered ledger: exit %d, want 0\n%s", code, out)
 		}
 	})
 }

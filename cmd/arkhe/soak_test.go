@@ -623,7 +623,8 @@ func (s *soak) checkLedger(maps []string, sizes []int) {
 	defer conn.Close(ctx)
 	want := int64(s.cfg.rows)
 	sizes = append(sizes, sizes[0]) // the replay of the first manifest
-	if _, err := conn.Exec(ctx, `create temp table soak_map (run int not null default 0, request_id text, ark text, status text)`); err != nil {
+	if _, err := conn.Exec(ctx, `create temp table soak_map (run int not null default 0, request_id text, ark text, status text,
+		url text, who text, what text, "when" text, commitment text)`); err != nil {
 		t.Fatal(err)
 	}
 	for i, mm := range maps {
@@ -634,7 +635,7 @@ func (s *soak) checkLedger(maps []string, sizes []int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tag, err := conn.PgConn().CopyFrom(ctx, f, `copy soak_map (request_id, ark, status) from stdin (format csv, header true)`)
+		tag, err := conn.PgConn().CopyFrom(ctx, f, `copy soak_map (request_id, ark, status, url, who, what, "when", commitment) from stdin (format csv, header true)`)
 		_ = f.Close()
 		if err != nil {
 			t.Fatalf("mint map %s: %v", mm, err)
