@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -212,8 +213,8 @@ func runUpdate(ctx context.Context, cfg UpdateConfig, url string, l *ledger.Ledg
 		}
 		cmd := exec.CommandContext(ctx, cfg.Exe, "--database-url", url, "--quiet", "update", "--client", fixtures.FillClient,
 			"--batch", strconv.Itoa(batch), "-o", result, man)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		run, err := runChild(cmd)
 		res.Arkhe, res.PeakRSS = run.Elapsed, run.Peak
 		if err != nil {
@@ -224,6 +225,9 @@ func runUpdate(ctx context.Context, cfg UpdateConfig, url string, l *ledger.Ledg
 			return err
 		}
 		res.Summary = loader.UpdateSummary{Read: int64(cfg.Rows), Changed: changed, Elapsed: run.Elapsed}
+		if m := regexp.MustCompile(`in ([0-9]+) batches`).FindStringSubmatch(stdout.String()); m != nil {
+			res.Summary.Batches, _ = strconv.ParseInt(m[1], 10, 64)
+		}
 	}
 	if res.Summary.Changed != int64(cfg.Rows) {
 		return fmt.Errorf("arkhe update changed %d ARKs, want %d", res.Summary.Changed, cfg.Rows)
