@@ -166,6 +166,9 @@ type UpdateSummary struct {
 	Read, Changed, Unchanged, Earlier, Rejected int64
 	Batches, Retries                            int64
 	Elapsed                                     time.Duration
+	// InputDone is how far the run has read its manifests in octets of the files as stored, of
+	// InputTotal, their sizes (0 when a manifest could not be measured), for a progress display.
+	InputDone, InputTotal int64
 }
 
 // UpdateReport is the outcome of Update.
@@ -261,6 +264,7 @@ type updater struct {
 	// whose ARKs may be among them skips the database's look-up of the run's earlier receipts
 	seen runNames
 	seed maphash.Seed
+	pos  func() int64 // octets of the manifests read so far
 }
 
 // mayRepeat reports whether an ARK of rows idx may have been changed by an earlier batch of the
@@ -276,14 +280,27 @@ func (u *updater) mayRepeat(rows []ChangeRow, idx []int) bool {
 
 func (u *updater) run(ctx context.Context) error {
 	for _, in := range u.job.Inputs {
+		st, err := os.Stat(in)
+		if err != nil {
+			u.sum.InputTotal = 0
+			break
+		}
+		u.sum.InputTotal += st.Size()
+	}
+	var before int64 // the octets of the manifests read before this one
+	for _, in := range u.job.Inputs {
 		rd, err := openChangeManifest(in, u.job.Map)
 		if err != nil {
 			return err
 		}
+		u.pos = func() int64 { return before + rd.position() }
 		err = u.file(ctx, rd)
 		_ = rd.Close()
 		if err != nil {
 			return err
+		}
+		if st, err := os.Stat(in); err == nil {
+			before += st.Size()
 		}
 	}
 	return nil
@@ -419,6 +436,9 @@ func (u *updater) batch(ctx context.Context, rows []ChangeRow, rejects []*textin
 		}
 	}
 	if u.job.Progress != nil {
+		if u.pos != nil {
+			u.sum.InputDone = u.pos()
+		}
 		u.job.Progress(u.sum)
 	}
 	return nil

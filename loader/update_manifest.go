@@ -28,6 +28,9 @@ func openChangeManifest(path string, m map[string]string) (*changeReader, error)
 // Close closes the manifest.
 func (r *changeReader) Close() error { return r.r.Close() }
 
+// position is how far reading has got in the file, in octets (pipeline.ChangeReader.Position).
+func (r *changeReader) position() int64 { return r.r.Position() }
+
 // next returns the next row and, for a row that cannot be applied, its reject; io.EOF at the
 // end; any other error is fatal (*pipeline.ManifestError).
 func (r *changeReader) next() (ChangeRow, *textin.RowError, error) {

@@ -59,6 +59,9 @@ type ChangeReader struct {
 	long  []byte
 
 	pq *parquetChanges
+
+	counted *countingReader // the text formats' octets read from the file
+	size    int64
 }
 
 // OpenChangeManifest opens the change manifest at path. m renames columns: column name -> the
@@ -94,7 +97,11 @@ func OpenChangeManifest(path string, m map[string]string, need ...string) (*Chan
 		}
 		return r, nil
 	}
-	src, err := textin.NewTextReader(f, comp)
+	if st, err := f.Stat(); err == nil {
+		r.size = st.Size()
+	}
+	r.counted = &countingReader{r: f}
+	src, err := textin.NewTextReader(r.counted, comp)
 	if err != nil {
 		return fail(textin.Location{File: path}, "open", err)
 	}
@@ -147,6 +154,18 @@ func (r *ChangeReader) checkNames(cols map[string]int) error {
 
 // Close closes the manifest.
 func (r *ChangeReader) Close() error { return r.f.Close() }
+
+// Position returns how far reading has got, in octets of the file as stored (for Parquet, its
+// size in proportion to the rows read), for a progress display; the file's size is its end.
+func (r *ChangeReader) Position() int64 {
+	if r.pq != nil {
+		if r.pq.total <= 0 {
+			return 0
+		}
+		return r.pq.size * int64(r.record) / r.pq.total
+	}
+	return r.counted.n
+}
 
 // ChangeRow is one row of a change manifest: where it is and its columns (name -> value, the
 // columns it holds only, empty values included).
@@ -278,6 +297,8 @@ type parquetChanges struct {
 	rows   parquet.Rows
 	buf    []parquet.Row
 	cols   map[string]int // change column -> leaf column index
+	size   int64          // of the file
+	total  int64          // rows, from the footer
 }
 
 func openParquetChanges(f *os.File, column func(string) string) (p *parquetChanges, err error) {
@@ -297,7 +318,7 @@ func openParquetChanges(f *os.File, column func(string) string) (p *parquetChang
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
-	p = &parquetChanges{groups: pf.RowGroups(), buf: make([]parquet.Row, 1), cols: map[string]int{}}
+	p = &parquetChanges{groups: pf.RowGroups(), buf: make([]parquet.Row, 1), cols: map[string]int{}, size: st.Size(), total: pf.NumRows()}
 	for _, fl := range pf.Schema().Fields() {
 		name := column(fl.Name())
 		if !fl.Leaf() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/ulikunitz/xz"
@@ -24,6 +25,9 @@ func readChanges(t *testing.T, path string, m map[string]string) ([]ChangeRow, [
 	for {
 		row, rerr, err := r.Next()
 		if errors.Is(err, io.EOF) {
+			if st, err := os.Stat(path); err != nil || r.Position() != st.Size() {
+				t.Errorf("%s: position %d at the end, want the file's size (%v)", path, r.Position(), err)
+			}
 			return rows, bad
 		}
 		if err != nil {

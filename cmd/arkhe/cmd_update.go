@@ -110,7 +110,10 @@ func updateAction(c *cli.Context, e *env) error {
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "updating", "rows")
 	job := loader.UpdateJob{ClientID: c.String("client"), Inputs: inputs, Map: m, BatchSize: c.Int("batch"),
 		LastWins: c.Bool("last-wins"), DryRun: c.Bool("dry-run"), ResultPath: out, RejectsPath: rejects, Retry: retry,
-		Progress: func(s loader.UpdateSummary) { prog.Set(s.Read, 0) }}
+		Progress: func(s loader.UpdateSummary) {
+			prog.SetTotal(s.InputTotal, true)
+			prog.Set(s.Read, s.InputDone)
+		}}
 	rep, err := loader.Update(c.Context, l, job)
 	prog.Finish()
 	if isReach(err) && rep.Summary.Read == 0 {
