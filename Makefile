@@ -36,6 +36,8 @@ pg-server:
 # citus.so is already in the server's lib dir. Built without LLVM bitcode (no clang run), without libcurl
 # (Citus's anonymous statistics) and lz4 (a columnar compression, unused here); zstd stays: Debian's
 # server headers declare it, so Citus's columnar code includes <zstd.h> whatever configure says.
+# CITUS_PATCH is applied only when the server's headers export have_createdb_privilege (15.20 and
+# later minors); against older minors (15.18) the unpatched source is the one that compiles.
 CITUS_VERSION := 13.2.2
 CITUS_SRC     := $(SHARED)/vendor/citus/citus-$(CITUS_VERSION).tar.xz
 CITUS_PATCH   := $(SHARED)/vendor/citus/citus-$(CITUS_VERSION)-pg15-createdb.patch
@@ -53,7 +55,9 @@ citus: pg-server
 		$(MAKE) --no-print-directory pg-server-dev PG_MAJOR=$$major || exit 1; \
 		rm -rf "$(CITUS_BUILD)" && mkdir -p "$(CITUS_BUILD)" && \
 		tar -xJf "$(CITUS_SRC)" -C "$(CITUS_BUILD)" --strip-components=1 && \
-		cd "$(CITUS_BUILD)" && patch -p1 -s < "$(CITUS_PATCH)" && \
+		cd "$(CITUS_BUILD)" && \
+		{ ! grep -qs have_createdb_privilege "$$("$$bindir/pg_config" --includedir-server)/commands/dbcommands.h" || \
+		  patch -p1 -s < "$(CITUS_PATCH)"; } && \
 		{ ./configure PG_CONFIG="$$bindir/pg_config" --without-libcurl --without-lz4 > build.log 2>&1 && \
 		  MAKEFLAGS= make -j2 with_llvm=no >> build.log 2>&1 && \
 		  MAKEFLAGS= $$SUDO make install with_llvm=no >> build.log 2>&1; } || { tail -n 30 build.log >&2; exit 1; }; \
