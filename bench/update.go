@@ -1,11 +1,18 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +31,13 @@ type UpdateConfig struct {
 	// ServerURL, Dir: as in VerifyConfig ("" for a throw-away local cluster in a temporary
 	// directory).
 	ServerURL, Dir string
+	// Exe is the arkhe executable: arkhe update then runs as a process of its own, as a user
+	// runs it, and its peak resident set is its own; "" runs loader.Update in this process
+	// (peak: this process's, reset before).
+	Exe string
+	// Loop is how many single `arkhe ark repoint` processes the loop runs, one after the other
+	// (needs Exe; 0 skips the loop).
+	Loop int
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -36,6 +50,21 @@ type UpdateResult struct {
 	// result file); Floor is the hand-written SQL on an identical ledger.
 	Arkhe, Floor time.Duration
 	Summary      loader.UpdateSummary
+	// PeakRSS is arkhe update's peak resident set in octets (0: unknown).
+	PeakRSS int64
+	// Loop is the time of LoopRows single `arkhe ark repoint` processes run one after the other.
+	Loop     time.Duration
+	LoopRows int
+	// Load is the load average before and after the runs (/proc/loadavg), for the record.
+	LoadBefore, LoadAfter string
+}
+
+// LoopRatio is arkhe update's rate over the single-repoint loop's (0 without a loop).
+func (r UpdateResult) LoopRatio() float64 {
+	if r.Loop <= 0 || r.Arkhe <= 0 {
+		return 0
+	}
+	return (float64(r.Rows) / r.Arkhe.Seconds()) / (float64(r.LoopRows) / r.Loop.Seconds())
 }
 
 // Ratio is the floor's time over arkhe's (1 means as fast as the floor).
@@ -54,6 +83,14 @@ func (r UpdateResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "  arkhe update:  %.2f s, %.0f rows/s (%d changed, %d batches)\n", r.Arkhe.Seconds(), float64(r.Rows)/r.Arkhe.Seconds(),
 		r.Summary.Changed, r.Summary.Batches)
 	fmt.Fprintf(w, "  ratio (floor time / arkhe time): %.2f (target >= 0.8)\n", r.Ratio())
+	if r.PeakRSS > 0 {
+		fmt.Fprintf(w, "  arkhe update peak RSS: %.0f MiB (target <= 256)\n", float64(r.PeakRSS)/(1<<20))
+	}
+	if r.LoopRows > 0 {
+		fmt.Fprintf(w, "  loop of %d single `arkhe ark repoint` processes: %.1f s, %.1f rows/s; arkhe update is %.0f x faster (target >= 50)\n",
+			r.LoopRows, r.Loop.Seconds(), float64(r.LoopRows)/r.Loop.Seconds(), r.LoopRatio())
+	}
+	fmt.Fprintf(w, "  load average before: %s; after: %s\n", r.LoadBefore, r.LoadAfter)
 }
 
 // updateFloorSQL is the floor after COPY of (ark, url) into temporary table stage: one INSERT of
@@ -132,6 +169,7 @@ func RunUpdate(ctx context.Context, cfg UpdateConfig) (UpdateResult, error) {
 		}
 	}
 	srv.logf("floor")
+	res.LoadBefore = loadAverage()
 	t0 := time.Now()
 	if err := updateFloor(ctx, lb, floorMan); err != nil {
 		return res, fmt.Errorf("floor: %w", err)
@@ -141,18 +179,93 @@ func RunUpdate(ctx context.Context, cfg UpdateConfig) (UpdateResult, error) {
 		return res, err
 	}
 	srv.logf("arkhe update")
-	t0 = time.Now()
-	rep, err := loader.Update(ctx, la, loader.UpdateJob{ClientID: fixtures.FillClient, Inputs: []string{man}, BatchSize: cfg.BatchSize,
-		ResultPath: filepath.Join(srv.dir, "moves.changes.csv")})
-	res.Arkhe = time.Since(t0)
-	res.Summary = rep.Summary
-	if err != nil {
+	if err := runUpdate(ctx, cfg, srv.url(a), la, man, filepath.Join(srv.dir, "moves.changes.csv"), &res); err != nil {
 		return res, err
 	}
-	if rep.Summary.Changed != int64(cfg.Rows) {
-		return res, fmt.Errorf("arkhe update changed %d ARKs, want %d", rep.Summary.Changed, cfg.Rows)
+	if cfg.Loop > 0 && cfg.Exe != "" {
+		srv.logf("a loop of %d single arkhe ark repoint processes", cfg.Loop)
+		if err := repointLoop(ctx, cfg, srv.url(a), la, &res); err != nil {
+			return res, err
+		}
 	}
+	res.LoadAfter = loadAverage()
 	return res, nil
+}
+
+// runUpdate runs arkhe update of manifest man on ledger l (at url), as a process of its own
+// when cfg.Exe is set, and fills res's Arkhe, Summary and PeakRSS; every row must change.
+func runUpdate(ctx context.Context, cfg UpdateConfig, url string, l *ledger.Ledger, man, result string, res *UpdateResult) error {
+	if cfg.Exe == "" {
+		runtime.GC()
+		debug.FreeOSMemory()
+		resetPeakRSS()
+		t0 := time.Now()
+		rep, err := loader.Update(ctx, l, loader.UpdateJob{ClientID: fixtures.FillClient, Inputs: []string{man}, BatchSize: cfg.BatchSize,
+			ResultPath: result})
+		res.Arkhe, res.Summary, res.PeakRSS = time.Since(t0), rep.Summary, peakRSS()
+		if err != nil {
+			return err
+		}
+	} else {
+		batch := cfg.BatchSize
+		if batch <= 0 {
+			batch = loader.DefaultUpdateBatch
+		}
+		cmd := exec.CommandContext(ctx, cfg.Exe, "--database-url", url, "--quiet", "update", "--client", fixtures.FillClient,
+			"--batch", strconv.Itoa(batch), "-o", result, man)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		run, err := runChild(cmd)
+		res.Arkhe, res.PeakRSS = run.Elapsed, run.Peak
+		if err != nil {
+			return fmt.Errorf("bench update: %s update: %w: %s", cfg.Exe, err, strings.TrimSpace(stderr.String()))
+		}
+		var changed int64
+		if err := l.Pool.QueryRow(ctx, `select count(*) from ark_change where by_text = 'arkhe update'`).Scan(&changed); err != nil {
+			return err
+		}
+		res.Summary = loader.UpdateSummary{Read: int64(cfg.Rows), Changed: changed, Elapsed: run.Elapsed}
+		if m := regexp.MustCompile(`in ([0-9]+) batches`).FindStringSubmatch(stdout.String()); m != nil {
+			res.Summary.Batches, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+	}
+	if res.Summary.Changed != int64(cfg.Rows) {
+		return fmt.Errorf("arkhe update changed %d ARKs, want %d", res.Summary.Changed, cfg.Rows)
+	}
+	return nil
+}
+
+// repointLoop repoints the first cfg.Loop ARKs of l (at url) once more, each with a process of
+// `arkhe ark repoint` of its own, one after the other, as a script of single changes would, and
+// fills res's Loop and LoopRows.
+func repointLoop(ctx context.Context, cfg UpdateConfig, url string, l *ledger.Ledger, res *UpdateResult) error {
+	rows, err := l.Pool.Query(ctx, `select ark, assigned_name from ark order by ark limit $1`, cfg.Loop)
+	if err != nil {
+		return err
+	}
+	var arks, names []string
+	for rows.Next() {
+		var a, n string
+		if err := rows.Scan(&a, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		arks, names = append(arks, a), append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	for i, a := range arks {
+		cmd := exec.CommandContext(ctx, cfg.Exe, "--database-url", url, "--quiet", "ark", "repoint", "--client", fixtures.FillClient,
+			"ark:"+a, "https://loop.example.org/"+names[i])
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("bench update: arkhe ark repoint ark:%s: %w: %s", a, err, strings.TrimSpace(string(out)))
+		}
+	}
+	res.Loop, res.LoopRows = time.Since(t0), len(arks)
+	return nil
 }
 
 // writeMoves writes a manifest (ark, url) repointing every ARK of l, the ARK spelt by expr.

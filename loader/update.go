@@ -5,22 +5,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/csv"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 	"github.com/arkhe-ledger/arkhe/textin"
@@ -69,10 +66,6 @@ const (
 
 // DefaultUpdateBatch is the change rows per batch (one transaction each).
 const DefaultUpdateBatch = 10_000
-
-// maxUpdateAttempts bounds the attempts at one batch that fail on a deadlock, a serialization
-// failure or a lost connection.
-const maxUpdateAttempts = 8
 
 // ChangeRow is one row of a change manifest.
 type ChangeRow struct {
@@ -148,6 +141,24 @@ type UpdateJob struct {
 	RejectsPath string
 	// Progress, if set, is called after each batch with the counts so far.
 	Progress func(UpdateSummary)
+	// Retry is how a batch rides out faults and conflicts with a concurrent run, as a mint
+	// batch does: each attempt has RetryPolicy.BatchTimeout (lock_timeout half of it,
+	// statement_timeout three quarters), and a batch keeps trying for RetryPolicy.For from its
+	// first fault (then the run stops with a *FaultError; the same command completes it).
+	Retry RetryPolicy
+	// Hooks are test hooks; the zero value does nothing.
+	Hooks UpdateHooks
+}
+
+// UpdateHooks let tests reach into a run. They are not for production use.
+type UpdateHooks struct {
+	// Step, if set, is called at each step of every attempt at a batch: "staged" (after the
+	// COPY), "applied" (after ark_update_apply, before COMMIT) and "committed" (after COMMIT,
+	// before the outcomes are taken), with the batch's number (1-based) and the attempt's. A
+	// non-nil error fails the attempt there, as a fault or a crash would: io.ErrUnexpectedEOF
+	// at "committed" is a lost COMMIT reply. Cancelling the run's context from it stops the run
+	// there.
+	Step func(batch int64, attempt int, step string) error
 }
 
 // UpdateSummary counts a run's rows per outcome.
@@ -460,46 +471,96 @@ func (u *updater) resolve(ctx context.Context, rows []ChangeRow, rejects []*text
 const stageCopy = `copy ark_update_stage (token, idx, ark, request_id, digest, mask, url, erc_who, erc_what, erc_when, commitment, status, reason) from stdin (format binary)`
 
 // apply stages rows idx (in ARK order) and applies them in one transaction (rolled back under
-// DryRun), retrying the batch after a deadlock, a serialization failure or a lost connection.
+// DryRun), retrying the batch after a fault or a conflict with a concurrent run (retryableChange)
+// with mint's back-off, for at most RetryPolicy.For from the batch's first fault. An attempt
+// whose COMMIT reply was lost may have committed: the next attempt finds the receipts it left
+// (this run's), and its rows are reported with the outcomes that attempt gave them.
 func (u *updater) apply(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*textin.RowError) error {
-	var err error
-	for attempt := 1; attempt <= maxUpdateAttempts; attempt++ {
-		if err = u.applyOnce(ctx, rows, idx, outcome, rejects); err == nil {
+	p := u.job.Retry.withDefaults()
+	var first time.Time
+	var lost map[int]string // outcomes of an attempt that may have committed
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, p.BatchTimeout)
+		sent, err := u.applyOnce(actx, rows, idx, outcome, rejects, attempt, lost)
+		cancel()
+		if err == nil {
+			if attempt > 1 && p.Notify != nil {
+				p.Notify(RetryNotice{Worker: 1, Attempt: attempt, Resumed: true})
+			}
 			return nil
 		}
-		if ctx.Err() != nil || !retryableChange(err) {
+		if sent != nil {
+			lost = sent
+		}
+		if ctx.Err() != nil {
+			return err // the run was stopped
+		}
+		cause := retryableChange(err)
+		if cause == "" {
 			return err
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within the batch deadline of %s: %w", p.BatchTimeout, err)
+		}
+		if first.IsZero() {
+			first = time.Now()
+		}
+		left := p.For - time.Since(first)
+		if p.For < 0 || left <= 0 {
+			return &FaultError{Cause: cause, Err: err, Attempts: attempt, For: p.For}
+		}
+		wait := min(backoff(attempt), left)
 		u.sum.Retries++
-		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		if p.Notify != nil {
+			p.Notify(RetryNotice{Worker: 1, Attempt: attempt, Cause: cause, Err: err, Wait: wait, Left: left - wait})
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (while waiting to retry after: %s: %w)", ctx.Err(), cause, err)
+		case <-t.C:
+		}
 	}
-	return fmt.Errorf("update batch of %d rows: %d attempts failed: %w", len(idx), maxUpdateAttempts, err)
 }
 
-// retryableChange says whether a failed batch is tried again: a fault as a mint batch rides
-// out (faultOf: a deadlock the server broke, a serialization failure, a lost connection, a
-// server shutting down or restarting, a timeout; the batch's receipts make a batch that did
-// commit report its rows as applied earlier), or a conflict with a concurrent run: a unique
-// violation (a concurrent run changed one of the ARKs, its ARK_CHANGE seq or receipt, first,
-// and the next attempt sees its receipt or its new state), which on Citus may arrive from a
-// worker as internal_error.
-func retryableChange(err error) bool {
+// retryableChange says what fault err is, or "" when a retry would not help: a fault as a mint
+// batch rides out (faultOf: a deadlock the server broke, a serialization failure, a lost
+// connection, a server shutting down or restarting, a lock or statement timeout, no answer
+// within the batch deadline), or a conflict with a concurrent run: a unique violation (a
+// concurrent run changed one of the ARKs, its ARK_CHANGE seq or receipt, first, and the next
+// attempt sees its receipt or its new state), which on Citus may arrive from a worker as
+// internal_error. By SQLSTATE and error type only.
+func retryableChange(err error) string {
 	switch ledger.SQLState(err) {
 	case ledger.CodeUniqueViolation, codeInternal:
-		return true
+		return "a concurrent run changed the same ARKs"
 	}
-	return faultOf(err) != ""
+	return faultOf(err)
 }
 
-func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*textin.RowError) error {
+// applyOnce is one attempt at a batch. sent is the outcomes the attempt settled, once it sent
+// COMMIT (so it may have committed although err is set); lost is the outcomes of an earlier
+// attempt that may have committed.
+func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, outcome []string, rejects []*textin.RowError,
+	attempt int, lost map[int]string) (sent map[int]string, err error) {
+	step := func(name string) error {
+		if u.job.Hooks.Step == nil {
+			return nil
+		}
+		return u.job.Hooks.Step(u.sum.Batches, attempt, name)
+	}
 	tx, err := u.l.Pool.Begin(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	d := u.job.Retry.withDefaults().BatchTimeout.Milliseconds()
+	lock, stmt := strconv.FormatInt(max(d/2, 1), 10), strconv.FormatInt(max(d*3/4, 1), 10)
 	var token int64
-	if err := tx.QueryRow(ctx, `select nextval('ark_update_token')`).Scan(&token); err != nil {
-		return fmt.Errorf("update: draw a batch token: %w", err)
+	if err := tx.QueryRow(ctx, `select nextval('ark_update_token'), set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
+		lock, stmt).Scan(&token, nil, nil); err != nil {
+		return nil, fmt.Errorf("update: draw a batch token: %w", err)
 	}
 	if u.runID == 0 {
 		u.runID = token
@@ -523,12 +584,15 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 	b = ledger.AppendCopyTrailer(b)
 	u.buf = b
 	if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(b), stageCopy); err != nil {
-		return fmt.Errorf("update: stage %d rows: %w", len(idx), err)
+		return nil, fmt.Errorf("update: stage %d rows: %w", len(idx), err)
+	}
+	if err := step("staged"); err != nil {
+		return nil, err
 	}
 	by := "arkhe update"
 	q, err := tx.Query(ctx, `select idx, outcome, detail from ark_update_apply($1, $2, $3, $4, $5)`, token, u.runID, u.mayRepeat(rows, idx), u.c.pk, by)
 	if err != nil {
-		return fmt.Errorf("update: apply: %w", err)
+		return nil, fmt.Errorf("update: apply: %w", err)
 	}
 	type res struct {
 		out, detail string
@@ -540,7 +604,7 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 		var detail *string
 		if err := q.Scan(&i, &out, &detail); err != nil {
 			q.Close()
-			return fmt.Errorf("update: apply: %w", err)
+			return nil, fmt.Errorf("update: apply: %w", err)
 		}
 		d := ""
 		if detail != nil {
@@ -550,15 +614,32 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 	}
 	q.Close()
 	if err := q.Err(); err != nil {
-		return fmt.Errorf("update: apply: %w", err)
+		return nil, fmt.Errorf("update: apply: %w", err)
+	}
+	if lost != nil {
+		if err := u.claimLost(ctx, tx, rows, lost, func(i int) bool { return got[i].out == OutcomeEarlier }, func(i int) {
+			got[i] = res{out: lost[i]}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if err := step("applied"); err != nil {
+		return nil, err
 	}
 	if u.job.DryRun {
 		err = tx.Rollback(ctx)
 	} else {
+		sent = make(map[int]string, len(got))
+		for i, g := range got {
+			sent[i] = g.out
+		}
 		err = tx.Commit(ctx)
 	}
+	if err == nil {
+		err = step("committed")
+	}
 	if err != nil {
-		return fmt.Errorf("update: commit: %w", err)
+		return sent, fmt.Errorf("update: commit: %w", err)
 	}
 	for _, i := range idx {
 		u.seen.add(maphash.String(u.seed, rows[i].ARK))
@@ -566,7 +647,7 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 	for _, i := range idx {
 		g, ok := got[i]
 		if !ok {
-			return fmt.Errorf("update: apply returned no outcome for %s", rows[i].Loc)
+			return nil, fmt.Errorf("update: apply returned no outcome for %s", rows[i].Loc)
 		}
 		switch g.out {
 		case "changed":
@@ -581,172 +662,48 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 			rejects[i] = &textin.RowError{Loc: rows[i].Loc, ID: "ark:" + rows[i].ARK, Reason: "refused: " + g.detail}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// changeReader reads change rows from a CSV or JSON Lines manifest, optionally gzip-compressed.
-type changeReader struct {
-	path   string
-	f      *os.File
-	csv    *csv.Reader
-	dec    *json.Decoder
-	cols   map[string]int // change column -> CSV column index
-	m      map[string]string
-	record int
-}
-
-// openChangeManifest opens path; m maps change columns to the manifest's names.
-func openChangeManifest(path string, m map[string]string) (*changeReader, error) {
-	f, err := os.Open(path)
+// claimLost gives back their outcomes to the rows an earlier attempt that may have committed
+// changed or found unchanged (lost), and that this attempt finds applied earlier (earlier),
+// when their receipts are this run's: that attempt did commit, and the rows were applied by this
+// run, not before it.
+func (u *updater) claimLost(ctx context.Context, tx pgx.Tx, rows []ChangeRow, lost map[int]string, earlier func(int) bool, claim func(int)) error {
+	var arks, ids []string
+	var cand []int
+	for i, out := range lost {
+		if (out == OutcomeChanged || out == OutcomeUnchanged) && earlier(i) {
+			cand = append(cand, i)
+			arks, ids = append(arks, rows[i].ARK), append(ids, rows[i].ChangeID)
+		}
+	}
+	if len(cand) == 0 {
+		return nil
+	}
+	q, err := tx.Query(ctx, `select r.ark, r.request_id from update_receipt r
+		join unnest($3::text[], $4::text[]) as w(ark, request_id) on r.ark = w.ark collate "C" and r.request_id = w.request_id collate "C"
+		where r.client_pk = $1 and r.run = $2`, u.c.pk, u.runID, arks, ids)
 	if err != nil {
-		return nil, &pipeline.ManifestError{Loc: textin.Location{File: path}, Op: "open", Err: err}
+		return fmt.Errorf("update: read the receipts of the batch in flight: %w", err)
 	}
-	name := strings.ToLower(path)
-	c := textin.CompressionNone
-	if strings.HasSuffix(name, ".gz") {
-		c, name = textin.CompressionGzip, strings.TrimSuffix(name, ".gz")
-	}
-	src, err := textin.NewTextReader(f, c)
-	if err != nil {
-		_ = f.Close()
-		return nil, &pipeline.ManifestError{Loc: textin.Location{File: path}, Op: "open", Err: err}
-	}
-	r := &changeReader{path: path, f: f, m: m}
-	switch filepath.Ext(name) {
-	case ".csv":
-		r.csv = csv.NewReader(src)
-		r.csv.FieldsPerRecord = -1
-		r.csv.ReuseRecord = true
-		head, err := r.csv.Read()
-		if err != nil {
-			_ = f.Close()
-			return nil, &pipeline.ManifestError{Loc: textin.Location{File: path, Line: 1}, Op: "read the header", Err: err}
+	ours := map[[2]string]bool{}
+	for q.Next() {
+		var a, id string
+		if err := q.Scan(&a, &id); err != nil {
+			q.Close()
+			return fmt.Errorf("update: read the receipts of the batch in flight: %w", err)
 		}
-		r.cols = map[string]int{}
-		for i, h := range head {
-			h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-			r.cols[r.column(h)] = i
-		}
-		if err := r.checkNames(r.cols); err != nil {
-			_ = f.Close()
-			return nil, err
-		}
-	case ".jsonl", ".ndjson":
-		r.dec = json.NewDecoder(src)
-	default:
-		_ = f.Close()
-		return nil, &pipeline.ManifestError{Loc: textin.Location{File: path}, Op: "open",
-			Err: fmt.Errorf("%w: want .csv, .jsonl or .ndjson (each optionally .gz)", pipeline.ErrUnknownFormat)}
+		ours[[2]string{a, id}] = true
 	}
-	return r, nil
-}
-
-// column returns the change column the manifest's column name stands for under the --map.
-func (r *changeReader) column(name string) string {
-	for k, v := range r.m {
-		if v == name {
-			return k
-		}
+	q.Close()
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("update: read the receipts of the batch in flight: %w", err)
 	}
-	return name
-}
-
-func (r *changeReader) checkNames(cols map[string]int) error {
-	_, a := cols[ColARK]
-	_, q := cols[ColMintRequestID]
-	if !a && !q {
-		return &pipeline.ManifestError{Loc: textin.Location{File: r.path, Line: 1}, Op: "read the header",
-			Err: fmt.Errorf("no column %s or %s: each row names its ARK by one of them", ColARK, ColMintRequestID)}
+	for _, i := range cand {
+		if ours[[2]string{rows[i].ARK, rows[i].ChangeID}] {
+			claim(i)
+		}
 	}
 	return nil
-}
-
-// Close closes the manifest.
-func (r *changeReader) Close() error { return r.f.Close() }
-
-// next returns the next row and, for a row that cannot be applied, its reject; io.EOF at the end.
-func (r *changeReader) next() (ChangeRow, *textin.RowError, error) {
-	r.record++
-	var row ChangeRow
-	get := map[string]string{}
-	if r.csv != nil {
-		rec, err := r.csv.Read()
-		if err == io.EOF {
-			return row, nil, io.EOF
-		}
-		line, _ := r.csv.FieldPos(0)
-		row.Loc = textin.Location{File: r.path, Line: line, Record: r.record}
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return row, &textin.RowError{Loc: row.Loc, Reason: "bad CSV", Err: err}, nil
-			}
-			return row, nil, &pipeline.ManifestError{Loc: row.Loc, Op: "read", Err: err}
-		}
-		for name, i := range r.cols {
-			if i < len(rec) {
-				get[name] = rec[i]
-			}
-		}
-	} else {
-		var obj map[string]any
-		err := r.dec.Decode(&obj)
-		if err == io.EOF {
-			return row, nil, io.EOF
-		}
-		row.Loc = textin.Location{File: r.path, Line: r.record, Record: r.record}
-		if err != nil {
-			return row, nil, &pipeline.ManifestError{Loc: row.Loc, Op: "read", Err: err}
-		}
-		for k, v := range obj {
-			switch v := v.(type) {
-			case string:
-				get[r.column(k)] = v
-			case nil:
-				get[r.column(k)] = ""
-			default:
-				return row, &textin.RowError{Loc: row.Loc, Field: k, Reason: "a value must be a string or null"}, nil
-			}
-		}
-	}
-	if a, ok := get[ColARK]; ok && a != "" {
-		p, err := ark.Parse(a)
-		if err != nil {
-			return row, &textin.RowError{Loc: row.Loc, Field: ColARK, Reason: "not an ARK", Err: err}, nil
-		}
-		row.ARK = p.Key()
-	} else if id := get[ColMintRequestID]; id != "" {
-		row.MintRequestID = id
-	} else {
-		return row, &textin.RowError{Loc: row.Loc, Field: ColARK, Reason: "the row names no ARK (ark or request_id)"}, nil
-	}
-	row.ChangeID = strings.TrimSpace(get[ColChangeID])
-	if len(row.ChangeID) > 255 {
-		return row, &textin.RowError{Loc: row.Loc, Field: ColChangeID, Reason: "a change request ID is at most 255 octets"}, nil
-	}
-	for i, c := range changeColumns {
-		v, ok := get[c]
-		if !ok || (v == "" && (c == ColStatus || c == ColReason)) {
-			continue // a status is never empty, and a reason only goes with a change
-		}
-		row.Mask |= 1 << i
-		row.Values[i] = v
-	}
-	if row.Mask&maskURL != 0 && row.Values[0] != "" {
-		if err := ledger.ValidateTarget(row.Values[0]); err != nil {
-			return row, &textin.RowError{Loc: row.Loc, Field: ColURL, Reason: err.Error()}, nil
-		}
-	}
-	if row.Mask&maskStatus != 0 {
-		switch row.Values[5] {
-		case "public", "unavailable":
-		default:
-			return row, &textin.RowError{Loc: row.Loc, Field: ColStatus,
-				Reason: fmt.Sprintf("status %q: want public (restores a tombstoned ARK) or unavailable (a tombstone, with a reason)", row.Values[5])}, nil
-		}
-	}
-	if row.Mask&^maskReason == 0 {
-		return row, &textin.RowError{Loc: row.Loc, Reason: "the row changes nothing: give url, who, what, when, commitment or status"}, nil
-	}
-	return row, nil, nil
 }

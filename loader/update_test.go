@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -224,6 +226,16 @@ func TestUpdateTate(t *testing.T) {
 		if r := fmt.Sprint(readCSV(t, rj6)); !strings.Contains(r, "is named twice in the manifest") {
 			t.Fatalf("twice across batches: rejects %s", r)
 		}
+		// a request ID the client holds no mint receipt for, as JSON Lines
+		man7 := writeFile(t, dir, "unknown.jsonl", `{"request_id":"Z99999","url":"https://x.example.org/"}`+"\n")
+		rj7 := filepath.Join(dir, "rejects7.csv")
+		rep, err = loader.Update(ctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{man7}, RejectsPath: rj7})
+		if err != nil || rep.Summary.Rejected != 1 {
+			t.Fatalf("unknown request ID: %+v, %v", rep.Summary, err)
+		}
+		if r := fmt.Sprint(readCSV(t, rj7)); !strings.Contains(r, `holds no mint receipt for request ID "Z99999"`) {
+			t.Fatalf("unknown request ID: rejects %s", r)
+		}
 		if n := mintCount(t, l.Pool, `select count(*) from ark_update_stage`); n != 0 {
 			t.Errorf("%d staged rows left", n)
 		}
@@ -300,6 +312,124 @@ func TestUpdateConcurrentAndInterrupted(t *testing.T) {
 		}
 		if n := mintCount(t, l.Pool, `select count(*) from (select ark from ark_change group by ark having count(*) <> 2) x`); n != 0 {
 			t.Fatalf("%d ARKs without exactly two changes", n)
+		}
+	})
+}
+
+// TestUpdateFaultsAtRandomSteps: repoints of the Tate ARKs by accession number, in batches of 4.
+// First with scripted faults: a lost COMMIT reply (batch 2) and the backend terminated while the
+// transaction is open (batch 3): the run retries both and reports every row changed exactly
+// once. Then to another host with faults at steps drawn from a seeded source: a connection lost
+// before or after COMMIT, the backend terminated, and a crash of the run (its context cancelled
+// at a step: the run stops there); the same manifest is run again until a run completes. In the
+// end each ARK has exactly one ARK_CHANGE row per move, to its new target, and one receipt per
+// move; the completing run accounts for every row as changed or applied earlier; no run counts
+// a row twice; ARK_CHANGE agrees with each ARK's change_seq.
+func TestUpdateFaultsAtRandomSteps(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		l, byID := tateLedger(t, db)
+		dir := t.TempDir()
+		moves := func(name, host string) string {
+			var b strings.Builder
+			b.WriteString("request_id,url,reason\n")
+			for id := range byID {
+				fmt.Fprintf(&b, "%s,https://%s/art/%s,collection site moved\n", id, host, id)
+			}
+			return writeFile(t, dir, name, b.String())
+		}
+		terminate := func() {
+			var n int
+			if err := db.Pool.QueryRow(ctx, `select count(*) from (select pg_terminate_backend(pid) from pg_stat_activity
+				where datname = current_database() and pid <> pg_backend_pid() and state like 'idle in transaction%') x`).Scan(&n); err != nil || n == 0 {
+				t.Errorf("terminated %d backends: %v", n, err)
+			}
+		}
+		var retries []loader.RetryNotice
+		rep, err := loader.Update(ctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{moves("one.csv", "one.example.org")}, BatchSize: 4,
+			Retry: loader.RetryPolicy{Notify: func(n loader.RetryNotice) { retries = append(retries, n) }},
+			Hooks: loader.UpdateHooks{Step: func(batch int64, attempt int, step string) error {
+				switch {
+				case batch == 2 && attempt == 1 && step == "committed":
+					return fmt.Errorf("test: the COMMIT reply is lost: %w", io.ErrUnexpectedEOF)
+				case batch == 3 && attempt == 1 && step == "staged":
+					terminate()
+				}
+				return nil
+			}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := rep.Summary; s.Changed != tateRows || s.Earlier != 0 || s.Retries != 2 {
+			t.Fatalf("scripted faults: %+v: want %d changed, 0 earlier, 2 retries (%v)", s, tateRows, retries)
+		}
+
+		man := moves("two.csv", "two.example.org")
+		const seed = 30
+		rng := rand.New(rand.NewPCG(seed, 1))
+		t.Logf("seed %d", seed)
+		kinds := map[string]int{}
+		faults, crashes := 0, 0 // bounded, so that the back-off keeps the test short and a run completes
+		var changed int64
+		completed := false
+		for run := 1; run <= 30 && !completed; run++ {
+			rctx, cancel := context.WithCancel(ctx)
+			hook := func(batch int64, attempt int, step string) error {
+				switch k := rng.IntN(10); {
+				case k == 0 && faults < 6:
+					faults++
+					kinds["lost connection at "+step]++
+					return fmt.Errorf("test fault at %s: %w", step, io.ErrUnexpectedEOF)
+				case k == 1 && faults < 6 && step != "committed":
+					faults++
+					kinds["backend terminated at "+step]++
+					terminate()
+				case k == 2 && crashes < 5:
+					crashes++
+					kinds["crash at "+step]++
+					cancel()
+				}
+				return nil
+			}
+			rep, err := loader.Update(rctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{man}, BatchSize: 4,
+				Hooks: loader.UpdateHooks{Step: hook}})
+			cancel()
+			s := rep.Summary
+			changed += s.Changed
+			if s.Rejected != 0 {
+				t.Fatalf("run %d: %+v: rejects", run, s)
+			}
+			if err == nil {
+				completed = true
+				if s.Changed+s.Earlier != tateRows {
+					t.Fatalf("completing run %d: %+v: want %d changed or earlier", run, s, tateRows)
+				}
+			}
+		}
+		t.Logf("faults: %v", kinds)
+		if !completed {
+			t.Fatal("no run completed")
+		}
+		if changed > tateRows {
+			t.Errorf("the runs counted %d rows changed, more than the %d ARKs", changed, tateRows)
+		}
+		for _, host := range []string{"one", "two"} {
+			if n := mintCount(t, l.Pool, `select count(*) from ark_change where after_url like 'https://' || $1 || '.example.org/art/%'`, host); n != tateRows {
+				t.Errorf("%d ARK_CHANGE rows to host %s, want %d", n, host, tateRows)
+			}
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from (select ark from ark_change group by ark having count(*) <> 2) x`); n != 0 {
+			t.Errorf("%d ARKs without exactly two ARK_CHANGE rows", n)
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from update_receipt`); n != 2*tateRows {
+			t.Errorf("%d receipts, want %d", n, 2*tateRows)
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from ark a where a.url not like 'https://two.example.org/art/%'
+			or coalesce(a.change_seq, 0) <> (select count(*) from ark_change c where c.ark = a.ark)`); n != 0 {
+			t.Errorf("%d ARKs not moved, or whose change_seq disagrees with ARK_CHANGE", n)
+		}
+		if n := mintCount(t, l.Pool, `select count(*) from ark_update_stage`); n != 0 {
+			t.Errorf("%d staged rows left", n)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,7 +17,7 @@ func updateCommand(e *env) *cli.Command {
 		Name:      "update",
 		Usage:     "change ARKs in bulk from a manifest (repoint, tombstone, restore, describe), idempotently: a re-run applies nothing twice",
 		ArgsUsage: "MANIFEST...",
-		Description: "Reads change manifests (CSV or JSON Lines, optionally .gz) in order. Each row names an ARK (column ark, " +
+		Description: "Reads change manifests (CSV or JSON Lines, optionally .gz or .xz, or Parquet) in order. Each row names an ARK (column ark, " +
 			"any spelling) or a request ID of the client's own mint receipts (column request_id), and what changes: url, " +
 			"who, what, when, commitment, status (public, or unavailable with a reason: a tombstone) and reason (recorded " +
 			"in ARK_CHANGE). A column the manifest lacks is left alone; an empty value in a present column empties the " +
@@ -36,6 +37,8 @@ func updateCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: loader.DefaultUpdateBatch, Usage: "rows per transaction"},
 			&cli.BoolFlag{Name: "last-wins", Usage: "of several rows of one ARK with different values in a batch, apply the last instead of rejecting them all"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "apply every batch and roll it back: counts and rejects as a real run, nothing changed"},
+			&cli.DurationFlag{Name: "retry-for", Value: loader.DefaultRetryFor, Usage: "after a fault (lost connection, server restart, no answer within --batch-timeout) or a conflict with a concurrent run, retry a batch with back-off for this long; its receipts keep anything from being applied twice; 0s stops at the first fault"},
+			&cli.DurationFlag{Name: "batch-timeout", Value: loader.DefaultBatchTimeout, Usage: "deadline of one attempt at a batch, which detects a frozen server; the transaction's lock_timeout is half of it, its statement_timeout three quarters"},
 		},
 		Action: func(c *cli.Context) error { return updateAction(c, e) },
 	}
@@ -85,6 +88,20 @@ func updateAction(c *cli.Context, e *env) error {
 	if filepath.Clean(rejects) == filepath.Clean(out) {
 		return usagef("update: --rejects %s is the result file's path too", rejects)
 	}
+	retry := loader.RetryPolicy{For: c.Duration("retry-for"), BatchTimeout: c.Duration("batch-timeout")}
+	if retry.For < 0 || retry.BatchTimeout < time.Second {
+		return usagef("update: --retry-for must not be negative and --batch-timeout must be at least 1s")
+	}
+	if retry.For == 0 {
+		retry.For = -1 // no retries
+	}
+	retry.Notify = func(n loader.RetryNotice) {
+		if n.Resumed {
+			e.log.Info("update: " + n.String())
+		} else {
+			e.log.Warn("update: " + n.String())
+		}
+	}
 	l, err := openAsClient(c, e, 3, c.String("client"))
 	if err != nil {
 		return err
@@ -92,7 +109,7 @@ func updateAction(c *cli.Context, e *env) error {
 	defer l.Close()
 	prog := newProgress(e.stderr, e.log, c.Bool("quiet"), "updating", "rows")
 	job := loader.UpdateJob{ClientID: c.String("client"), Inputs: inputs, Map: m, BatchSize: c.Int("batch"),
-		LastWins: c.Bool("last-wins"), DryRun: c.Bool("dry-run"), ResultPath: out, RejectsPath: rejects,
+		LastWins: c.Bool("last-wins"), DryRun: c.Bool("dry-run"), ResultPath: out, RejectsPath: rejects, Retry: retry,
 		Progress: func(s loader.UpdateSummary) { prog.Set(s.Read, 0) }}
 	rep, err := loader.Update(c.Context, l, job)
 	prog.Finish()
