@@ -414,6 +414,9 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 		res, err := importFile(ctx, l, &cfg, client, rej, path)
 		if err != nil {
 			runErr = err
+			if cause := loader.FaultCause(err); cause != "" && ctx.Err() == nil {
+				runErr = &FaultError{Path: path, Cause: cause, Err: err}
+			}
 			break
 		}
 		rep.Files = append(rep.Files, res)

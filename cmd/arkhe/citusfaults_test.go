@@ -253,6 +253,7 @@ type faultOutcome struct {
 // fault, and must exit 0.
 func (fc *faultCluster) faultedCommand(t *testing.T, fault citusFaultKind, openGate func() *gate, gateAfter func(done <-chan struct{}),
 	want []string, args ...string) faultOutcome {
+	deadline := args[0] != "import" // mint and update have --batch-timeout
 	t.Helper()
 	var fz frozen
 	t.Cleanup(fz.resume) // never leave a server process stopped
@@ -307,6 +308,12 @@ func (fc *faultCluster) faultedCommand(t *testing.T, fault citusFaultKind, openG
 		}
 		fz.add(pids)
 		landed = fmt.Sprintf("backends %v of the batch stopped (SIGSTOP) on worker %d", pids, other)
+		if !deadline {
+			// a command without a batch deadline waits for them: they are resumed after a while
+			resume := time.AfterFunc(3*time.Second, fz.resume)
+			defer resume.Stop()
+			landed += ", resumed after 3 s"
+		}
 	case faultCoordinator:
 		if err := fc.c.Coordinator().Restart(ctx, localpg.StopFast); err != nil {
 			t.Fatal(err)
@@ -402,7 +409,19 @@ const (
 	citusFaultRows  = 1_500
 	citusFaultBatch = 100
 	citusFaultAfter = 4
+	// citusFaultUpdateRows is the rows of each update manifest: ARKs of one mint case
+	citusFaultUpdateRows = 800
 )
+
+// batchTimeout is the --batch-timeout of a run that meets fault: past the time a restart takes
+// (the batch waits at the gate meanwhile, up to lock_timeout, half of it), and short where the
+// fault is a freeze, which only the batch deadline ends.
+func batchTimeout(fault citusFaultKind) string {
+	if fault == faultWorkerFreeze {
+		return "5s"
+	}
+	return "30s"
+}
 
 // TestCitusFaults: mint, import and update on a Citus cluster each meet a worker restarted
 // (fast and immediate), a worker's backends terminated and frozen past the batch deadline, and
@@ -430,10 +449,6 @@ func TestCitusFaults(t *testing.T) {
 				}
 				in := writeFile(t, dir, fmt.Sprintf("mint%d.csv", k), b.String())
 				mm := filepath.Join(dir, fmt.Sprintf("mint%d.map.csv", k))
-				timeout := "30s"
-				if fault == faultWorkerFreeze {
-					timeout = "5s"
-				}
 				conn := fc.ledgerConn(t)
 				var clientPK int64
 				var shoulderID int64
@@ -463,7 +478,7 @@ func TestCitusFaults(t *testing.T) {
 					return fc.openGate(t, `select 1 from shoulder_tally where shoulder_id = $1 for update`, shoulderID)
 				}, afterBatches, []string{"the same command completes the job"},
 					"mint", "--client", "test-minter", "--batch", fmt.Sprint(citusFaultBatch), "--workers", "2",
-					"--batch-timeout", timeout, "--retry-for", "2m", "-o", mm, "--rejects", filepath.Join(dir, fmt.Sprintf("mint%d.rejects.csv", k)), in)
+					"--batch-timeout", batchTimeout(fault), "--retry-for", "2m", "-o", mm, "--rejects", filepath.Join(dir, fmt.Sprintf("mint%d.rejects.csv", k)), in)
 				conn = fc.ledgerConn(t) // a coordinator restart ended the one before
 				if o.first.code == 0 && !strings.Contains(o.first.errOut, "retrying in") {
 					t.Errorf("%s: the run completed without a retry\nstderr:\n%s", o.landed, o.first.errOut)
@@ -508,7 +523,7 @@ func TestCitusFaults(t *testing.T) {
 				if !ok {
 					t.Skip("its mint case failed")
 				}
-				recs := readMintMap(t, mm)[1:]
+				recs := readMintMap(t, mm)[1 : citusFaultUpdateRows+1]
 				var b strings.Builder
 				b.WriteString("ark,url\n")
 				arks := make([]string, len(recs))
@@ -522,11 +537,11 @@ func TestCitusFaults(t *testing.T) {
 				o := fc.faultedCommand(t, fault, func() *gate {
 					return fc.openGate(t, `select 1 from ark where ark = $1 for update`, gateARK)
 				}, nil, []string{"the same command completes the job", "run it again", "again"},
-					"update", "--client", "test-minter", "--batch", fmt.Sprint(citusFaultBatch),
+					"update", "--client", "test-minter", "--batch", fmt.Sprint(citusFaultBatch), "--batch-timeout", batchTimeout(fault), "--retry-for", "2m",
 					"-o", filepath.Join(dir, fmt.Sprintf("update%d.changes.csv", k)), "--rejects", filepath.Join(dir, fmt.Sprintf("update%d.rejects.csv", k)), in)
 				_ = o
 				conn := fc.ledgerConn(t)
-				if n := count(t, conn, `select count(*) from ark where ark = any($1) and url like 'https://moved.example.org/u' || $2::text || '/%'`, arks, k); n != int64(len(arks)) {
+				if n := count(t, conn, `select count(*) from ark where ark = any($1) and url like 'https://moved.example.org/u' || $2::text || '/%'`, arks, fmt.Sprint(k)); n != int64(len(arks)) {
 					t.Errorf("%d of the %d ARKs moved", n, len(arks))
 				}
 				if n := count(t, conn, `select count(*) from ark_change where ark = any($1)`, arks); n != int64(len(arks)) {
@@ -540,36 +555,56 @@ func TestCitusFaults(t *testing.T) {
 		}
 	})
 	t.Run("import", func(t *testing.T) {
+		const batch = 2 * citusFaultBatch
 		for k, fault := range citusFaultKinds {
 			t.Run(string(fault), func(t *testing.T) {
-				// an arklet CSV dump: rows of NAAN 1234k first, then of NAAN 5678k, whose first
-				// batch creates that NAAN (the gate: the same NAAN inserted, not committed)
-				first, second := fmt.Sprintf("1234%d", k), fmt.Sprintf("5678%d", k)
+				// an arklet CSV dump of NAAN 1234k, shoulder /x6; a first import of one row
+				// registers both, so that the gate can hold an ARK of the dump: the first row of
+				// the fifth batch inserted by the test as of that first import, not committed (the
+				// run's COPY waits on it)
+				naan := fmt.Sprintf("1234%d", k)
+				row := func(i int) (ark, line string) {
+					name := fmt.Sprintf("c%dk%07d", k, i)
+					return naan + "/x6" + name, fmt.Sprintf("%s/x6%s,/x6,x6%s,https://example.org/i%d/%d,,,%s,2012-03-04 05:06:07+00,2012-03-04 05:06:07+00\n",
+						naan, name, name, k, i, naan)
+				}
+				const header = "ark,shoulder,assigned_name,url,metadata,commitment,naan_id,created_at,updated_at\n"
+				_, first := row(-1)
+				pre := writeFile(t, dir, fmt.Sprintf("import%d-pre.csv", k), header+first)
+				if code, out, errOut := arkhe(t, fc.url, "", "import", "--input-format", "arklet-csv", "--rejects", pre+".rejects.csv", pre); code != 0 {
+					t.Fatalf("import of %s: exit %d\n%s\n%s", pre, code, out, errOut)
+				}
 				var b strings.Builder
-				b.WriteString("ark,shoulder,assigned_name,url,metadata,commitment,naan_id,created_at,updated_at\n")
+				b.WriteString(header)
 				var arks []string
 				for i := range citusFaultRows {
-					naan := first
-					if i >= citusFaultAfter*citusFaultBatch*2 {
-						naan = second
-					}
-					name := fmt.Sprintf("c%dk%07d", k, i)
-					arks = append(arks, naan+"/x6"+name)
-					fmt.Fprintf(&b, "%s/x6%s,/x6,%s,https://example.org/i%d/%d,,,%s,2012-03-04 05:06:07+00,2012-03-04 05:06:07+00\n", naan, name, name, k, i, naan)
+					a, line := row(i)
+					arks = append(arks, a)
+					b.WriteString(line)
 				}
 				in := writeFile(t, dir, fmt.Sprintf("import%d.csv", k), b.String())
-				o := fc.faultedCommand(t, fault, func() *gate {
-					return fc.openGate(t, `insert into naan (naan) values ($1)`, second)
-				}, nil, []string{"the same command completes the job", "run it again", "again"},
-					"import", "--input-format", "arklet-csv", "--batch", fmt.Sprint(citusFaultBatch*2),
-					"--rejects", filepath.Join(dir, fmt.Sprintf("import%d.rejects.csv", k)), in)
-				_ = o
 				conn := fc.ledgerConn(t)
+				var shoulderID, preRun int64
+				if err := conn.QueryRow(context.Background(), `select s.id, r.id from shoulder s, import_run r
+					where s.naan = $1 and s.shoulder = '/x6' and r.source_file = $2`, naan, pre).Scan(&shoulderID, &preRun); err != nil {
+					t.Fatal(err)
+				}
+				g := citusFaultAfter * batch
+				gateARK := arks[g]
+				o := fc.faultedCommand(t, fault, func() *gate {
+					return fc.openGate(t, `insert into ark (ark, naan, shoulder_id, assigned_name, url, import_run_id) values ($1, $2, $3, $4, $5, $6)`,
+						gateARK, naan, shoulderID, strings.TrimPrefix(gateARK, naan+"/"), fmt.Sprintf("https://example.org/i%d/%d", k, g), preRun)
+				}, nil, []string{"the same command completes the job"},
+					"import", "--input-format", "arklet-csv", "--batch", fmt.Sprint(batch),
+					"--rejects", filepath.Join(dir, fmt.Sprintf("import%d.rejects.csv", k)), in)
+				if o.rerun != nil && !strings.Contains(o.rerun.out, fmt.Sprintf("imported     %d ARKs", citusFaultRows)) {
+					t.Errorf("the import that completed the job:\n%s", o.rerun.out)
+				}
+				conn = fc.ledgerConn(t)
 				if n := count(t, conn, `select count(*) from ark where ark = any($1)`, arks); n != int64(len(arks)) {
 					t.Errorf("%d of the dump's %d ARKs in the ledger", n, len(arks))
 				}
-				if n := count(t, conn, `select count(*) from import_run where source_file like '%' || $1::text and finished_at is not null`,
-					fmt.Sprintf("/import%d.csv", k)); n != 1 {
+				if n := count(t, conn, `select count(*) from import_run where source_file = $1 and finished_at is not null`, in); n != 1 {
 					t.Errorf("%d finished import runs of the dump, want 1", n)
 				}
 				fc.checkLedger(t)
@@ -577,4 +612,3 @@ func TestCitusFaults(t *testing.T) {
 		}
 	})
 }
-
