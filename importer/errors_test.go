@@ -29,4 +29,10 @@ func TestFaultError(t *testing.T) {
 			t.Errorf("%q lacks %q", err, want)
 		}
 	}
+
+	u := &importer.FaultError{Path: "dump.csv", Cause: "an error a Citus worker raised", Uncertain: true,
+		Err: &pgconn.PgError{Code: "XX000", Message: "terminating connection due to administrator command"}}
+	if !strings.Contains(u.Error(), "if a worker restarted or its session was ended, the same command completes the job") {
+		t.Errorf("%q does not say when the same command completes the job", u)
+	}
 }
