@@ -414,6 +414,14 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 		res, err := importFile(ctx, l, &cfg, client, rej, path)
 		if err != nil {
 			runErr = err
+			switch cause := loader.FaultCause(err); {
+			case ctx.Err() != nil:
+			case cause != "":
+				runErr = &FaultError{Path: path, Cause: cause, Err: err}
+			case ledger.SQLState(err) == codeInternal:
+				runErr = &FaultError{Path: path, Err: err, Uncertain: true,
+					Cause: "an error a Citus worker raised (its SQLSTATE is not passed on: a session ended by a fault, or a row it refused)"}
+			}
 			break
 		}
 		rep.Files = append(rep.Files, res)

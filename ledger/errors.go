@@ -40,6 +40,10 @@ const (
 	CodeForeignKeyViolation = "23503"
 	// CodeCheckViolation is PostgreSQL's check_violation.
 	CodeCheckViolation = "23514"
+	// CodeIOError is PostgreSQL's io_error. A Citus coordinator raises it when it can no longer
+	// send a COPY's rows to a shard on a worker, or end that COPY: the connection to the worker
+	// was lost (the worker restarted or crashed, or its backend was ended).
+	CodeIOError = "58030"
 )
 
 // SQLState returns the SQLSTATE of err if it wraps a *pgconn.PgError, else "".
@@ -56,6 +60,14 @@ func SQLState(err error) string {
 // during COPY as internal_error (XX000), for which it is false: a bulk writer that must tell
 // the two apart looks the keys up.
 func IsUniqueViolation(err error) bool { return SQLState(err) == CodeUniqueViolation }
+
+// IsWorkerCopyLost reports whether err wraps io_error (58030): on Citus, the coordinator lost
+// its connection to a worker in the middle of a COPY into one of that worker's shards (an
+// INSERT ... SELECT and a multi-row INSERT copy rows too), so the statement failed on a fault of
+// the cluster, not on its data. The transaction is rolled back; once the worker is back, the
+// same work can be sent again. On a single node the code is a server-side I/O error (a file
+// that could not be read or written), which a retry may also outlast.
+func IsWorkerCopyLost(err error) bool { return SQLState(err) == CodeIOError }
 
 // IsReachRefused reports whether err wraps the ledger's reach refusal (AK004): the client may not
 // write in that shoulder, since reach comes from the client's registration only.

@@ -20,9 +20,10 @@ func TestErrorPredicates(t *testing.T) {
 		ledger.CodeUniqueViolation:       ledger.IsUniqueViolation,
 		ledger.CodeReachRefused:          ledger.IsReachRefused,
 		ledger.CodeInsufficientPrivilege: ledger.IsInsufficientPrivilege,
+		ledger.CodeIOError:               ledger.IsWorkerCopyLost,
 	}
 	for code, is := range preds {
-		for _, other := range []string{ledger.CodeUniqueViolation, ledger.CodeReachRefused, ledger.CodeInsufficientPrivilege, "XX000"} {
+		for _, other := range []string{ledger.CodeUniqueViolation, ledger.CodeReachRefused, ledger.CodeInsufficientPrivilege, ledger.CodeIOError, "XX000", "08006"} {
 			if got := is(pg(other)); got != (other == code) {
 				t.Errorf("predicate of %s on SQLSTATE %s: %v, want %v", code, other, got, other == code)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -400,6 +401,13 @@ func (w *mintWorker) faultCause(err error) string {
 	return ""
 }
 
+// FaultCause says, in words, what fault of the database or the connection err is ("connection
+// lost", "the server is shutting down or ended the session", ...), or "" when err is none (an
+// error of the data, of the schema, of reach: trying again would not help). It classifies as a
+// mint batch's retries do: by SQLSTATE and by the error's type, never by message text. For
+// writers without retries of their own (import), to say that the same command completes the job.
+func FaultCause(err error) string { return faultOf(err) }
+
 // faultOf is faultCause without a worker's connection: what fault err is by its SQLSTATE and
 // type, or "" when it is none.
 func faultOf(err error) string {
@@ -422,6 +430,8 @@ func faultOf(err error) string {
 			return "a statement passed statement_timeout"
 		case code == codeDeadlock || code == codeSerialization:
 			return "a concurrent transaction conflicted"
+		case ledger.IsWorkerCopyLost(err):
+			return "the connection to a Citus worker was lost during a COPY"
 		}
 		return ""
 	}

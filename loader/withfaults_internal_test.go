@@ -10,7 +10,8 @@ import (
 )
 
 // TestWithFaults: the run's closing audit event is written again after a server shutting down
-// (57P03, as a fast restart answers), not after an error of the statement, and not past For.
+// (57P03, as a fast restart answers) or a Citus worker's COPY lost (58030), not after an error
+// of the statement, and not past For.
 func TestWithFaults(t *testing.T) {
 	shutdown := &pgconn.PgError{Code: "57P03"}
 	calls := 0
@@ -23,6 +24,20 @@ func TestWithFaults(t *testing.T) {
 	})
 	if err != nil || calls != 3 {
 		t.Fatalf("after two faults: err %v after %d calls, want nil after 3", err, calls)
+	}
+
+	// Citus's coordinator raises io_error (58030) when the COPY stream to a worker breaks
+	workerLost := &pgconn.PgError{Code: "58030"}
+	calls = 0
+	err = withFaults(context.Background(), RetryPolicy{For: time.Minute}, func(context.Context) error {
+		calls++
+		if calls < 2 {
+			return workerLost
+		}
+		return nil
+	})
+	if err != nil || calls != 2 {
+		t.Fatalf("after a worker's COPY was lost: err %v after %d calls, want nil after 2", err, calls)
 	}
 
 	bad := &pgconn.PgError{Code: "23505"}
