@@ -742,12 +742,8 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
 declare
     p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
 begin
-    perform arkhe_grant_roles_before_0017();
-    execute format('grant select on update_receipt to %I, %I, %I', p, w, a);
-    execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
-    execute format('grant insert on ark_update_stage to %I', w);
-    execute format('grant usage on sequence ark_update_token to %I', w);
-    execute format('grant execute on function ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) to %I', w);
+    perform arkhe_grant_roles_before_0019();
+    execute format('grant execute on function arkhe_export_mark() to %I, %I, %I', p, w, a);
 end $$;
 
 --
@@ -868,6 +864,25 @@ begin
     execute format('grant select (id, naan, shoulder, manager_id, redirect, status, created_at) on shoulder to %I', r);
     execute format('grant select (id, name) on manager to %I', r);
     execute format('grant select (version) on schema_migration to %I', r);
+end $$;
+
+--
+-- Name: arkhe_grant_roles_before_0019(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0019() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
+begin
+    perform arkhe_grant_roles_before_0017();
+    execute format('grant select on update_receipt to %I, %I, %I', p, w, a);
+    execute format('grant select on ark_update_stage to %I, %I, %I', p, w, a);
+    execute format('grant insert on ark_update_stage to %I', w);
+    execute format('grant usage on sequence ark_update_token to %I', w);
+    execute format('grant execute on function ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) to %I', w);
 end $$;
 
 --
