@@ -72,7 +72,11 @@ func New(pool *pgxpool.Pool, cfg Config) (*Resolver, error) {
 	if cfg.ForwardUnknown != "" && !isHTTPURL(cfg.ForwardUnknown) {
 		return nil, &ConfigError{Field: "ForwardUnknown", Reason: fmt.Sprintf("%q is not an absolute http or https URL", cfg.ForwardUnknown)}
 	}
-	return &Resolver{pool: pool, cfg: cfg, stats: newStats()}, nil
+	st, err := newStats()
+	if err != nil {
+		return nil, err
+	}
+	return &Resolver{pool: pool, cfg: cfg, stats: st}, nil
 }
 
 // Answer is the resolver's answer to one request.
