@@ -55,14 +55,24 @@ type Config struct {
 	ForwardUnknown string
 	// OnError, when not nil, is told every error of the ledger that made an answer a 503.
 	OnError func(error)
+	// Batch is the most ARK lookups of concurrent requests read by one query on a single-node
+	// ledger (where ark = any($1)); 0 means DefaultBatch, 1 one query per request. A Citus
+	// ledger always has one query per request, routed to the ARK's shard. Not negative.
+	Batch int
+	// BatchQueries is how many of those queries run at once (each on a ledger connection of its
+	// own); 0 means DefaultBatchQueries. Not negative.
+	BatchQueries int
 }
 
 // Resolver answers ARK requests from the ledger: every request is one or two point lookups,
-// with no cache, so a repoint or a tombstone is answered from the next request on.
+// with no cache, so a repoint or a tombstone is answered from the next request on. On a single
+// node the ARK lookups of concurrent requests are read by one query (Config.Batch), each
+// request's after it arrived.
 type Resolver struct {
 	pool  *pgxpool.Pool
 	cfg   Config
 	stats *Stats
+	batch *coalescer
 }
 
 // New returns a resolver over pool (a ledger; its login needs only the resolver role's
@@ -72,11 +82,21 @@ func New(pool *pgxpool.Pool, cfg Config) (*Resolver, error) {
 	if cfg.ForwardUnknown != "" && !isHTTPURL(cfg.ForwardUnknown) {
 		return nil, &ConfigError{Field: "ForwardUnknown", Reason: fmt.Sprintf("%q is not an absolute http or https URL", cfg.ForwardUnknown)}
 	}
+	if cfg.Batch < 0 || cfg.BatchQueries < 0 {
+		return nil, &ConfigError{Field: "Batch", Reason: fmt.Sprintf("batch %d, %d queries: not negative", cfg.Batch, cfg.BatchQueries)}
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.BatchQueries == 0 {
+		cfg.BatchQueries = DefaultBatchQueries
+	}
 	st, err := newStats()
 	if err != nil {
 		return nil, err
 	}
-	return &Resolver{pool: pool, cfg: cfg, stats: st}, nil
+	return &Resolver{pool: pool, cfg: cfg, stats: st,
+		batch: &coalescer{pool: pool, maxBatch: cfg.Batch, maxQueries: cfg.BatchQueries}}, nil
 }
 
 // Answer is the resolver's answer to one request.
@@ -307,6 +327,9 @@ const (
 
 func (r *Resolver) lookupARK(ctx context.Context, a ark.ARK) (arkRow, bool, error) {
 	keys := candidates(a)
+	if r.batch.useBatches(ctx) {
+		return r.batch.do(ctx, keys)
+	}
 	row, found, err := r.queryARK(ctx, a, arkQuery, keys[0])
 	if found || err != nil || len(keys) == 1 {
 		return row, found, err
