@@ -34,6 +34,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "pool", Value: 16, Usage: "ledger connections"},
 			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most ARK lookups of concurrent requests one query reads on a single node (1: a query per request; Citus always has one per request)"},
 			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those queries running at once"},
+			&cli.DurationFlag{Name: "header-timeout", Value: 5 * time.Second, Usage: "how long a client may take to send a request's headers (a slow client is cut off after it)"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a stop waits for the requests in flight"},
 		},
 		Action: func(c *cli.Context) error { return runServe(c, e) },
@@ -49,6 +50,9 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	if n := c.Int("pool"); n < 1 || n > 1000 {
 		return usagef("serve: --pool %d: from 1 to 1000", n)
+	}
+	if d := c.Duration("header-timeout"); d <= 0 {
+		return usagef("serve: --header-timeout %s: positive", d)
 	}
 	if c.Int("batch") < 1 || c.Int("batch-queries") < 1 {
 		return usagef("serve: --batch %d, --batch-queries %d: at least 1", c.Int("batch"), c.Int("batch-queries"))
@@ -86,7 +90,7 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	srv := &http.Server{
 		Handler:           resolver.AccessLog(serveMux(l, r), logBuf),
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: c.Duration("header-timeout"),
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       60 * time.Second,
