@@ -249,6 +249,7 @@ bench: pg-server citus nginx wrk arklet-deps build
 	$(BIN) bench linkcheck
 	$(BIN) bench update --rows 1000000
 	$(BIN) bench resolve --arks 1000000 --arklet $(ARKLET_SRC)
+	$(BIN) bench resolve --arks 1000000 --hostile 1000000 --duration 30s
 	$(MAKE) --no-print-directory bench-tate
 
 # The Tate ledger as loaded: make run (69,202 ARKs) into a throw-away embedded cluster, arkhe

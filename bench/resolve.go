@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -654,17 +657,32 @@ func (r *resolveRun) arkhe(ctx context.Context) (LoadResult, error) {
 	if r.cfg.Exe == "" {
 		return LoadResult{Skipped: "no arkhe binary given"}, nil
 	}
+	var lr LoadResult
+	err := r.serveArkhe(ctx, func(addr string, pid int) error {
+		var err error
+		if lr, err = r.wrk(ctx, "http://"+addr, true); err != nil {
+			return err
+		}
+		lr.RSS = treeHWM(pid)
+		return nil
+	})
+	return lr, err
+}
+
+// serveArkhe runs `arkhe serve` on the ledger (access log to a file, cfg.ServeArgs) and calls fn
+// with its address and process ID while it serves; it stops it (SIGINT) after.
+func (r *resolveRun) serveArkhe(ctx context.Context, fn func(addr string, pid int) error) error {
 	logPath := filepath.Join(r.work, "arkhe-access.log")
 	args := append([]string{"--quiet", "--database-url", r.dbURL, "serve", "--listen", "127.0.0.1:0", "--access-log", logPath}, r.cfg.ServeArgs...)
 	cmd := exec.Command(r.cfg.Exe, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return LoadResult{}, err
+		return err
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		return LoadResult{}, err
+		return err
 	}
 	exited := make(chan struct{})
 	lines := make(chan string, 4)
@@ -688,19 +706,14 @@ func (r *resolveRun) arkhe(ctx context.Context) (LoadResult, error) {
 	case line := <-lines:
 		var ok bool
 		if addr, ok = strings.CutPrefix(line, "arkhe serve: resolving on http://"); !ok {
-			return LoadResult{}, fmt.Errorf("arkhe serve printed %q\n%s", line, stderr.String())
+			return fmt.Errorf("arkhe serve printed %q\n%s", line, stderr.String())
 		}
 	case <-exited:
-		return LoadResult{}, fmt.Errorf("arkhe serve exited: %s", stderr.String())
+		return fmt.Errorf("arkhe serve exited: %s", stderr.String())
 	case <-time.After(time.Minute):
-		return LoadResult{}, errors.New("arkhe serve printed no address within a minute")
+		return errors.New("arkhe serve printed no address within a minute")
 	}
-	lr, err := r.wrk(ctx, "http://"+addr, true)
-	if err != nil {
-		return lr, err
-	}
-	lr.RSS = treeHWM(cmd.Process.Pid)
-	return lr, nil
+	return fn(addr, cmd.Process.Pid)
 }
 
 // loadAvg returns the first three fields of /proc/loadavg ("" where it is missing).
@@ -853,4 +866,238 @@ func copyToArklet(ctx context.Context, ledgerURL, db string, pc *pgx.ConnConfig)
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// hostileSlowClients is how many slow clients a hostile run holds open (each sending a
+// request's headers one byte a second, reconnecting when cut off).
+const hostileSlowClients = 16
+
+// HostileResult is what a hostile run (ResolveConfig.Hostile) measured of arkhe serve.
+type HostileResult struct {
+	LoadResult
+	// Rounds are the wrk runs it took to send the requests asked for.
+	Rounds int
+	// Server5xx are the answers with a 5xx status, as the server counts them on /metrics
+	// (outcome unavailable, the only 5xx the resolver gives).
+	Server5xx int64
+	// Probes are the ordinary requests a prober sent (one every 100 ms) while the mix ran, and
+	// ProbeFailures those not answered with their redirect.
+	Probes, ProbeFailures int64
+	// SlowCut counts how often the server cut off a slow client (its header timeout).
+	SlowCut int64
+}
+
+// hostileMix returns the request targets of the hostile mix over keys: one in five an ordinary
+// ARK, the rest bad escapes, truncated escapes, dot-segments (plain and %-encoded), control
+// characters, over-long paths (past the resolver's limit, and past the server's header limit),
+// paths of escapes and runs of slashes.
+func hostileMix(keys []string, seed int64) []string {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0xbad))
+	n := min(len(keys), 20_000)
+	paths := make([]string, n)
+	for i := range paths {
+		k := keys[rng.IntN(len(keys))]
+		switch i % 10 {
+		case 0, 1:
+			paths[i] = "/ark:" + k
+		case 2:
+			paths[i] = "/ark:" + k + "%zz"
+		case 3:
+			paths[i] = "/ark:" + k + "/%4"
+		case 4:
+			paths[i] = "/ark:" + k + "/../../etc/passwd"
+		case 5:
+			paths[i] = "/ark:" + k + "/%2e%2e/x"
+		case 6:
+			paths[i] = "/ark:" + k + "/\x01\x7f"
+		case 7:
+			paths[i] = "/ark:" + k + "/" + strings.Repeat("p", 2100+rng.IntN(3000))
+		case 8:
+			paths[i] = "/" + strings.Repeat("%41", 1000+rng.IntN(6000))
+		default:
+			paths[i] = "/ark:" + strings.Repeat("/", 100+rng.IntN(3000)) + k
+		}
+	}
+	return paths
+}
+
+// RunHostile loads arkhe serve (cfg.Exe, header timeout 1 s) on the filled ledger of RunResolve
+// with the hostile mix (hostileMix) until at least requests were sent, in wrk runs of
+// cfg.Duration, while hostileSlowClients slow clients hold connections and a prober sends an
+// ordinary request every 100 ms; then it reads the server's count of 5xx answers.
+func RunHostile(ctx context.Context, cfg ResolveConfig, requests int64) (*ResolveResult, *HostileResult, error) {
+	if requests < 1 || cfg.ARKs < 1 || cfg.Duration <= 0 || cfg.Connections < cfg.Threads || cfg.Threads < 1 || cfg.Exe == "" {
+		return nil, nil, errors.New("bench resolve --hostile: requests, ARKs, duration and threads positive, connections at least threads, an arkhe binary")
+	}
+	srv, err := openServer(ctx, "resolve", cfg.ServerURL, cfg.Dir, "", cfg.Log)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }()
+	res := &ResolveResult{Server: srv.desc}
+	db := fmt.Sprintf("bench_resolve_%d_%d_%s", cfg.ARKs, cfg.Seed, ledger.SchemaHash())
+	dbURL := srv.url(db)
+	if err := srv.admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, db).Scan(&res.Reused); err != nil {
+		return nil, nil, err
+	}
+	if !res.Reused {
+		if err := fillResolveLedger(ctx, srv.admin, db, dbURL, cfg, srv.logf); err != nil {
+			_, _ = srv.admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+pgx.Identifier{db}.Sanitize()+" with (force)")
+			return nil, nil, err
+		}
+	}
+	l, err := ledger.Open(ctx, dbURL, 4)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer l.Close()
+	if err := l.Pool.QueryRow(ctx, `select count(*) from ark`).Scan(&res.ARKs); err != nil {
+		return nil, nil, err
+	}
+	work, err := os.MkdirTemp(srv.dir, "hostile-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(work)
+	keys, err := sampleKeys(ctx, l.Pool, cfg.Seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths := hostileMix(keys, cfg.Seed)
+	res.Mix = fmt.Sprintf("hostile: %d requests cycled (20%% ordinary ARKs; bad and truncated escapes, dot-segments, control characters, over-long paths, escape-only paths, runs of slashes), %d slow clients at a byte a second, %d connections",
+		len(paths), hostileSlowClients, cfg.Connections)
+	pathsFile := filepath.Join(work, "paths.txt")
+	if err := os.WriteFile(pathsFile, []byte(strings.Join(paths, "\n")+"\n"), 0o644); err != nil {
+		return nil, nil, err
+	}
+	script := filepath.Join(work, "mix.lua")
+	if err := os.WriteFile(script, []byte(wrkScript(pathsFile)), 0o644); err != nil {
+		return nil, nil, err
+	}
+	// arkhe serve, with a header timeout short enough for the slow clients to be cut off
+	cfg.ServeArgs = append([]string{"--header-timeout", "1s", "--max-connections", strconv.Itoa(cfg.Connections + 2*hostileSlowClients + 16)}, cfg.ServeArgs...)
+	r := &resolveRun{cfg: cfg, work: work, script: script, dbURL: dbURL, pool: l.Pool, keys: keys, logf: srv.logf}
+	h := &HostileResult{}
+	err = r.serveArkhe(ctx, func(addr string, pid int) error {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var cutCount, probes, probeFail atomic.Int64
+		for i := 0; i < hostileSlowClients; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				slowClient(addr, stop, &cutCount)
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+				probes.Add(1)
+				resp, err := client.Get("http://" + addr + "/ark:" + keys[i%len(keys)])
+				if err != nil {
+					probeFail.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusFound {
+					probeFail.Add(1)
+				}
+			}
+		}()
+		defer func() {
+			close(stop)
+			wg.Wait()
+			h.SlowCut, h.Probes, h.ProbeFailures = cutCount.Load(), probes.Load(), probeFail.Load()
+		}()
+		var total LoadResult
+		var lat50, lat99 []time.Duration
+		for total.Requests < requests {
+			lr, err := r.wrk(ctx, "http://"+addr, false)
+			if err != nil {
+				return err
+			}
+			h.Rounds++
+			total.Requests += lr.Requests
+			total.Elapsed += lr.Elapsed
+			total.Errors += lr.Errors
+			total.Non2xx3xx += lr.Non2xx3xx
+			lat50, lat99 = append(lat50, lr.P50), append(lat99, lr.P99)
+			srv.logf("hostile round %d: %d requests (%d so far of %d)", h.Rounds, lr.Requests, total.Requests, requests)
+		}
+		total.RPS = float64(total.Requests) / total.Elapsed.Seconds()
+		total.P50, total.P99 = Median(lat50), slices.Max(lat99)
+		total.RSS = treeHWM(pid)
+		total.Load = loadAvg()
+		h.LoadResult = total
+		n5, err := scrapeUnavailable("http://" + addr + "/metrics")
+		h.Server5xx = n5
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench resolve --hostile: %w", err)
+	}
+	h.Name = ResolverArkhe
+	return res, h, nil
+}
+
+// slowClient sends a request's headers one byte a second, over and over, reconnecting when the
+// server cuts it off (counted in cut), until stop is closed.
+func slowClient(addr string, stop <-chan struct{}, cut *atomic.Int64) {
+	req := "GET /ark:/99999/x9 HTTP/1.1\r\nHost: slow\r\nX-Slow: " + strings.Repeat("s", 100) + "\r\n\r\n"
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				continue
+			}
+		}
+		for j := 0; ; j = (j + 1) % len(req) {
+			if _, err := c.Write([]byte{req[j]}); err != nil {
+				cut.Add(1)
+				break
+			}
+			select {
+			case <-stop:
+				c.Close()
+				return
+			case <-t.C:
+			}
+		}
+		c.Close()
+	}
+}
+
+// scrapeUnavailable reads arkhe_resolver_requests_total{outcome="unavailable"} off /metrics.
+func scrapeUnavailable(url string) (int64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, `arkhe_resolver_requests_total{outcome="unavailable"} `); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return int64(f), err
+		}
+	}
+	return 0, fmt.Errorf("%s has no count of unavailable answers", url)
 }

@@ -33,6 +33,7 @@ func benchResolveCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "resolver", Usage: "run only these (nginx, floor, arkhe, arklet; repeatable)", DefaultText: "all"},
 			&cli.StringFlag{Name: "arklet", Value: "../shared/vendor/arklet/arklet-272c5e6.tar.gz", Usage: "arklet's source (tar.gz); \"\" skips arklet"},
 			&cli.StringSliceFlag{Name: "serve-flag", Usage: "a flag passed on to arkhe serve (repeatable, e.g. --serve-flag=--pool=8)"},
+			&cli.Int64Flag{Name: "hostile", Usage: "instead: send at least this many requests of a hostile mix to arkhe serve (bad escapes, over-long paths, control characters, dot-segments) while slow clients send a byte a second; report 5xx answers and whether ordinary requests were still answered"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the filled ledger and of the mix"},
 			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and its filled ledger here", DefaultText: "a temporary directory, removed"},
 		},
@@ -51,6 +52,17 @@ func benchResolveCommand(e *env) *cli.Command {
 			if !c.Bool("quiet") {
 				cfg.Log = e.stderr
 			}
+			if n := c.Int64("hostile"); n != 0 {
+				if n < 0 {
+					return errors.New("bench resolve: --hostile must be positive")
+				}
+				res, h, err := bench.RunHostile(c.Context, cfg, n)
+				if err != nil {
+					return err
+				}
+				printBenchHostile(e.stdout, res, h)
+				return nil
+			}
 			res, err := bench.RunResolve(c.Context, cfg)
 			if err != nil {
 				return err
@@ -67,7 +79,7 @@ func printBenchResolve(w io.Writer, r *bench.ResolveResult) {
 	if r.Reused {
 		reused = " (filled by an earlier run)"
 	}
-	fmt.Fprintf(w, "arkhe bench resolve: %s%s, on %s\n", plural(int64(r.ARKs), "ARK", "ARKs"), reused, r.Server)
+	fmt.Fprintf(w, "arkhe bench resolve: %s%s, on %s\n", plural(r.ARKs, "ARK", "ARKs"), reused, r.Server)
 	fmt.Fprintf(w, "  mix: %s\n", r.Mix)
 	fmt.Fprintf(w, "  %-7s %10s %9s %9s %8s %10s %8s  %s\n", "", "req/s", "p50", "p99", "errors", "non-2xx/3xx", "RSS", "load after")
 	for _, l := range r.Results {
@@ -109,4 +121,22 @@ func printBenchResolve(w io.Writer, r *bench.ResolveResult) {
 // fmtLatency writes d in milliseconds with two decimals.
 func fmtLatency(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+// printBenchHostile writes the report of `arkhe bench resolve --hostile`.
+func printBenchHostile(w io.Writer, r *bench.ResolveResult, h *bench.HostileResult) {
+	fmt.Fprintf(w, "arkhe bench resolve --hostile: %s, on %s\n", plural(r.ARKs, "ARK", "ARKs"), r.Server)
+	fmt.Fprintf(w, "  mix: %s\n", r.Mix)
+	fmt.Fprintf(w, "  arkhe serve: %d requests in %d wrk runs, %.0f req/s, p50 %s (median of runs), p99 %s (worst run), %d socket errors, %d non-2xx/3xx, RSS %d MB, load after %s\n",
+		h.Requests, h.Rounds, h.RPS, fmtLatency(h.P50), fmtLatency(h.P99), h.Errors, h.Non2xx3xx, h.RSS>>20, h.Load)
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	fmt.Fprintf(w, "  5xx answers (server's count): %d (target 0: %s)\n", h.Server5xx, verdict(h.Server5xx == 0))
+	fmt.Fprintf(w, "  ordinary requests beside the mix: %d of %d answered with their redirect (target all: %s)\n",
+		h.Probes-h.ProbeFailures, h.Probes, verdict(h.ProbeFailures == 0 && h.Probes > 0))
+	fmt.Fprintf(w, "  slow clients cut off by the header timeout: %d times\n", h.SlowCut)
 }
