@@ -114,6 +114,19 @@ type LoadResult struct {
 	RSS int64
 	// Load is the load average (1, 5, 15 minutes) right after the run, as /proc/loadavg has it.
 	Load string
+	// CPUResolver is the processor time (user + system) the resolver's processes spent during
+	// the measured run (0 for the floor, which has none); CPUDatabase the PostgreSQL server's
+	// (0 for nginx, and on a server of --database-url). Per request they stay comparable on a
+	// machine whose other jobs take a varying share of the cores, as rates do not.
+	CPUResolver, CPUDatabase time.Duration
+}
+
+// CPUPerRequest returns the resolver's and the database's processor time per request.
+func (l LoadResult) CPUPerRequest() (resolver, database time.Duration) {
+	if l.Requests == 0 {
+		return 0, 0
+	}
+	return l.CPUResolver / time.Duration(l.Requests), l.CPUDatabase / time.Duration(l.Requests)
 }
 
 // ResolveResult is what RunResolve measured.
@@ -229,7 +242,7 @@ func RunResolve(ctx context.Context, cfg ResolveConfig) (*ResolveResult, error) 
 	if err := os.WriteFile(script, []byte(wrkScript(pathsFile)), 0o644); err != nil {
 		return nil, err
 	}
-	r := &resolveRun{cfg: cfg, work: work, script: script, dbURL: dbURL, pool: l.Pool, keys: keys, logf: srv.logf}
+	r := &resolveRun{cfg: cfg, work: work, script: script, dbURL: dbURL, pool: l.Pool, keys: keys, logf: srv.logf, dataDirs: srv.dataDirs}
 	for _, name := range cfg.Resolvers {
 		var lr LoadResult
 		var err error
@@ -249,8 +262,9 @@ func RunResolve(ctx context.Context, cfg ResolveConfig) (*ResolveResult, error) 
 		lr.Name = name
 		if lr.Skipped == "" {
 			lr.Load = loadAvg()
-			srv.logf("%s: %.0f req/s, p50 %s, p99 %s, %d errors, %d non-2xx/3xx, RSS %d MB (load %s)", name, lr.RPS,
-				lr.P50, lr.P99, lr.Errors, lr.Non2xx3xx, lr.RSS>>20, lr.Load)
+			cr, cd := lr.CPUPerRequest()
+			srv.logf("%s: %.0f req/s, p50 %s, p99 %s, %d errors, %d non-2xx/3xx, RSS %d MB, CPU per request %s + database %s (load %s)", name, lr.RPS,
+				lr.P50, lr.P99, lr.Errors, lr.Non2xx3xx, lr.RSS>>20, cr, cd, lr.Load)
 		} else {
 			srv.logf("%s skipped: %s", name, lr.Skipped)
 		}
@@ -390,10 +404,14 @@ type resolveRun struct {
 	pool   *pgxpool.Pool
 	keys   []string
 	logf   func(string, ...any)
+	// dataDirs are the local cluster's data directories, whose processor time is read.
+	dataDirs []string
 }
 
-// wrk loads base with the mix for d (after the warm-up when warm) and parses its summary.
-func (r *resolveRun) wrk(ctx context.Context, base string, warm bool) (LoadResult, error) {
+// wrk loads base with the mix for d (after the warm-up when warm) and parses its summary, with
+// the processor time of the resolver's process tree (pid; 0 for none) and of the database
+// server during the measured run.
+func (r *resolveRun) wrk(ctx context.Context, base string, warm bool, pid int) (LoadResult, error) {
 	run := func(d time.Duration) (LoadResult, error) {
 		secs := max(1, int(d.Round(time.Second)/time.Second))
 		cmd := exec.CommandContext(ctx, "wrk", "-t", strconv.Itoa(r.cfg.Threads), "-c", strconv.Itoa(r.cfg.Connections),
@@ -409,7 +427,29 @@ func (r *resolveRun) wrk(ctx context.Context, base string, warm bool) (LoadResul
 			return LoadResult{}, err
 		}
 	}
-	return run(r.cfg.Duration)
+	res0, db0 := treeCPU(pid), sampleCPU(r.dataDirs...).Server
+	lr, err := run(r.cfg.Duration)
+	lr.CPUResolver, lr.CPUDatabase = treeCPU(pid)-res0, sampleCPU(r.dataDirs...).Server-db0
+	return lr, err
+}
+
+// treeCPU returns the processor time (user + system) of process pid and its live children; 0
+// for pid 0 or without /proc.
+func treeCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	var d time.Duration
+	if f, ok := procStat(pid); ok {
+		d += ticks(f, 11, 12)
+	}
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	for _, c := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(c); err == nil {
+			d += treeCPU(n)
+		}
+	}
+	return d
 }
 
 // parseWrk reads the ARKHE-WRK line of the script's done function.
@@ -550,7 +590,7 @@ http {
 		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 		return LoadResult{}, fmt.Errorf("%w\n%s%s", err, stderr.String(), log)
 	}
-	lr, err := r.wrk(ctx, "http://"+addr, true)
+	lr, err := r.wrk(ctx, "http://"+addr, true, cmd.Process.Pid)
 	if err != nil {
 		return lr, err
 	}
@@ -593,11 +633,12 @@ func (r *resolveRun) floor(ctx context.Context) (LoadResult, error) {
 			return LoadResult{}, err
 		}
 	}
+	db0 := sampleCPU(r.dataDirs...).Server
 	out, err := run(r.cfg.Duration, true)
 	if err != nil {
 		return LoadResult{}, err
 	}
-	lr := LoadResult{}
+	lr := LoadResult{CPUDatabase: sampleCPU(r.dataDirs...).Server - db0}
 	var lat []int64
 	logs, _ := filepath.Glob(filepath.Join(dir, "tx.*"))
 	for _, p := range logs {
@@ -660,7 +701,7 @@ func (r *resolveRun) arkhe(ctx context.Context) (LoadResult, error) {
 	var lr LoadResult
 	err := r.serveArkhe(ctx, func(addr string, pid int) error {
 		var err error
-		if lr, err = r.wrk(ctx, "http://"+addr, true); err != nil {
+		if lr, err = r.wrk(ctx, "http://"+addr, true, pid); err != nil {
 			return err
 		}
 		lr.RSS = treeHWM(pid)
@@ -814,7 +855,7 @@ func (r *resolveRun) arklet(ctx context.Context) (LoadResult, error) {
 	if err := waitListen(ctx, addr, exited); err != nil {
 		return LoadResult{Skipped: fmt.Sprintf("arklet's server does not start: %v: %s", err, lastLines(out.String(), 5))}, nil
 	}
-	lr, err := r.wrk(ctx, "http://"+addr, true)
+	lr, err := r.wrk(ctx, "http://"+addr, true, cmd.Process.Pid)
 	if err != nil {
 		return lr, err
 	}
@@ -976,7 +1017,7 @@ func RunHostile(ctx context.Context, cfg ResolveConfig, requests int64) (*Resolv
 	}
 	// arkhe serve, with a header timeout short enough for the slow clients to be cut off
 	cfg.ServeArgs = append([]string{"--header-timeout", "1s", "--max-connections", strconv.Itoa(cfg.Connections + 2*hostileSlowClients + 16)}, cfg.ServeArgs...)
-	r := &resolveRun{cfg: cfg, work: work, script: script, dbURL: dbURL, pool: l.Pool, keys: keys, logf: srv.logf}
+	r := &resolveRun{cfg: cfg, work: work, script: script, dbURL: dbURL, pool: l.Pool, keys: keys, logf: srv.logf, dataDirs: srv.dataDirs}
 	h := &HostileResult{}
 	err = r.serveArkhe(ctx, func(addr string, pid int) error {
 		stop := make(chan struct{})
@@ -1022,7 +1063,7 @@ func RunHostile(ctx context.Context, cfg ResolveConfig, requests int64) (*Resolv
 		var total LoadResult
 		var lat50, lat99 []time.Duration
 		for total.Requests < requests {
-			lr, err := r.wrk(ctx, "http://"+addr, false)
+			lr, err := r.wrk(ctx, "http://"+addr, false, pid)
 			if err != nil {
 				return err
 			}
@@ -1031,6 +1072,8 @@ func RunHostile(ctx context.Context, cfg ResolveConfig, requests int64) (*Resolv
 			total.Elapsed += lr.Elapsed
 			total.Errors += lr.Errors
 			total.Non2xx3xx += lr.Non2xx3xx
+			total.CPUResolver += lr.CPUResolver
+			total.CPUDatabase += lr.CPUDatabase
 			lat50, lat99 = append(lat50, lr.P50), append(lat99, lr.P99)
 			srv.logf("hostile round %d: %d requests (%d so far of %d)", h.Rounds, lr.Requests, total.Requests, requests)
 		}

@@ -81,7 +81,7 @@ func printBenchResolve(w io.Writer, r *bench.ResolveResult) {
 	}
 	fmt.Fprintf(w, "arkhe bench resolve: %s%s, on %s\n", plural(r.ARKs, "ARK", "ARKs"), reused, r.Server)
 	fmt.Fprintf(w, "  mix: %s\n", r.Mix)
-	fmt.Fprintf(w, "  %-7s %10s %9s %9s %8s %10s %8s  %s\n", "", "req/s", "p50", "p99", "errors", "non-2xx/3xx", "RSS", "load after")
+	fmt.Fprintf(w, "  %-7s %10s %9s %9s %8s %10s %8s %19s  %s\n", "", "req/s", "p50", "p99", "errors", "non-2xx/3xx", "RSS", "CPU us/req (srv+db)", "load after")
 	for _, l := range r.Results {
 		if l.Skipped != "" {
 			fmt.Fprintf(w, "  %-7s skipped: %s\n", l.Name, l.Skipped)
@@ -91,7 +91,9 @@ func printBenchResolve(w io.Writer, r *bench.ResolveResult) {
 		if l.RSS > 0 {
 			rss = fmt.Sprintf("%d MB", l.RSS>>20)
 		}
-		fmt.Fprintf(w, "  %-7s %10.0f %9s %9s %8d %10d %8s  %s\n", l.Name, l.RPS, fmtLatency(l.P50), fmtLatency(l.P99), l.Errors, l.Non2xx3xx, rss, l.Load)
+		cr, cd := l.CPUPerRequest()
+		cpu := fmt.Sprintf("%.0f + %.0f", float64(cr)/float64(time.Microsecond), float64(cd)/float64(time.Microsecond))
+		fmt.Fprintf(w, "  %-7s %10.0f %9s %9s %8d %10d %8s %19s  %s\n", l.Name, l.RPS, fmtLatency(l.P50), fmtLatency(l.P99), l.Errors, l.Non2xx3xx, rss, cpu, l.Load)
 	}
 	verdict := func(ok bool) string {
 		if ok {
@@ -103,6 +105,7 @@ func printBenchResolve(w io.Writer, r *bench.ResolveResult) {
 	if !ok {
 		return
 	}
+	fmt.Fprintf(w, "  CPU us/req: processor time per request of the resolver's processes and of PostgreSQL during the measured run\n")
 	var goals []string
 	goals = append(goals, fmt.Sprintf("%.0f req/s (>= %d: %s)", a.RPS, bench.ResolveTargetRPS, verdict(a.RPS >= bench.ResolveTargetRPS)))
 	goals = append(goals, fmt.Sprintf("p99 %s (<= %s: %s)", fmtLatency(a.P99), bench.ResolveTargetP99, verdict(a.P99 <= bench.ResolveTargetP99)))
@@ -129,6 +132,8 @@ func printBenchHostile(w io.Writer, r *bench.ResolveResult, h *bench.HostileResu
 	fmt.Fprintf(w, "  mix: %s\n", r.Mix)
 	fmt.Fprintf(w, "  arkhe serve: %d requests in %d wrk runs, %.0f req/s, p50 %s (median of runs), p99 %s (worst run), %d socket errors, %d non-2xx/3xx, RSS %d MB, load after %s\n",
 		h.Requests, h.Rounds, h.RPS, fmtLatency(h.P50), fmtLatency(h.P99), h.Errors, h.Non2xx3xx, h.RSS>>20, h.Load)
+	cr, cd := h.CPUPerRequest()
+	fmt.Fprintf(w, "  CPU per request: arkhe serve %.0f us, database %.0f us\n", float64(cr)/float64(time.Microsecond), float64(cd)/float64(time.Microsecond))
 	verdict := func(ok bool) string {
 		if ok {
 			return "met"
