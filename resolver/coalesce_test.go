@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arkhe-ledger/arkhe/fixtures"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
@@ -81,4 +82,47 @@ func TestCoalescedLookups(t *testing.T) {
 			arks[0].url = moved
 		}
 	})
+}
+
+// TestClientClosedIsNotUnavailable: a request whose client went away (its context ended) before
+// the ledger answered is a 499 client_closed, not told to OnError; a ledger that does not answer
+// (its pool closed) is a 503 unavailable, told to OnError. Both with and without coalescing.
+func TestClientClosedIsNotUnavailable(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	if err := fixtures.FillLedger(context.Background(), db, 3, 1, fixtures.FillOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	key := scalar[string](t, db, `select ark from ark order by ark limit 1`)
+	for _, batch := range []int{0, 1} {
+		var told []error
+		var mu sync.Mutex
+		onError := func(err error) { mu.Lock(); told = append(told, err); mu.Unlock() }
+		r, err := resolver.New(db, resolver.Config{Batch: batch, OnError: onError})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if a := r.Resolve(ctx, "/ark:"+key); a.Outcome != resolver.OutcomeClientClosed || a.Status != 499 {
+			t.Errorf("batch %d: a request whose client went away: %s %d (%s), want client_closed 499", batch, a.Outcome, a.Status, a.Message)
+		}
+		if len(told) != 0 {
+			t.Errorf("batch %d: OnError told of a client gone: %v", batch, told)
+		}
+	}
+	// a ledger that does not answer: a pool of its own, closed
+	closed, err := pgxpool.New(context.Background(), db.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	var told []error
+	r, err := resolver.New(closed, resolver.Config{Batch: 1, OnError: func(err error) { told = append(told, err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := r.Resolve(context.Background(), "/ark:"+key); a.Outcome != resolver.OutcomeUnavailable || a.Status != 503 || len(told) != 1 {
+		t.Errorf("a closed pool: %s %d, OnError told %v; want unavailable 503, told once", a.Outcome, a.Status, told)
+	}
 }

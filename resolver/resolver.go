@@ -39,12 +39,16 @@ const (
 	OutcomeBadRequest Outcome = "bad_request"
 	// OutcomeUnavailable: 503, the ledger did not answer.
 	OutcomeUnavailable Outcome = "unavailable"
+	// OutcomeClientClosed: 499 (nginx's code), the client went away (the request's context
+	// ended) before the ledger answered: no answer reaches it, and it is no fault of the
+	// ledger's (Config.OnError is not told).
+	OutcomeClientClosed Outcome = "client_closed"
 )
 
 // Outcomes lists every Outcome, in the order the metrics write them.
 func Outcomes() []Outcome {
 	return []Outcome{OutcomeRedirect, OutcomeForward, OutcomeDescription, OutcomeGone, OutcomeNotFound,
-		OutcomeBadRequest, OutcomeUnavailable}
+		OutcomeBadRequest, OutcomeUnavailable, OutcomeClientClosed}
 }
 
 // Config is how a Resolver answers what the ledger does not hold.
@@ -112,6 +116,8 @@ type Answer struct {
 	Message string
 	// JSON is true when the request asked for JSON in its query (?info&json).
 	JSON bool
+	// err is the ledger's error behind a 503.
+	err error
 }
 
 // request is a request target taken apart.
@@ -164,7 +170,8 @@ func parseTarget(target string) (request, error) {
 
 // Resolve answers one GET (or HEAD) of target, the request target as sent (path and query,
 // %-escapes as they are). It never returns a 500: a request it cannot read is a 400, a
-// ledger that does not answer a 503 (Outcome unavailable).
+// ledger that does not answer a 503 (Outcome unavailable), or a 499 (Outcome client_closed)
+// when ctx ended first (the client went away).
 //
 // The rules, in order:
 //   - the path, after anything before its first "/ark:" (a host's prefix), is normalized as
@@ -193,6 +200,14 @@ func (r *Resolver) Resolve(ctx context.Context, target string) Answer {
 		return badRequest(err)
 	}
 	a := r.resolve(ctx, req)
+	if a.Outcome == OutcomeUnavailable {
+		if ctx.Err() != nil {
+			return Answer{Outcome: OutcomeClientClosed, Status: 499, Message: "the client closed the request before the ledger answered"}
+		}
+		if r.cfg.OnError != nil {
+			r.cfg.OnError(a.err)
+		}
+	}
 	a.JSON = req.json
 	return a
 }
@@ -202,10 +217,7 @@ func badRequest(err error) Answer {
 }
 
 func (r *Resolver) unavailable(err error) Answer {
-	if r.cfg.OnError != nil {
-		r.cfg.OnError(err)
-	}
-	return Answer{Outcome: OutcomeUnavailable, Status: 503, Message: "the ledger did not answer; try again"}
+	return Answer{Outcome: OutcomeUnavailable, Status: 503, Message: "the ledger did not answer; try again", err: err}
 }
 
 func notFound(msg string) Answer { return Answer{Outcome: OutcomeNotFound, Status: 404, Message: msg} }
