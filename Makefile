@@ -15,7 +15,7 @@ TATE_MAPPING := request_id=acno,what=title,who=all_artists,when=dateText,url=url
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK  := $(TOOLS)/bin/staticcheck
 
-.PHONY: all build run test test-short deps pg-server pg-server-dev citus duckdb nginx staticcheck vet fuzz fuzz-long soak bench bench-tate bench-large clean
+.PHONY: all build run test test-short deps pg-server pg-server-dev citus duckdb nginx wrk arklet-deps staticcheck vet fuzz fuzz-long soak bench bench-tate bench-large clean
 
 all: build
 
@@ -103,6 +103,23 @@ nginx:
 		echo "installing nginx (apt)"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nginx >/dev/null; \
+	fi
+
+# wrk (Debian's package), the HTTP load generator of `arkhe bench resolve`.
+wrk:
+	@if ! command -v wrk >/dev/null; then \
+		echo "installing wrk (apt)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; \
+	fi
+
+# Debian's Django and PostgreSQL driver for /usr/bin/python3, under which `arkhe bench resolve`
+# runs arklet (the vendored peer resolver); Debian 12 packages Django 3.2.
+arklet-deps:
+	@if ! /usr/bin/python3 -c 'import django, psycopg2' 2>/dev/null; then \
+		echo "installing python3-django and python3-psycopg2 (apt)"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq python3-django python3-psycopg2 >/dev/null; \
 	fi
 
 deps: pg-server citus duckdb nginx
@@ -224,8 +241,10 @@ fuzz-long:
 # Macro benchmarks at 1 million rows; each prints the server settings it ran with. The mint runs
 # twice: on a single node against both floors (arkhe's schema and the plain floor), and on Citus
 # (a throw-away coordinator and two workers on this machine) beside a single node, median of 3
-# runs of each, alternating.
-bench: pg-server citus build
+# runs of each, alternating. Resolution: arkhe serve against nginx with the exported map, the
+# pgbench floor and arklet, 30 s of wrk each over 64 connections.
+ARKLET_SRC := $(SHARED)/vendor/arklet/arklet-272c5e6.tar.gz
+bench: pg-server citus nginx wrk arklet-deps build
 	$(GO) test ./ark ./pipeline ./fixtures ./bench -run '^$$' -bench . -benchmem
 	$(BIN) bench mint --rows 1000000 --repeat 3
 	$(BIN) bench mint --citus --rows 1000000 --repeat 3 --workers 3
@@ -234,6 +253,8 @@ bench: pg-server citus build
 	$(BIN) bench sizing --rows 1000000
 	$(BIN) bench linkcheck
 	$(BIN) bench update --rows 1000000
+	$(BIN) bench resolve --arks 1000000 --arklet $(ARKLET_SRC)
+	$(BIN) bench resolve --arks 1000000 --hostile 1000000 --duration 30s
 	$(MAKE) --no-print-directory bench-tate
 
 # The Tate ledger as loaded: make run (69,202 ARKs) into a throw-away embedded cluster, arkhe
@@ -245,11 +266,12 @@ bench-tate: pg-server build
 # The same at 10 million: mint into a ledger already holding 10 million ARKs (kept between runs
 # in $(BENCH_DIR)), the audit of a 10-million-ARK ledger, and reconcile in bounded memory.
 BENCH_DIR ?= $(CURDIR)/.bench
-bench-large: pg-server build
+bench-large: pg-server nginx wrk arklet-deps build
 	$(BIN) bench mint --rows 1000000 --preload 10000000 --bench-dir $(BENCH_DIR)/mint
 	$(BIN) bench verify --rows 10000000 --bench-dir $(BENCH_DIR)/verify
 	$(BIN) bench import --rows 10000000 --reconcile --bench-dir $(BENCH_DIR)/import
 	$(BIN) bench update --rows 10000000 --bench-dir $(BENCH_DIR)/update
+	$(BIN) bench resolve --arks 10000000 --arklet $(ARKLET_SRC) --bench-dir $(BENCH_DIR)/resolve
 
 clean:
 	rm -rf bin

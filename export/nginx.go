@@ -129,9 +129,12 @@ func (s *nginxSink) abort() { s.data.abort() }
 func nginxHTTPConf(dataPath string, n int64, maxKey int, forwards []Forward) (string, error) {
 	var b strings.Builder
 	b.WriteString("# arkhe export nginx: include in the http block (before any other map). Generated, do not edit.\n")
-	// A bucket holds at least one key of the longest length; the search for a hash size stops
-	// at map_hash_max_size, so it is given room for every key.
-	bucket := 128
+	// A bucket holds at least one key of the longest length, and never fewer than 256 octets:
+	// an export of short ARKs may be followed by an --since export or a hand-edited map with
+	// keys up to the ledger's widest (ark.MaxKey), which nginx refuses to load in a smaller
+	// bucket. The search for a hash size stops at map_hash_max_size, so it is given room for
+	// every key.
+	bucket := 256
 	for bucket < maxKey+32 {
 		bucket *= 2
 	}

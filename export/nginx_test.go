@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +140,16 @@ func TestExportNginx(t *testing.T) {
 	res := run(t, l, export.Config{Format: export.Nginx, Path: path})
 	if len(res.Files) != 3 || res.Forwards != 2 {
 		t.Fatalf("files %v, %d forwarding rules", res.Files, res.Forwards)
+	}
+	// the bucket holds the widest ledger key, whatever the longest key of this export
+	httpConf, err := os.ReadFile(res.Files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?m)^map_hash_bucket_size ([0-9]+);$`).FindSubmatch(httpConf); m == nil {
+		t.Errorf("%s sets no map_hash_bucket_size", res.Files[1])
+	} else if n, _ := strconv.Atoi(string(m[1])); n < 256 {
+		t.Errorf("map_hash_bucket_size %d, want at least 256", n)
 	}
 	base := startNginx(t, res.Files[1], res.Files[2])
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

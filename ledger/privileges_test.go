@@ -349,3 +349,30 @@ func sortedKeys(a, b map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestExportMarkPrivileges: arkhe_export_mark(), which holds back every writer of ark and
+// ark_change until its caller's transaction ends, is executable by the roles that export
+// (operator, writer, auditor) and the owner, and refused (SQLSTATE 42501) to the resolver role
+// and to a login of no role (PUBLIC), in plain SQL.
+func TestExportMarkPrivileges(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		r := newRoleLedgerIn(t, db)
+		want := map[string]bool{r.roles.Owner: true, r.roles.Operator: true, r.roles.Writer: true,
+			r.roles.Auditor: true, r.roles.Resolver: false, "public": false}
+		for role, can := range want {
+			var got bool
+			must(t, db.Pool.QueryRow(ctx, `select has_function_privilege($1, 'arkhe_export_mark()', 'EXECUTE')`, role).Scan(&got))
+			if got != can {
+				t.Errorf("has_function_privilege(%s, arkhe_export_mark(), EXECUTE) = %v, want %v", role, got, can)
+			}
+		}
+		const mark = `select ark_mark, change_mark from arkhe_export_mark()`
+		refusedAs(t, "resolver", r.login(t, "res", r.roles.Resolver).Pool, ledger.CodeInsufficientPrivilege, mark)
+		refusedAs(t, "a login of no role", r.login(t, "nobody").Pool, ledger.CodeInsufficientPrivilege, mark)
+		for name, role := range map[string]string{"op": r.roles.Operator, "wr": r.roles.Writer, "au": r.roles.Auditor} {
+			acceptedAs(t, role, r.login(t, name, role).Pool, mark)
+		}
+	})
+}

@@ -740,10 +740,10 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    p text := arkhe_role('operator');
+    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
 begin
-    perform arkhe_grant_roles_before_0018();
-    execute format('grant execute on function arkhe_raise_ark_seq(bigint, text[], bigint[]) to %I', p);
+    perform arkhe_grant_roles_before_0019();
+    execute format('grant execute on function arkhe_export_mark() to %I, %I, %I', p, w, a);
 end $$;
 
 --
@@ -883,6 +883,21 @@ begin
     execute format('grant insert on ark_update_stage to %I', w);
     execute format('grant usage on sequence ark_update_token to %I', w);
     execute format('grant execute on function ark_update_apply(bigint, bigint, boolean, bigint, text, timestamptz) to %I', w);
+end $$;
+
+--
+-- Name: arkhe_grant_roles_before_0019(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0019() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    p text := arkhe_role('operator');
+begin
+    perform arkhe_grant_roles_before_0018();
+    execute format('grant execute on function arkhe_raise_ark_seq(bigint, text[], bigint[]) to %I', p);
 end $$;
 
 --

@@ -26,6 +26,10 @@ const (
 	Gauge Type = "gauge"
 	// Counter: a value that only goes up.
 	Counter Type = "counter"
+	// HistogramType: a Prometheus histogram, whose samples are the cumulative buckets
+	// (Suffix "_bucket", label le), the sum of the observed values (Suffix "_sum") and their
+	// count (Suffix "_count"); Histogram.Family writes one.
+	HistogramType Type = "histogram"
 )
 
 // Label is one label of a sample: Name="Value".
@@ -33,8 +37,11 @@ type Label struct {
 	Name, Value string
 }
 
-// Sample is one line of a family: its labels (in the order given) and value.
+// Sample is one line of a family: its labels (in the order given) and value. Suffix is appended
+// to the family's name on the line: "" for a gauge or counter; "_bucket", "_sum" or "_count" in
+// a histogram (any other is a *NameError from Encode).
 type Sample struct {
+	Suffix string
 	Labels []Label
 	Value  float64
 }
@@ -58,16 +65,6 @@ var (
 	labelRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 )
 
-// NameError reports a metric or label name the format does not allow (metric names
-// [a-zA-Z_:][a-zA-Z0-9_:]*, label names [a-zA-Z_][a-zA-Z0-9_]*, "__" prefix reserved, family
-// names unique).
-type NameError struct {
-	Name, Rule string
-}
-
-// Error names the name and the rule.
-func (e *NameError) Error() string { return fmt.Sprintf("metric name %q: %s", e.Name, e.Rule) }
-
 // Encode writes fams to w in the text exposition format.
 func Encode(w io.Writer, fams []Family) error {
 	bw := bufio.NewWriter(w)
@@ -89,7 +86,11 @@ func Encode(w io.Writer, fams []Family) error {
 		}
 		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s %s\n", f.Name, escapeHelp(f.Help), f.Name, typ)
 		for _, s := range f.Samples {
+			if !suffixAllowed(typ, s.Suffix) {
+				return &NameError{Name: f.Name + s.Suffix, Rule: fmt.Sprintf("a %s's sample takes no suffix %q", typ, s.Suffix)}
+			}
 			bw.WriteString(f.Name)
+			bw.WriteString(s.Suffix)
 			if len(s.Labels) > 0 {
 				bw.WriteByte('{')
 				for i, l := range s.Labels {
@@ -109,6 +110,14 @@ func Encode(w io.Writer, fams []Family) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// suffixAllowed reports whether a sample of a family of type typ may carry suffix.
+func suffixAllowed(typ Type, suffix string) bool {
+	if typ == HistogramType {
+		return suffix == "_bucket" || suffix == "_sum" || suffix == "_count"
+	}
+	return suffix == ""
 }
 
 func escapeHelp(s string) string {

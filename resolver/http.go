@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -79,36 +80,30 @@ func Buckets() []float64 {
 	return []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}
 }
 
-// Stats counts a resolver's requests by outcome and their latency.
+// Stats counts a resolver's requests by outcome and their latency (a metrics.Histogram over
+// Buckets, in seconds).
 type Stats struct {
 	byOutcome map[Outcome]*atomic.Int64
-	buckets   []float64
-	counts    []atomic.Int64 // per bucket, not cumulative; the last is +Inf
-	sumNanos  atomic.Int64
-	total     atomic.Int64
+	latency   *metrics.Histogram
 }
 
-func newStats() *Stats {
-	s := &Stats{byOutcome: map[Outcome]*atomic.Int64{}, buckets: Buckets()}
+func newStats() (*Stats, error) {
+	h, err := metrics.NewHistogram(Buckets())
+	if err != nil {
+		return nil, fmt.Errorf("resolver: latency histogram: %w", err)
+	}
+	s := &Stats{byOutcome: map[Outcome]*atomic.Int64{}, latency: h}
 	for _, o := range Outcomes() {
 		s.byOutcome[o] = new(atomic.Int64)
 	}
-	s.counts = make([]atomic.Int64, len(s.buckets)+1)
-	return s
+	return s, nil
 }
 
 func (s *Stats) observe(o Outcome, d time.Duration) {
 	if c := s.byOutcome[o]; c != nil {
 		c.Add(1)
 	}
-	sec := d.Seconds()
-	i := 0
-	for i < len(s.buckets) && sec > s.buckets[i] {
-		i++
-	}
-	s.counts[i].Add(1)
-	s.sumNanos.Add(int64(d))
-	s.total.Add(1)
+	s.latency.Observe(d.Seconds())
 }
 
 // Count returns how many requests had outcome o.
@@ -120,30 +115,16 @@ func (r *Resolver) Count(o Outcome) int64 {
 }
 
 // Metrics returns the resolver's figures as Prometheus families: arkhe_resolver_requests_total
-// by outcome, and the latency of every request (arkhe_resolver_request_seconds_bucket with le,
-// cumulative, _sum in seconds and _count, the series of a histogram written as counters).
+// (a counter) by outcome, and arkhe_resolver_request_seconds, a histogram of the time from a
+// request's handler being called to its answer written, in seconds (cumulative _bucket series
+// with le over Buckets and +Inf, _sum, _count).
 func (r *Resolver) Metrics() []metrics.Family {
 	s := r.stats
 	req := metrics.Family{Name: "arkhe_resolver_requests_total", Help: "Requests answered, by outcome.", Type: metrics.Counter}
 	for _, o := range Outcomes() {
 		req.Samples = append(req.Samples, metrics.Sample{Labels: []metrics.Label{{Name: "outcome", Value: string(o)}}, Value: float64(s.byOutcome[o].Load())})
 	}
-	b := metrics.Family{Name: "arkhe_resolver_request_seconds_bucket", Help: "Requests answered within le seconds (cumulative).", Type: metrics.Counter}
-	var cum int64
-	for i := range s.counts {
-		cum += s.counts[i].Load()
-		le := "+Inf"
-		if i < len(s.buckets) {
-			le = strconv.FormatFloat(s.buckets[i], 'g', -1, 64)
-		}
-		b.Samples = append(b.Samples, metrics.Sample{Labels: []metrics.Label{{Name: "le", Value: le}}, Value: float64(cum)})
-	}
-	return []metrics.Family{req, b,
-		{Name: "arkhe_resolver_request_seconds_sum", Help: "Seconds spent answering requests.", Type: metrics.Counter,
-			Samples: []metrics.Sample{{Value: float64(s.sumNanos.Load()) / 1e9}}},
-		{Name: "arkhe_resolver_request_seconds_count", Help: "Requests answered.", Type: metrics.Counter,
-			Samples: []metrics.Sample{{Value: float64(s.total.Load())}}},
-	}
+	return []metrics.Family{req, s.latency.Family("arkhe_resolver_request_seconds", "Time to answer a request, in seconds.")}
 }
 
 // AccessLog wraps h so that every request writes one line to w in the Combined Log Format

@@ -39,12 +39,16 @@ const (
 	OutcomeBadRequest Outcome = "bad_request"
 	// OutcomeUnavailable: 503, the ledger did not answer.
 	OutcomeUnavailable Outcome = "unavailable"
+	// OutcomeClientClosed: 499 (nginx's code), the client went away (the request's context
+	// ended) before the ledger answered: no answer reaches it, and it is no fault of the
+	// ledger's (Config.OnError is not told).
+	OutcomeClientClosed Outcome = "client_closed"
 )
 
 // Outcomes lists every Outcome, in the order the metrics write them.
 func Outcomes() []Outcome {
 	return []Outcome{OutcomeRedirect, OutcomeForward, OutcomeDescription, OutcomeGone, OutcomeNotFound,
-		OutcomeBadRequest, OutcomeUnavailable}
+		OutcomeBadRequest, OutcomeUnavailable, OutcomeClientClosed}
 }
 
 // Config is how a Resolver answers what the ledger does not hold.
@@ -55,14 +59,24 @@ type Config struct {
 	ForwardUnknown string
 	// OnError, when not nil, is told every error of the ledger that made an answer a 503.
 	OnError func(error)
+	// Batch is the most ARK lookups of concurrent requests read by one query on a single-node
+	// ledger (where ark = any($1)); 0 means DefaultBatch, 1 one query per request. A Citus
+	// ledger always has one query per request, routed to the ARK's shard. Not negative.
+	Batch int
+	// BatchQueries is how many of those queries run at once (each on a ledger connection of its
+	// own); 0 means DefaultBatchQueries. Not negative.
+	BatchQueries int
 }
 
 // Resolver answers ARK requests from the ledger: every request is one or two point lookups,
-// with no cache, so a repoint or a tombstone is answered from the next request on.
+// with no cache, so a repoint or a tombstone is answered from the next request on. On a single
+// node the ARK lookups of concurrent requests are read by one query (Config.Batch), each
+// request's after it arrived.
 type Resolver struct {
 	pool  *pgxpool.Pool
 	cfg   Config
 	stats *Stats
+	batch *coalescer
 }
 
 // New returns a resolver over pool (a ledger; its login needs only the resolver role's
@@ -72,7 +86,21 @@ func New(pool *pgxpool.Pool, cfg Config) (*Resolver, error) {
 	if cfg.ForwardUnknown != "" && !isHTTPURL(cfg.ForwardUnknown) {
 		return nil, &ConfigError{Field: "ForwardUnknown", Reason: fmt.Sprintf("%q is not an absolute http or https URL", cfg.ForwardUnknown)}
 	}
-	return &Resolver{pool: pool, cfg: cfg, stats: newStats()}, nil
+	if cfg.Batch < 0 || cfg.BatchQueries < 0 {
+		return nil, &ConfigError{Field: "Batch", Reason: fmt.Sprintf("batch %d, %d queries: not negative", cfg.Batch, cfg.BatchQueries)}
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = DefaultBatch
+	}
+	if cfg.BatchQueries == 0 {
+		cfg.BatchQueries = DefaultBatchQueries
+	}
+	st, err := newStats()
+	if err != nil {
+		return nil, err
+	}
+	return &Resolver{pool: pool, cfg: cfg, stats: st,
+		batch: &coalescer{pool: pool, maxBatch: cfg.Batch, maxQueries: cfg.BatchQueries}}, nil
 }
 
 // Answer is the resolver's answer to one request.
@@ -88,6 +116,8 @@ type Answer struct {
 	Message string
 	// JSON is true when the request asked for JSON in its query (?info&json).
 	JSON bool
+	// err is the ledger's error behind a 503.
+	err error
 }
 
 // request is a request target taken apart.
@@ -140,7 +170,8 @@ func parseTarget(target string) (request, error) {
 
 // Resolve answers one GET (or HEAD) of target, the request target as sent (path and query,
 // %-escapes as they are). It never returns a 500: a request it cannot read is a 400, a
-// ledger that does not answer a 503 (Outcome unavailable).
+// ledger that does not answer a 503 (Outcome unavailable), or a 499 (Outcome client_closed)
+// when ctx ended first (the client went away).
 //
 // The rules, in order:
 //   - the path, after anything before its first "/ark:" (a host's prefix), is normalized as
@@ -169,6 +200,14 @@ func (r *Resolver) Resolve(ctx context.Context, target string) Answer {
 		return badRequest(err)
 	}
 	a := r.resolve(ctx, req)
+	if a.Outcome == OutcomeUnavailable {
+		if ctx.Err() != nil {
+			return Answer{Outcome: OutcomeClientClosed, Status: 499, Message: "the client closed the request before the ledger answered"}
+		}
+		if r.cfg.OnError != nil {
+			r.cfg.OnError(a.err)
+		}
+	}
 	a.JSON = req.json
 	return a
 }
@@ -178,10 +217,7 @@ func badRequest(err error) Answer {
 }
 
 func (r *Resolver) unavailable(err error) Answer {
-	if r.cfg.OnError != nil {
-		r.cfg.OnError(err)
-	}
-	return Answer{Outcome: OutcomeUnavailable, Status: 503, Message: "the ledger did not answer; try again"}
+	return Answer{Outcome: OutcomeUnavailable, Status: 503, Message: "the ledger did not answer; try again", err: err}
 }
 
 func notFound(msg string) Answer { return Answer{Outcome: OutcomeNotFound, Status: 404, Message: msg} }
@@ -303,6 +339,9 @@ const (
 
 func (r *Resolver) lookupARK(ctx context.Context, a ark.ARK) (arkRow, bool, error) {
 	keys := candidates(a)
+	if r.batch.useBatches(ctx) {
+		return r.batch.do(ctx, keys)
+	}
 	row, found, err := r.queryARK(ctx, a, arkQuery, keys[0])
 	if found || err != nil || len(keys) == 1 {
 		return row, found, err

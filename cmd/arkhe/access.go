@@ -68,7 +68,7 @@ func rolesFor(path string, flag func(name string) bool) (kinds []string, known b
 		"export nginx", "export apache", "export n2t-dump", "export jsonl":
 		return readerRoles(), true
 	case "ark check", "db stop", "db url", "version", "completion",
-		"bench mint", "bench import", "bench verify", "bench sizing", "bench linkcheck", "bench update":
+		"bench mint", "bench import", "bench verify", "bench sizing", "bench linkcheck", "bench update", "bench resolve":
 		return nil, true
 	}
 	return nil, false

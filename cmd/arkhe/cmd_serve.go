@@ -23,7 +23,8 @@ func serveCommand(e *env) *cli.Command {
 		Name:  "serve",
 		Usage: "resolve the ledger's ARKs over HTTP: 302 to the target (suffixes passed through), ?info/?? descriptions, 410 for tombstones, forwarding NAANs and shoulders; /healthz and /metrics",
 		Description: "Every request is answered from the ledger, with no cache: a repoint or a tombstone is answered from\n" +
-			"the next request on. The login needs only the resolver role (arkhe init --roles). SIGTERM or SIGINT\n" +
+			"the next request on. On a single node the ARK lookups of concurrent requests are read by one query\n" +
+			"(--batch, --batch-queries). The login needs only the resolver role (arkhe init --roles). SIGTERM or SIGINT\n" +
 			"stops accepting and lets the requests in flight finish (up to --shutdown-timeout).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (host:port; port 0 picks one, printed on stdout)"},
@@ -31,6 +32,9 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "access-log", Usage: "file the access log (Combined Log Format) is appended to", DefaultText: "stderr"},
 			&cli.IntFlag{Name: "max-connections", Value: 1024, Usage: "connections held open at once; more wait to be accepted"},
 			&cli.IntFlag{Name: "pool", Value: 16, Usage: "ledger connections"},
+			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most ARK lookups of concurrent requests one query reads on a single node (1: a query per request; Citus always has one per request)"},
+			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those queries running at once"},
+			&cli.DurationFlag{Name: "header-timeout", Value: 5 * time.Second, Usage: "how long a client may take to send a request's headers (a slow client is cut off after it)"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a stop waits for the requests in flight"},
 		},
 		Action: func(c *cli.Context) error { return runServe(c, e) },
@@ -46,6 +50,12 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	if n := c.Int("pool"); n < 1 || n > 1000 {
 		return usagef("serve: --pool %d: from 1 to 1000", n)
+	}
+	if d := c.Duration("header-timeout"); d <= 0 {
+		return usagef("serve: --header-timeout %s: positive", d)
+	}
+	if c.Int("batch") < 1 || c.Int("batch-queries") < 1 {
+		return usagef("serve: --batch %d, --batch-queries %d: at least 1", c.Int("batch"), c.Int("batch-queries"))
 	}
 	// the flags are checked before the ledger is reached
 	if _, err := resolver.New(nil, resolver.Config{ForwardUnknown: c.String("forward-unknown")}); err != nil {
@@ -69,7 +79,8 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	defer l.Close()
 	onError := func(err error) { e.log.Warn("serve: answered 503", "err", err) }
-	r, err := resolver.New(l.Pool, resolver.Config{ForwardUnknown: c.String("forward-unknown"), OnError: onError})
+	r, err := resolver.New(l.Pool, resolver.Config{ForwardUnknown: c.String("forward-unknown"), OnError: onError,
+		Batch: c.Int("batch"), BatchQueries: c.Int("batch-queries")})
 	if err != nil {
 		return err
 	}
@@ -79,7 +90,7 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	srv := &http.Server{
 		Handler:           resolver.AccessLog(serveMux(l, r), logBuf),
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: c.Duration("header-timeout"),
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
 		IdleTimeout:       60 * time.Second,

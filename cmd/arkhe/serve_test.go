@@ -57,7 +57,8 @@ func TestServe(t *testing.T) {
 	curl(base + "/ark:99999/nosuch")
 	mt := curl(base + "/metrics")
 	for _, want := range []string{`arkhe_resolver_requests_total{outcome="redirect"} 2`, `arkhe_resolver_requests_total{outcome="description"} 1`,
-		`arkhe_resolver_requests_total{outcome="not_found"} 1`, `arkhe_resolver_request_seconds_bucket{le="+Inf"} 4`, "arkhe_resolver_request_seconds_count 4"} {
+		`arkhe_resolver_requests_total{outcome="not_found"} 1`, "# TYPE arkhe_resolver_request_seconds histogram",
+		`arkhe_resolver_request_seconds_bucket{le="+Inf"} 4`, "arkhe_resolver_request_seconds_count 4"} {
 		if !strings.Contains(mt, want+"\n") {
 			t.Errorf("/metrics lacks %q:\n%s", want, mt)
 		}
