@@ -22,8 +22,8 @@ import (
 )
 
 // MintMapFormat is the import format of a mint map (`arkhe import --input-format mint-map`),
-// recorded as the import run's format.
-const MintMapFormat = "mint-map"
+// recorded as the import run's format (ledger.ImportFormatMintMap).
+const MintMapFormat = ledger.ImportFormatMintMap
 
 // The kinds of line a recovery from mint maps adds to the reject file (beside KindRejected).
 const (
