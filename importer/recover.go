@@ -22,8 +22,8 @@ import (
 )
 
 // MintMapFormat is the import format of a mint map (`arkhe import --input-format mint-map`),
-// recorded as the import run's format.
-const MintMapFormat = "mint-map"
+// recorded as the import run's format (ledger.ImportFormatMintMap).
+const MintMapFormat = ledger.ImportFormatMintMap
 
 // The kinds of line a recovery from mint maps adds to the reject file (beside KindRejected).
 const (
@@ -535,7 +535,7 @@ func (rc *recovery) batch(ctx context.Context, rows []pipeline.MintMapEntry) err
 		rc.counts.Recovered++
 		if !rows[i].PayloadKnown {
 			rc.counts.PayloadUnknown++
-			if err := rc.rej.write(KindPayloadUnknown, rows[i].Source, rows[i].ARK, parsedKey(parsed[i]), "url", PayloadUnknownNote, nil, nil, ""); err != nil {
+			if err := rc.rej.write(KindPayloadUnknown, rows[i].Source, rows[i].ARK, parsed[i].String(), "url", PayloadUnknownNote, nil, nil, ""); err != nil {
 				return err
 			}
 		}
@@ -546,9 +546,6 @@ func (rc *recovery) batch(ctx context.Context, rows []pipeline.MintMapEntry) err
 // codeCitusInternal is the SQLSTATE Citus reports a worker's error during COPY with
 // (internal_error), whatever the worker's own was.
 const codeCitusInternal = "XX000"
-
-// parsedKey is the canonical form of a.
-func parsedKey(a ark.ARK) string { return a.String() }
 
 // deref64 is *p, or 0.
 func deref64(p *int64) int64 {

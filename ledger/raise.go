@@ -6,6 +6,11 @@ import (
 	"sort"
 )
 
+// ImportFormatMintMap is import_run.format of a recovery from mint maps (arkhe import
+// --input-format mint-map): the ARKs such a run put back were minted by arkhe and carry their
+// mint receipts, like the ARKs of no import run.
+const ImportFormatMintMap = "mint-map"
+
 // Floor is what a ledger's counters must be at least after it was restored from a backup: the
 // audit baseline file's numbers, kept outside the ledger (verify.ReadBaseline reads them).
 // HighWater is the largest insertion number (ark.seq) the ledger had handed out; Draws are the

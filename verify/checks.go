@@ -113,7 +113,7 @@ func (l streamLayout) fields() int {
 
 // streamQuery returns the binary COPY of the ARK pass, one row per ARK: the ledger key, the
 // shoulder id and seq (internal: a join key and the digest's seed, never shown), minted by
-// arkhe (import_run_id is null), check_ok, and for an ARK with a history (change_seq > 0) its
+// arkhe (import_run_id is null, or a recovery from mint maps put it back), check_ok, and for an ARK with a history (change_seq > 0) its
 // change count, target and status (change.chain's comparison); then the optional columns of
 // the layout. Plain columns and boolean tests only: the hashes, and whether a row counts
 // against the baseline (from its xmin), are computed by the client, so the server does little
@@ -123,7 +123,15 @@ func (a *audit) streamQuery(ln *lane) (string, streamLayout) {
 	if a.base != nil {
 		lay.mark = a.base.mark
 	}
-	cols := []string{"a.ark", "a.shoulder_id", "a.seq", "a.import_run_id is null", "a.check_ok",
+	minted := "a.import_run_id is null"
+	if len(a.recoveryRuns) > 0 {
+		ids := make([]string, len(a.recoveryRuns))
+		for i, id := range a.recoveryRuns {
+			ids[i] = strconv.FormatInt(id, 10)
+		}
+		minted = fmt.Sprintf("(a.import_run_id is null or a.import_run_id = any('{%s}'::bigint[]))", strings.Join(ids, ","))
+	}
+	cols := []string{"a.ark", "a.shoulder_id", "a.seq", minted, "a.check_ok",
 		"case when a.change_seq > 0 then a.change_seq end", "case when a.change_seq > 0 then a.url end",
 		"case when a.change_seq > 0 then ark_status_text(a.status) end"}
 	if a.base != nil && a.usable && !a.citus && !a.since { // on Citus every ARK counts (compareGrowing)
@@ -586,7 +594,7 @@ const (
 		where not exists (select 1 from ark a where a.ark = r.ark)
 		order by r.ark, r.request_id`
 	receiptMissingSQL = `select a.ark from ark a
-		where a.import_run_id is null and not exists (select 1 from mint_receipt r where r.ark = a.ark)
+		where ` + mintedByArkhe + ` and not exists (select 1 from mint_receipt r where r.ark = a.ark)
 		order by a.ark`
 	receiptARKExistsCitusSQL = `select r.ark, r.request_id, c.client_id from mint_receipt r
 		left join ark a on a.ark = r.ark
@@ -595,9 +603,14 @@ const (
 		order by r.ark, r.request_id`
 	receiptMissingCitusSQL = `select a.ark from ark a
 		left join (select ark from mint_receipt) r on r.ark = a.ark
-		where a.import_run_id is null and r.ark is null
+		where ` + mintedByArkhe + ` and r.ark is null
 		order by a.ark`
 )
+
+// mintedByArkhe is true of an ARK row a that arkhe minted: written by no import run, or put
+// back from mint maps by a recovery (its import run's format ledger.ImportFormatMintMap). Such
+// an ARK has its mint receipt.
+const mintedByArkhe = `(a.import_run_id is null or a.import_run_id in (select id from import_run where format = '` + ledger.ImportFormatMintMap + `'))`
 
 // receiptExact runs receipt.ark_exists and ark.receipt_missing by anti-join, unless the
 // multiset of receipt ARKs equals that of minted ARKs (same count and hash sum, from
@@ -641,7 +654,7 @@ func (a *audit) receiptExact(ctx context.Context, ln *lane) error {
 			return fmt.Errorf("verify: %s: %w", CheckReceiptMissing, err)
 		}
 		s := "ark:" + key
-		a.rec.add(CheckReceiptMissing, s, s, "minted by arkhe (no import run) but no receipt records it")
+		a.rec.add(CheckReceiptMissing, s, s, "minted by arkhe (no import run, or put back from a mint map) but no receipt records it")
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("verify: %s: %w", CheckReceiptMissing, err)

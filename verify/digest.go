@@ -156,6 +156,10 @@ func (a *audit) prepare(ctx context.Context, ln *lane) error {
 			return err
 		}
 	}
+	if err := ln.tx.QueryRow(ctx, `select coalesce(array_agg(id order by id), '{}') from import_run where format = $1`,
+		ledger.ImportFormatMintMap).Scan(&a.recoveryRuns); err != nil {
+		return fmt.Errorf("verify: read the recoveries from mint maps: %w", err)
+	}
 	if a.shoulder, err = loadShoulders(ctx, ln); err != nil {
 		return err
 	}

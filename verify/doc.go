@@ -40,7 +40,9 @@
 //   - receipt.naan_of_client: the receipt's client is registered and (unless its authority is
 //     system) belongs to the ARK's NAAN.
 //   - receipt.request_unique: no (client, request ID) maps to two ARKs.
-//   - ark.receipt_missing: every ARK minted by arkhe (not imported) has its receipt.
+//   - ark.receipt_missing: every ARK minted by arkhe (not imported, or put back from a mint
+//     map by a recovery, whose import run's format is ledger.ImportFormatMintMap) has its
+//     receipt.
 //   - change.chain: per ARK, the ARK_CHANGE rows are numbered 1, 2, ... (seq) without a gap,
 //     each row's before target (and status, where both are recorded) equals the previous row's
 //     after, and the last after equals the ARK's current target and status, its number the

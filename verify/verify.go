@@ -334,6 +334,9 @@ type audit struct {
 	// receiptsInPass: receipts are ark columns read through the migrations' mint_receipt view
 	// (the single layout), so the ARK pass reads them; else receiptTotals reads the view
 	receiptsInPass bool
+	// recoveryRuns are the import runs of recoveries from mint maps: their ARKs count as
+	// minted by arkhe (they carry their receipts)
+	recoveryRuns []int64
 	// receiptNAANSuspect: some receipts may fail receipt.naan_of_client
 	receiptNAANSuspect bool
 	checked            int64

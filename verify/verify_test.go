@@ -470,6 +470,26 @@ func TestReceiptMissing(t *testing.T) {
 	})
 }
 
+// TestRecoveredReceiptMissing: an ARK put back by a recovery from mint maps (its import run's
+// format mint-map) counts as minted by arkhe, so it must have its receipt; one of an ordinary
+// import run needs none.
+func TestRecoveredReceiptMissing(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		tl := newLedgerIn(t, db)
+		tl.baseline()
+		recovered, imported := tl.name("99999", "x9"), tl.name("99999", "x9")
+		for _, c := range []struct{ name, format string }{{recovered, "mint-map"}, {imported, "ezid-anvl"}} {
+			tl.exec(false, `with r as (insert into import_run (source_file, format) values ('f', $2) returning id)
+				insert into ark (ark, naan, shoulder_id, assigned_name, url, import_run_id)
+				select ('99999/' || $1::text)::varchar, '99999', s.id, $1::varchar, 'https://example.org/m', r.id
+				from shoulder s, r where s.naan = '99999' and s.shoulder = '/x9'`, c.name, c.format)
+		}
+		res, rows := tl.audit(verify.Config{})
+		only(t, res, rows, verify.CheckReceiptMissing, 1, "ark:99999/"+recovered)
+	})
+}
+
 func TestChangeChain(t *testing.T) {
 	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
