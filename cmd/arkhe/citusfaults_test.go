@@ -410,7 +410,7 @@ const (
 	citusFaultBatch = 100
 	citusFaultAfter = 4
 	// citusFaultUpdateRows is the rows of each update manifest: ARKs of one mint case
-	citusFaultUpdateRows = 800
+	citusFaultUpdateRows = 600
 )
 
 // batchTimeout is the --batch-timeout of a run that meets fault: past the time a restart takes
