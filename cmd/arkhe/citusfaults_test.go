@@ -248,13 +248,14 @@ type faultOutcome struct {
 // faultedCommand runs args with the gate opened by openGate (before the run starts; or, with
 // gateAfter set, once gateAfter returns: it is called with the run started and returns when
 // the run has committed the batches the fault should follow), injects fault while the run waits
-// at the gate, lets the run go, and waits for it. A run that exits otherwise than 0 must say
-// what to do, in stderr's words want (any of them); then the same command runs again, without a
-// fault, and must exit 0.
+// at the gate, lets the run go, and waits for it. Frozen backends run again once the run says it
+// retries (after its batch deadline); for a command without one (import), 3 s after they
+// stopped. A run that exits otherwise than 0 must say what to do, in stderr's words want (any
+// of them); then the same command runs again, without a fault, and must exit 0.
 func (fc *faultCluster) faultedCommand(t *testing.T, fault citusFaultKind, openGate func() *gate, gateAfter func(done <-chan struct{}),
 	want []string, args ...string) faultOutcome {
-	deadline := args[0] != "import" // mint and update have --batch-timeout
 	t.Helper()
+	deadline := args[0] != "import" // mint and update have --batch-timeout; import has none
 	var fz frozen
 	t.Cleanup(fz.resume) // never leave a server process stopped
 	errOut := &lineWatch{want: "retrying in", then: fz.resume}
@@ -301,12 +302,12 @@ func (fc *faultCluster) faultedCommand(t *testing.T, fault citusFaultKind, openG
 		if len(pids) == 0 {
 			t.Fatalf("no backend of the batch on worker %d", other)
 		}
+		fz.add(pids) // before they stop: the cleanup resumes them whatever happens
 		for _, pid := range pids {
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 				t.Fatalf("SIGSTOP %d: %v", pid, err)
 			}
 		}
-		fz.add(pids)
 		landed = fmt.Sprintf("backends %v of the batch stopped (SIGSTOP) on worker %d", pids, other)
 		if !deadline {
 			// a command without a batch deadline waits for them: they are resumed after a while
@@ -410,7 +411,7 @@ const (
 	citusFaultBatch = 100
 	citusFaultAfter = 4
 	// citusFaultUpdateRows is the rows of each update manifest: ARKs of one mint case
-	citusFaultUpdateRows = 800
+	citusFaultUpdateRows = 600
 )
 
 // batchTimeout is the --batch-timeout of a run that meets fault: past the time a restart takes
