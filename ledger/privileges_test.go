@@ -341,3 +341,34 @@ func sortedKeys(a, b map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestMintOnePrivileges: the writer runs the single mint and reads a key's state (as the owner:
+// it reads no column of credential itself); the auditor and the resolver mint nothing, and a
+// writer's mint is checked as any other (the key's state, the reach).
+func TestMintOnePrivileges(t *testing.T) {
+	t.Parallel()
+	r := newRoleLedger(t)
+	ctx := context.Background()
+	l := r.l
+	ledger.SetKeyParams(l, ledger.CheapKeyParams())
+	must(t, firstErr(l.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1"})))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
+	k, err := l.CreateKey(ctx, "svc")
+	must(t, err)
+	w := r.login(t, "w", r.roles.Writer)
+	a := r.login(t, "a", r.roles.Auditor)
+	mint := `select ark_mint_one('svc', $1, null, '\x00', (select id from shoulder where shoulder = '/x9'), array[$2], null, null, null, null, null, null)`
+	acceptedAs(t, "writer", w.Pool, mint, k.Prefix, "x9bcdfghjk")
+	refusedAs(t, "auditor", a.Pool, ledger.CodeInsufficientPrivilege, mint, k.Prefix, "x9mnpqrstv")
+	var state string
+	must(t, w.Pool.QueryRow(ctx, `select state from arkhe_key_state($1)`, k.Prefix).Scan(&state))
+	if state != "active" {
+		t.Fatalf("arkhe_key_state as writer: %q, want active", state)
+	}
+	refusedAs(t, "writer", w.Pool, ledger.CodeInsufficientPrivilege, `select hashed from credential`)
+	if n := count(t, l.Pool, `select count(*) from ark`); n != 1 {
+		t.Fatalf("%d ARKs, want 1", n)
+	}
+}
