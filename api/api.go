@@ -311,4 +311,3 @@ func (s *Server) shoulder(ctx context.Context, q ledger.Querier, naan, shoulder 
 	s.shoulders.Store(k, sh)
 	return sh, true, nil
 }
-
