@@ -81,14 +81,27 @@ type Server struct {
 	cfg          Config
 	keysRequired bool
 
-	keysMu sync.Mutex
-	keys   map[string]provedKey // prefix → the key proved last with it
+	keysMu  sync.Mutex
+	keys    map[string]provedKey // prefix → the key proved last with it
+	flights map[string]*flight   // prefix + secret digest → the check under way
+	checks  chan struct{}        // one slot per key check (Argon2id) that may run at once
 
 	shoulders sync.Map // "NAAN/shoulder" (stored form) → ledger.ShoulderInfo
 	proved    sync.Map // *pgconn.PgConn → prefix the session proved (arkhe_key_login)
 
 	minted, replayed, updated, refused, failed, derivations atomic.Int64
 }
+
+// flight is a key check under way; the requests presenting the same key and secret meanwhile
+// wait for its outcome instead of hashing again.
+type flight struct {
+	done  chan struct{}
+	check ledger.KeyCheck
+	err   error
+}
+
+// maxChecks bounds the key checks (each an Argon2id derivation of 64 MiB) running at once.
+const maxChecks = 2
 
 // provedKey is a key whose secret the ledger accepted: the SHA-256 of that secret (the secret
 // has 256 random bits, so its digest stands for it) and what the ledger's check returned.
@@ -121,7 +134,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Server, error) {
 	if cfg.Blades == nil {
 		cfg.Blades = func() ark.BladeSource { return ark.NewRandomBlades() }
 	}
-	s := &Server{pool: pool, cfg: cfg, keys: map[string]provedKey{}}
+	s := &Server{pool: pool, cfg: cfg, keys: map[string]provedKey{}, flights: map[string]*flight{}, checks: make(chan struct{}, maxChecks)}
 	if pool != nil {
 		on, err := ledger.KeysRequired(ctx, pool)
 		if err != nil {
@@ -223,20 +236,56 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, 
 		kc := pk.check
 		return principal{clientID: kc.ClientID, key: &kc}, nil
 	}
-	kc, err := ledger.CheckKey(ctx, s.pool, cred)
-	if kc.Derived {
-		s.derivations.Add(1)
-	}
+	kc, err := s.checkKey(ctx, prefix, sum, cred)
 	if err != nil {
 		return principal{}, s.keyRefusal(err)
 	}
-	s.keysMu.Lock()
-	if len(s.keys) >= keyCacheSize {
-		clear(s.keys)
-	}
-	s.keys[prefix] = provedKey{sum: sum, check: kc}
-	s.keysMu.Unlock()
 	return principal{clientID: kc.ClientID, key: &kc}, nil
+}
+
+// checkKey has the ledger check a key not proved before (ledger.CheckKey), at most maxChecks at
+// once; requests presenting the same key and secret while one check runs share its outcome, so
+// a burst of them costs one derivation (and one counted failure, for a wrong secret). An
+// accepted key is remembered.
+func (s *Server) checkKey(ctx context.Context, prefix string, sum [32]byte, cred string) (ledger.KeyCheck, error) {
+	fk := prefix + string(sum[:])
+	s.keysMu.Lock()
+	if f := s.flights[fk]; f != nil {
+		s.keysMu.Unlock()
+		select {
+		case <-f.done:
+			return f.check, f.err
+		case <-ctx.Done():
+			return ledger.KeyCheck{}, ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	s.flights[fk] = f
+	s.keysMu.Unlock()
+	defer func() {
+		s.keysMu.Lock()
+		delete(s.flights, fk)
+		if f.err == nil {
+			if len(s.keys) >= keyCacheSize {
+				clear(s.keys)
+			}
+			s.keys[prefix] = provedKey{sum: sum, check: f.check}
+		}
+		s.keysMu.Unlock()
+		close(f.done)
+	}()
+	select {
+	case s.checks <- struct{}{}:
+	case <-ctx.Done():
+		f.err = ctx.Err()
+		return f.check, f.err
+	}
+	f.check, f.err = ledger.CheckKey(ctx, s.pool, cred)
+	<-s.checks
+	if f.check.Derived {
+		s.derivations.Add(1)
+	}
+	return f.check, f.err
 }
 
 // forget drops what the server remembers of key prefix (a key the ledger refused).

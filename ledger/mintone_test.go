@@ -82,12 +82,31 @@ func TestMintOne(t *testing.T) {
 		if n := count(t, l.Pool, `select draws * 10 + collisions from shoulder_tally`); n != 31 {
 			t.Fatalf("shoulder_tally draws*10+collisions = %d, want 3 draws and 1 collision", n)
 		}
+		// a manager without a quota: counts go through mint_one_tally, folded by each mint
+		must(t, l.AddClient(ctx, ledger.Client{ClientID: "svc2", NAAN: "99999", Manager: "m2", Authority: "manager", Scopes: []string{"ark:mint"}}))
+		k2, err := l.CreateKey(ctx, "svc2")
+		must(t, err)
+		k7, _, err := ledger.LookupShoulder(ctx, l.Pool, "99999", "/k7")
+		must(t, err)
+		for _, n := range []string{"k7bbbbbbbb", "k7cccccccc"} {
+			must(t, firstErr(ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc2", KeyPrefix: k2.Prefix, ShoulderID: k7.ID,
+				Names: []string{"k7bcdfghjk", n}})))
+		}
+		if n := count(t, l.Pool, `select draws * 10 + collisions from shoulder_tally where shoulder_id = (select id from shoulder where shoulder = '/k7')`); n != 31 {
+			t.Fatalf("/k7 tally draws*10+collisions = %d, want 3 draws, 1 collision", n)
+		}
+		if n := count(t, l.Pool, `select minted from mint_quota where manager_id = (select id from manager where name = 'm2')`); n != 2 {
+			t.Fatalf("m2 minted %d, want 2", n)
+		}
+		if n := count(t, l.Pool, `select count(*) from mint_one_tally`); n != 0 {
+			t.Fatalf("%d counts not folded, want 0", n)
+		}
 		nodes := nodesOf(t, db)
 		sql := func(name, shoulder string) string {
 			return `select ark_mint_one('svc', '` + prefix + `', null, '\x00', (select id from shoulder where shoulder = '` + shoulder +
 				`'), array['` + name + `'], null, null, null, null, null, null)`
 		}
-		// out of reach: m2's shoulder
+		// out of reach of svc: m2's shoulder
 		refusedOn(t, nodes, ledger.CodeReachRefused, sql("k7bcdfghjk", "/k7"))
 		// the quota: 3 a day, 2 used; the third passes, the fourth is refused whole
 		exec(t, l.Pool, sql("x9bbbbbbbb", "/x9"))
@@ -95,10 +114,10 @@ func TestMintOne(t *testing.T) {
 		// a revoked key
 		must(t, firstErr(l.RevokeKey(ctx, prefix)))
 		refusedOn(t, nodes, ledger.CodeKeyRefused, sql("x9dddddddd", "/x9"))
-		if n := count(t, l.Pool, `select count(*) from ark`); n != 3 {
-			t.Fatalf("%d ARKs after the refusals, want 3", n)
+		if n := count(t, l.Pool, `select count(*) from ark`); n != 5 {
+			t.Fatalf("%d ARKs after the refusals, want 5", n)
 		}
-		if n := count(t, l.Pool, `select minted from mint_quota`); n != 3 {
+		if n := count(t, l.Pool, `select minted from mint_quota where manager_id = (select id from manager where name = 'm1')`); n != 3 {
 			t.Fatalf("mint_quota %d, want 3", n)
 		}
 	})

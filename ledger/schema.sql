@@ -83,7 +83,7 @@ CREATE FUNCTION public.ark_mint_one(p_client_id text, p_prefix text, p_request_i
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    k record; s record; c record; got text; prior record; key text; q integer; used bigint;
+    k record; s record; c record; f record; got text; prior record; key text; q integer; used bigint; today date;
     now_ timestamptz := now(); citus boolean := arkhe_layout() = 'citus';
 begin
     replayed := false;
@@ -185,16 +185,34 @@ begin
         raise exception using errcode = 'AK023',
             message = format('gave up minting in shoulder %s of NAAN %s after %s collision(s)', s.shoulder, s.naan, collisions);
     end if;
-    insert into shoulder_tally as t (shoulder_id, draws, collisions) values (s.id, collisions + 1, collisions)
-    on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+    today := (now_ at time zone 'utc')::date;
     if s.manager_id is not null then
-        insert into mint_quota as m (manager_id, day, minted) values (s.manager_id, (now_ at time zone 'utc')::date, 1)
+        select quota_per_day into q from manager where id = s.manager_id;
+    end if;
+    if q is not null then
+        insert into shoulder_tally as t (shoulder_id, draws, collisions) values (s.id, collisions + 1, collisions)
+        on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+        insert into mint_quota as m (manager_id, day, minted) values (s.manager_id, today, 1)
         on conflict (manager_id, day) do update set minted = m.minted + 1
         returning m.minted into used;
-        select quota_per_day into q from manager where id = s.manager_id;
-        if q is not null and used > q then
+        used := used + coalesce((select count(*) from mint_one_tally t where t.manager_id = s.manager_id and t.day = today), 0);
+        if used > q then
             raise exception using errcode = 'AK021',
                 message = format('mint refused: the daily quota of %s new ARKs of the manager of shoulder %s of NAAN %s is used up today (UTC)', q, s.shoulder, s.naan);
+        end if;
+    else
+        insert into mint_one_tally (shoulder_id, manager_id, day, draws, collisions)
+        values (s.id, s.manager_id, today, collisions + 1, collisions);
+        if pg_try_advisory_xact_lock(hashtext('arkhe.mint_one_tally')) then
+            for f in delete from mint_one_tally returning mint_one_tally.shoulder_id, mint_one_tally.manager_id,
+                                                          mint_one_tally.day, mint_one_tally.draws, mint_one_tally.collisions loop
+                insert into shoulder_tally as t (shoulder_id, draws, collisions) values (f.shoulder_id, f.draws, f.collisions)
+                on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+                if f.manager_id is not null then
+                    insert into mint_quota as m (manager_id, day, minted) values (f.manager_id, f.day, 1)
+                    on conflict (manager_id, day) do update set minted = m.minted + 1;
+                end if;
+            end loop;
         end if;
     end if;
     insert into audit_event (client_id, authority, action, target, detail)
@@ -879,6 +897,7 @@ begin
     perform arkhe_grant_roles_before_0020();
     execute format('grant execute on function ark_mint_one(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb) to %I', w);
     execute format('grant execute on function arkhe_key_state(text) to %I, %I, %I', p, w, a);
+    execute format('grant select on mint_one_tally to %I, %I, %I', p, w, a);
 end $$;
 
 --
@@ -1989,6 +2008,26 @@ ALTER TABLE public.manager ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
+
+--
+-- Name: mint_one_tally; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.mint_one_tally (
+    shoulder_id bigint NOT NULL,
+    manager_id bigint,
+    day date NOT NULL,
+    draws integer NOT NULL,
+    collisions integer NOT NULL,
+    CONSTRAINT mint_one_tally_collisions_check CHECK ((collisions >= 0)),
+    CONSTRAINT mint_one_tally_draws_check CHECK ((draws >= 1))
+);
+
+--
+-- Name: TABLE mint_one_tally; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON TABLE public.mint_one_tally IS 'Counts of single mints (ark_mint_one) not yet folded into shoulder_tally and mint_quota; the next mint folds them.';
 
 --
 -- Name: mint_quota; Type: TABLE; Schema: public; Owner: -

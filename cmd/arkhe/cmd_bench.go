@@ -16,6 +16,7 @@ func benchCommand(e *env) *cli.Command {
 			benchSizingCommand(e),
 			benchLinkcheckCommand(e),
 			benchUpdateCommand(e),
+			benchAPICommand(e),
 		},
 	}
 }

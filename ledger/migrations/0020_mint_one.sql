@@ -17,8 +17,14 @@
 --      payload_digest, unique by ark_receipt; Citus: a receipt row, unique by its key, written
 --      first). Two requests with one request ID at once: the second waits on the first's key and
 --      then finds its receipt, so one ARK is minted;
---   5. the counters (shoulder_tally, and mint_quota for a shoulder's manager), last; the
---      manager's quota_per_day is enforced here (AK021), so a mint past it is rolled back whole;
+--   5. the counters, last. Under a manager with a daily quota: shoulder_tally and mint_quota
+--      themselves, with quota_per_day enforced (AK021: a mint past it is rolled back whole); those
+--      rows are locked until the mint commits, so a manager's quota'd mints commit one at a
+--      time. Otherwise the mint appends its counts to mint_one_tally (an insert, which waits on
+--      nobody) and folds what other mints committed there into shoulder_tally and mint_quota,
+--      one folding transaction at a time (the others skip it): so mints commit together
+--      (group commit), and the counters are exact once the queue is folded, which the next
+--      mint does;
 --   6. the audit event ark.mint, with the request ID.
 --
 -- It runs as the owner (it reads the key's row, which no other role reads), like ark_repoint; the
@@ -36,12 +42,40 @@
 --   AK022 the request ID was used for another payload
 --   AK023 every candidate name is taken
 
+-- On Citus the table is distributed on one connection per node, so that the functions below may
+-- be created in the same transaction.
+do $$
+begin
+    if arkhe_layout() = 'citus' then
+        perform set_config('citus.multi_shard_modify_mode', 'sequential', true);
+    end if;
+end $$;
+
+-- Counts of single mints not yet folded into shoulder_tally and mint_quota (see step 5).
+create table mint_one_tally (
+    shoulder_id bigint not null,
+    manager_id  bigint,
+    day         date not null,
+    draws       integer not null check (draws >= 1),
+    collisions  integer not null check (collisions >= 0)
+);
+
+comment on table mint_one_tally is
+    'Counts of single mints (ark_mint_one) not yet folded into shoulder_tally and mint_quota; the next mint folds them.';
+
+do $$
+begin
+    if arkhe_layout() = 'citus' then
+        perform create_distributed_table('mint_one_tally', 'shoulder_id', colocate_with => 'shoulder_tally');
+    end if;
+end $$;
+
 create function ark_mint_one(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[],
                              p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb,
                              out ark text, out replayed boolean, out collisions integer)
 language plpgsql security definer as $$
 declare
-    k record; s record; c record; got text; prior record; key text; q integer; used bigint;
+    k record; s record; c record; f record; got text; prior record; key text; q integer; used bigint; today date;
     now_ timestamptz := now(); citus boolean := arkhe_layout() = 'citus';
 begin
     replayed := false;
@@ -143,16 +177,34 @@ begin
         raise exception using errcode = 'AK023',
             message = format('gave up minting in shoulder %s of NAAN %s after %s collision(s)', s.shoulder, s.naan, collisions);
     end if;
-    insert into shoulder_tally as t (shoulder_id, draws, collisions) values (s.id, collisions + 1, collisions)
-    on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+    today := (now_ at time zone 'utc')::date;
     if s.manager_id is not null then
-        insert into mint_quota as m (manager_id, day, minted) values (s.manager_id, (now_ at time zone 'utc')::date, 1)
+        select quota_per_day into q from manager where id = s.manager_id;
+    end if;
+    if q is not null then
+        insert into shoulder_tally as t (shoulder_id, draws, collisions) values (s.id, collisions + 1, collisions)
+        on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+        insert into mint_quota as m (manager_id, day, minted) values (s.manager_id, today, 1)
         on conflict (manager_id, day) do update set minted = m.minted + 1
         returning m.minted into used;
-        select quota_per_day into q from manager where id = s.manager_id;
-        if q is not null and used > q then
+        used := used + coalesce((select count(*) from mint_one_tally t where t.manager_id = s.manager_id and t.day = today), 0);
+        if used > q then
             raise exception using errcode = 'AK021',
                 message = format('mint refused: the daily quota of %s new ARKs of the manager of shoulder %s of NAAN %s is used up today (UTC)', q, s.shoulder, s.naan);
+        end if;
+    else
+        insert into mint_one_tally (shoulder_id, manager_id, day, draws, collisions)
+        values (s.id, s.manager_id, today, collisions + 1, collisions);
+        if pg_try_advisory_xact_lock(hashtext('arkhe.mint_one_tally')) then
+            for f in delete from mint_one_tally returning mint_one_tally.shoulder_id, mint_one_tally.manager_id,
+                                                          mint_one_tally.day, mint_one_tally.draws, mint_one_tally.collisions loop
+                insert into shoulder_tally as t (shoulder_id, draws, collisions) values (f.shoulder_id, f.draws, f.collisions)
+                on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+                if f.manager_id is not null then
+                    insert into mint_quota as m (manager_id, day, minted) values (f.manager_id, f.day, 1)
+                    on conflict (manager_id, day) do update set minted = m.minted + 1;
+                end if;
+            end loop;
         end if;
     end if;
     insert into audit_event (client_id, authority, action, target, detail)
@@ -177,7 +229,8 @@ returns setof record language sql stable security definer as $$
      where c.prefix = p_prefix and c.kind = 'api_key'
 $$;
 
--- The writer mints; every role reads a key's state, as it reads its parameters.
+-- The writer mints; every role reads a key's state, as it reads its parameters, and the counts
+-- not yet folded.
 alter function arkhe_grant_roles() rename to arkhe_grant_roles_before_0020;
 
 create function arkhe_grant_roles() returns void language plpgsql as $$
@@ -187,6 +240,7 @@ begin
     perform arkhe_grant_roles_before_0020();
     execute format('grant execute on function ark_mint_one(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb) to %I', w);
     execute format('grant execute on function arkhe_key_state(text) to %I, %I, %I', p, w, a);
+    execute format('grant select on mint_one_tally to %I, %I, %I', p, w, a);
 end $$;
 
 revoke execute on function arkhe_grant_roles(), ark_mint_one(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb),
