@@ -250,4 +250,3 @@ func lastLine(s string) string {
 	}
 	return string(b)
 }
-
