@@ -31,6 +31,8 @@ type APIConfig struct {
 	Duration time.Duration
 	// Pool is the API server's ledger connections (0: 16, arkhe serve's default).
 	Pool int
+	// Arklet is arklet's source archive (git archive, .tar.gz) to measure as well; "" for none.
+	Arklet string
 	// ServerURL, Dir: as in VerifyConfig ("" for a throw-away local cluster in a temporary
 	// directory).
 	ServerURL, Dir string
@@ -53,6 +55,20 @@ type APIResult struct {
 	FloorNote string
 	// KeyDerivations are the API's Argon2id derivations (one per client key and secret).
 	KeyDerivations int64
+	// ArkletMints and ArkletElapsed are arklet's POST /mint under the same load (Django's
+	// threaded server, Debian's Django and psycopg2), ArkletErrors its other answers; ArkletNote
+	// says why it did not run ("" when it did).
+	ArkletMints, ArkletErrors int64
+	ArkletElapsed             time.Duration
+	ArkletNote                string
+}
+
+// ArkletRate is arklet's mints per second (0 when it did not run).
+func (r APIResult) ArkletRate() float64 {
+	if r.ArkletElapsed <= 0 {
+		return 0
+	}
+	return float64(r.ArkletMints) / r.ArkletElapsed.Seconds()
 }
 
 // Rate is the API's mints per second.
@@ -82,7 +98,15 @@ func (r APIResult) Print(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "  floor: not run (%s)\n", r.FloorNote)
 	}
-	fmt.Fprintf(w, "  arklet POST /mint: not run (python3-django is not installed here; arklet asks for Django >= 4.2)\n")
+	if r.ArkletNote != "" {
+		fmt.Fprintf(w, "  arklet POST /mint: not run (%s)\n", r.ArkletNote)
+		return
+	}
+	fmt.Fprintf(w, "  arklet POST /mint (Django's threaded server, same clients): %d mints in %.2f s, %.0f mints/s (%d errors)\n",
+		r.ArkletMints, r.ArkletElapsed.Seconds(), r.ArkletRate(), r.ArkletErrors)
+	if r.ArkletRate() > 0 {
+		fmt.Fprintf(w, "  ratio (API / arklet): %.1f\n", r.Rate()/r.ArkletRate())
+	}
 }
 
 // RunAPI measures single mints through the API over real HTTP against the pgbench floor of the
@@ -146,12 +170,120 @@ func RunAPI(ctx context.Context, cfg APIConfig) (APIResult, error) {
 	res.KeyDerivations = s.Stats().KeyDerivations
 	srv.logf("pgbench floor: %d clients for %s", cfg.Clients, cfg.Duration)
 	res.FloorTPS, res.FloorNote = pgbenchFloor(ctx, srv, srv.url(db), key.Prefix, cfg)
+	if cfg.Arklet == "" {
+		res.ArkletNote = "no arklet source given (--arklet)"
+		return res, nil
+	}
+	srv.logf("arklet: %d clients for %s", cfg.Clients, cfg.Duration)
+	if err := runArklet(ctx, srv, cfg, &res); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 
-// driveMints runs clients loops of POST /mint on keep-alive connections for d and counts the
-// answers.
+// runArklet runs arklet (cfg.Arklet, its source archive, unpacked into the working directory)
+// under /usr/bin/python3 with Debian's Django and psycopg2 on a database of its own on the same
+// server (NAAN 99999, one active key), Django's threaded server on a loopback port, and drives
+// its POST /mint as the API was driven. What stops it is res.ArkletNote.
+func runArklet(ctx context.Context, srv *server, cfg APIConfig, res *APIResult) error {
+	const python = "/usr/bin/python3"
+	if out, err := exec.CommandContext(ctx, python, "-c", "import django, psycopg2").CombinedOutput(); err != nil {
+		res.ArkletNote = fmt.Sprintf("%s cannot import Django and psycopg2 (Debian: python3-django python3-psycopg2): %s", python, lastLine(string(out)))
+		return nil
+	}
+	dir := filepath.Join(srv.dir, "arklet")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if out, err := exec.CommandContext(ctx, "tar", "-xzf", cfg.Arklet, "-C", dir, "--strip-components=1").CombinedOutput(); err != nil {
+		res.ArkletNote = fmt.Sprintf("unpack %s: %v: %s", cfg.Arklet, err, lastLine(string(out)))
+		return nil
+	}
+	const db = "bench_api_arklet"
+	if _, err := srv.admin.Exec(ctx, "drop database if exists "+pgx.Identifier{db}.Sanitize()+" with (force)"); err != nil {
+		return err
+	}
+	if _, err := srv.admin.Exec(ctx, "create database "+pgx.Identifier{db}.Sanitize()); err != nil {
+		return err
+	}
+	pc, err := pgx.ParseConfig(srv.url(db))
+	if err != nil {
+		return err
+	}
+	env := append(os.Environ(), "PYTHONPATH="+filepath.Join(dir, "src"), "DJANGO_SETTINGS_MODULE=arklet.entrypoints.settings",
+		"ARKLET_POSTGRES_NAME="+db, "ARKLET_POSTGRES_HOST="+pc.Host, "ARKLET_POSTGRES_PORT="+strconv.Itoa(int(pc.Port)),
+		"ARKLET_POSTGRES_USER="+pc.User, "ARKLET_POSTGRES_PASSWORD="+pc.Password, "ARKLET_HOST=127.0.0.1", "ARKLET_DEBUG=false")
+	manage := func(args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, python, append([]string{filepath.Join(dir, "manage.py")}, args...)...)
+		cmd.Env, cmd.Dir = env, dir
+		return cmd
+	}
+	if out, err := manage("migrate", "--noinput").CombinedOutput(); err != nil {
+		res.ArkletNote = fmt.Sprintf("arklet's migrations fail with Debian's Django: %v: %s", err, lastLine(string(out)))
+		return nil
+	}
+	conn, err := pgx.ConnectConfig(ctx, pc)
+	if err != nil {
+		return err
+	}
+	var key string
+	err = conn.QueryRow(ctx, `with n as (insert into ark_naan (naan, name, description, url) values (99999, 'bench', '', 'https://example.org') returning naan)
+		insert into ark_key (key, naan_id, active) select gen_random_uuid(), naan, true from n returning key::text`).Scan(&key)
+	conn.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return fmt.Errorf("bench api: arklet's key: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := manage("runserver", "--noreload", "--insecure", addr)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		<-exited
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-exited:
+			res.ArkletNote = "arklet's server exited: " + lastLine(out.String())
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			res.ArkletNote = "arklet's server did not listen within 30 s: " + lastLine(out.String())
+			return nil
+		}
+	}
+	body := `{"naan": 99999, "shoulder": "/x9", "url": "https://example.org/bench"}`
+	res.ArkletMints, res.ArkletErrors, res.ArkletElapsed, err = driveMintsBody(ctx, "http://"+addr+"/mint", key, body, cfg.Clients, cfg.Duration)
+	if err != nil {
+		res.ArkletNote = err.Error()
+	}
+	return nil
+}
+
+// driveMints runs clients loops of POST /mint of the bench shoulder on keep-alive connections for
+// d and counts the answers.
 func driveMints(ctx context.Context, url, key string, clients int, d time.Duration) (ok, failed int64, elapsed time.Duration, err error) {
+	return driveMintsBody(ctx, url, key, `{"naan": "99999", "shoulder": "/x9", "url": "https://example.org/bench"}`, clients, d)
+}
+
+// driveMintsBody is driveMints with the request body given.
+func driveMintsBody(ctx context.Context, url, key, reqBody string, clients int, d time.Duration) (ok, failed int64, elapsed time.Duration, err error) {
 	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -165,7 +297,7 @@ func driveMints(ctx context.Context, url, key string, clients int, d time.Durati
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body := []byte(`{"naan": "99999", "shoulder": "/x9", "url": "https://example.org/bench"}`)
+			body := []byte(reqBody)
 			for i := 0; ctx.Err() == nil; i++ {
 				req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, url, bytes.NewReader(body))
 				if err != nil {
