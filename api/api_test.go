@@ -466,3 +466,39 @@ func newSiteOn(t *testing.T, s *site, cfg api.Config) *site {
 	t.Cleanup(hs.Close)
 	return &site{t: t, l: s.l, srv: srv, url: hs.URL, key: s.key}
 }
+
+// TestRequireKeys: on a ledger requiring keys, the server's sessions prove each client's key
+// before writing for it (arkhe_key_login), so mints and updates of two clients through one pool
+// are accepted, each recorded as its own client's.
+func TestRequireKeys(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		l := &ledger.Ledger{Pool: db.Pool}
+		must(t, firstErr(l.RequireKeys(ctx)))
+		s := newSite(t, db, api.Config{})
+		must(t, s.l.AddClient(ctx, ledger.Client{ClientID: "svc2", NAAN: "12345", Manager: "m1", Authority: "manager",
+			Scopes: []string{"ark:mint", "ark:update"}}))
+		k2, err := s.l.CreateKey(ctx, "svc2")
+		must(t, err)
+		for i := 0; i < 3; i++ {
+			for _, key := range []string{s.key, k2.Key} {
+				status, body, _ := s.do(http.MethodPost, "/mint", map[string]any{"naan": 12345, "shoulder": "/t2", "url": "https://example.org/a"},
+					"Authorization", "Bearer "+key)
+				if status != 200 {
+					t.Fatalf("mint on a ledger requiring keys: %d %q", status, body)
+				}
+				if status, body, _ := s.do(http.MethodPut, "/update", map[string]any{"ark": arkOf(t, body), "url": "https://example.org/b"},
+					"Authorization", "Bearer "+key); status != 200 {
+					t.Fatalf("update on a ledger requiring keys: %d %q", status, body)
+				}
+			}
+		}
+		if n := s.count(`select count(*) from ark a join client c on c.id = a.created_by where c.client_id = 'svc2'`); n != 3 {
+			t.Fatalf("svc2 minted %d ARKs, want 3", n)
+		}
+		if n := s.count(`select count(*) from ark_change h join client c on c.id = h.by_client where c.client_id = 'svc'`); n != 3 {
+			t.Fatalf("svc changed %d ARKs, want 3", n)
+		}
+	})
+}
