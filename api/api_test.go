@@ -305,9 +305,11 @@ func TestKeysRefused(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
 		ctx := context.Background()
 		s := newSite(t, db, api.Config{})
-		if status, body, _ := s.mint(nil); status != 200 {
+		status, body, _ := s.mint(nil)
+		if status != 200 {
 			t.Fatalf("mint: %d %q", status, body)
 		}
+		minted := arkOf(t, body)
 		// out of reach: m2's shoulder
 		if status, body, _ := s.mint(map[string]any{"naan": 12345, "shoulder": "/k7"}); status != 403 || !strings.Contains(body, "refused") {
 			t.Fatalf("mint in /k7: %d %q, want 403 with the ledger's rule", status, body)
@@ -364,9 +366,9 @@ func TestKeysRefused(t *testing.T) {
 		if status, body, _ := s.mint(nil); status != 403 || !strings.Contains(body, "svc") {
 			t.Fatalf("mint by a disabled client: %d %q, want 403", status, body)
 		}
-		if status, _, _ := s.do(http.MethodPut, "/update", map[string]any{"ark": "ark:/12345/t2x", "url": "https://example.org/z"},
-			"Authorization", "Bearer "+s.key); status != 403 && status != 404 {
-			t.Fatalf("update by a disabled client: %d, want 403", status)
+		if status, body, _ := s.do(http.MethodPut, "/update", map[string]any{"ark": minted, "url": "https://example.org/z"},
+			"Authorization", "Bearer "+s.key); status != 403 || !strings.Contains(body, "not active") {
+			t.Fatalf("update by a disabled client: %d %q, want 403", status, body)
 		}
 		if n := s.count(`select count(*) from ark`); n != 2 {
 			t.Fatalf("%d ARKs, want the 2 minted before the refusals", n)
