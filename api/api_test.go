@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/verify"
 )
 
 // site is a test's ledger and API server on a loopback socket: NAAN 12345 with manager m1
@@ -501,6 +503,42 @@ func TestRequireKeys(t *testing.T) {
 		}
 		if n := s.count(`select count(*) from ark_change h join client c on c.id = h.by_client where c.client_id = 'svc'`); n != 3 {
 			t.Fatalf("svc changed %d ARKs, want 3", n)
+		}
+	})
+}
+
+// TestAuditClean: a ledger written through the API (mints with and without receipts, a
+// collision, repoints, a bulk mint) passes the integrity audit with no finding.
+func TestAuditClean(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		s := newSite(t, db, api.Config{})
+		auth := []string{"Authorization", "Bearer " + s.key}
+		for i := range 5 {
+			status, body, _ := s.mint(map[string]any{"naan": 12345, "shoulder": "/t2", "url": "https://example.org/a"}, "Idempotency-Key", "r"+strconv.Itoa(i))
+			if status != 200 {
+				t.Fatalf("mint: %d %q", status, body)
+			}
+			if status, _, _ := s.do(http.MethodPut, "/update", map[string]any{"ark": arkOf(t, body), "url": "https://example.org/b"}, auth...); status != 200 {
+				t.Fatalf("update: %d", status)
+			}
+		}
+		if status, body, _ := s.mint(nil); status != 200 {
+			t.Fatalf("mint: %d %q", status, body)
+		}
+		if status, body, _ := s.do(http.MethodPost, "/bulk_mint", map[string]any{"naan": 12345, "records": []map[string]any{{"shoulder": "/t2"}, {"shoulder": "/t2"}}},
+			append(auth, "Idempotency-Key", "b")...); status != 200 {
+			t.Fatalf("bulk mint: %d %q", status, body)
+		}
+		res, err := verify.Run(ctx, s.l, verify.Config{})
+		must(t, err)
+		if !res.Clean() {
+			for _, c := range res.Checks {
+				if c.Count > 0 {
+					t.Errorf("verify %s: %d findings: %+v", c.Name, c.Count, c)
+				}
+			}
 		}
 	})
 }

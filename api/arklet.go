@@ -3,7 +3,9 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -302,9 +304,18 @@ func (m *mintRecord) digest() [16]byte {
 	return d
 }
 
-// mint mints m for p on c; requestID "" for none. It returns the ARK (arklet's printed form
-// "ark:/NAAN/name") and whether a receipt answered.
+// mint mints m for p on c with request ID requestID; "" (no Idempotency-Key) takes a request ID
+// of the server's own, "api:" and 32 random hex digits, so every ARK has its receipt (as every
+// ARK arkhe mints does) and a retry without the header mints again, as in arklet. It returns
+// the ARK (arklet's printed form "ark:/NAAN/name") and whether a receipt answered.
 func (s *Server) mint(ctx context.Context, c ledger.Querier, p principal, m mintRecord, requestID string) (string, bool, *answer) {
+	if requestID == "" {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", false, s.unavailable("draw a request ID", err)
+		}
+		requestID = "api:" + hex.EncodeToString(b[:])
+	}
 	sh, found, err := s.shoulder(ctx, c, m.naan, m.shoulder)
 	if err != nil {
 		return "", false, s.unavailable("read shoulder", err)
