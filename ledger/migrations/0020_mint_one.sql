@@ -7,7 +7,8 @@
 -- minted, each one held already counts as a collision. In one statement, so in one transaction:
 --
 --   1. the key, when named: registered, the client's, active (not revoked), not locked (AK020);
---   2. the receipt: with a request ID, a receipt of this client for it answers with its ARK
+--   2. the receipt: a request ID is required (22004 without: every ARK arkhe mints has its
+--      receipt); a receipt of this client for it answers with its ARK
 --      (replayed), provided the payload digest matches (AK022 when the request ID was used for
 --      another payload); so a retried request returns the same ARK;
 --   3. the reach: arkhe_check_actor (registered, active, unexpired, scope ark:mint, the shoulder
@@ -80,6 +81,10 @@ declare
 begin
     replayed := false;
     collisions := 0;
+    if p_request_id is null or p_digest is null then
+        raise exception using errcode = '22004',
+            message = 'a single mint needs a request ID and a payload digest: every ARK arkhe mints has its receipt';
+    end if;
     select id, client_id, authority into c from client where client_id = p_client_id;
     if not found then
         raise exception using errcode = 'AK004', message = format('mint refused: client %s is not registered', p_client_id);
