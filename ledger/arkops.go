@@ -134,7 +134,17 @@ func (l *Ledger) RepointARK(ctx context.Context, key, target, clientID, reason s
 	if r := strings.TrimSpace(reason); r != "" {
 		by += ": " + r
 	}
-	return l.changeARK(ctx, key, clientID, "ark:update", `select ark_repoint($1, $2, $3, $4)`, target, by)
+	return changeARK(ctx, l.Pool, key, clientID, "ark:update", `select ark_repoint($1, $2, $3, $4)`, target, by)
+}
+
+// RepointARKOn is RepointARK on q (a connection that proved the client's API key, on a ledger
+// requiring keys), with byText recorded as the change's by_text (e.g. "arkhe api"). The rules and
+// errors are RepointARK's.
+func RepointARKOn(ctx context.Context, q Querier, key, target, clientID, byText string) (changed bool, err error) {
+	if err := ValidateTarget(target); err != nil {
+		return false, &ARKRefusedError{ARK: "ark:" + key, Rule: err.Error()}
+	}
+	return changeARK(ctx, q, key, clientID, "ark:update", `select ark_repoint($1, $2, $3, $4)`, target, byText)
 }
 
 // TombstoneARK withdraws the ARK with ledger key key through ark_tombstone (status unavailable,
@@ -148,7 +158,7 @@ func (l *Ledger) TombstoneARK(ctx context.Context, key, reason, clientID string)
 	if reason == "" {
 		return false, &ARKRefusedError{ARK: "ark:" + key, Rule: "a tombstone needs a reason (--reason)"}
 	}
-	return l.changeARK(ctx, key, clientID, "ark:tombstone", `select ark_tombstone($1, $2, $3, $4)`, reason, "arkhe ark tombstone")
+	return changeARK(ctx, l.Pool, key, clientID, "ark:tombstone", `select ark_tombstone($1, $2, $3, $4)`, reason, "arkhe ark tombstone")
 }
 
 // changeARK checks the client's reach over the ARK and runs one change function
@@ -156,13 +166,13 @@ func (l *Ledger) TombstoneARK(ctx context.Context, key, reason, clientID string)
 // transaction. The function locks the ARK row and checks the client again in the database
 // (reach, scopes, binding to a database role), so a change through plain SQL gets the same
 // answer; a refusal there is an *ARKRefusedError with the database's statement of the rule.
-func (l *Ledger) changeARK(ctx context.Context, key, clientID, scope, call, value, byText string) (bool, error) {
+func changeARK(ctx context.Context, q Querier, key, clientID, scope, call, value, byText string) (bool, error) {
 	printed := "ark:" + key
 	refuse := func(rule string) (bool, error) { return false, &ARKRefusedError{ARK: printed, Rule: rule} }
 	if clientID == "" {
 		return refuse("name the registered client the change acts as (--client)")
 	}
-	tx, err := l.Pool.Begin(ctx)
+	tx, err := q.Begin(ctx)
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", printed, err)
 	}

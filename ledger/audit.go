@@ -37,6 +37,7 @@ const (
 	ActionKeyLock           = "key.lock"            // an API key locked after too many failures in a row
 	ActionARKRepoint        = "ark.repoint"         // one ARK repointed outside a run
 	ActionARKTombstone      = "ark.tombstone"       // one ARK tombstoned
+	ActionARKMint           = "ark.mint"            // one ARK minted outside a run (ark_mint_one: the online API)
 	ActionMint              = "mint"                // a mint run (target ark:NAAN/shoulder, detail the counts)
 	ActionImport            = "import"              // an import of one file (target the file, detail the counts)
 	ActionReconcileApply    = "reconcile.apply"     // reconcile --apply (target the exports, detail the counts)

@@ -29,6 +29,14 @@ const (
 	// CodeSuccessionRefused: a manager's successor must be another active manager of the same
 	// NAAN, and a chain of successions never comes back to a manager on it.
 	CodeSuccessionRefused = "AK008"
+	// CodeKeyRefused: the API key a single mint names is not registered, revoked or locked.
+	CodeKeyRefused = "AK020"
+	// CodeQuotaUsed: the daily quota of new ARKs of the shoulder's manager is used up (UTC day).
+	CodeQuotaUsed = "AK021"
+	// CodeRequestReused: a mint's request ID was used by the same client for another payload.
+	CodeRequestReused = "AK022"
+	// CodeNamesTaken: every candidate name a single mint was given is in the ledger.
+	CodeNamesTaken = "AK023"
 	// CodeInsufficientPrivilege is PostgreSQL's insufficient_privilege: the session's role may
 	// not do this (a writer's DELETE, an auditor's INSERT into ark, ...).
 	CodeInsufficientPrivilege = "42501"
@@ -287,4 +295,26 @@ func (e *RoleError) Error() string {
 	}
 	return fmt.Sprintf("this needs one of the ledger's roles %s (%s), and the database role %s is a member of none; "+
 		"grant one (as a superuser), e.g.: grant %s to %s", names, kinds, e.Login, sqlName(e.Roles[len(e.Roles)-1]), sqlName(e.Login))
+}
+
+// MintRefusedError is a single mint (MintOne) the ledger refused, with the database's statement
+// of the rule: Code is the SQLSTATE (CodeKeyRefused, CodeQuotaUsed, CodeRequestReused,
+// CodeNamesTaken, CodeReachRefused, CodeRoleBinding, CodeKeyRequired, CodeForeignKeyViolation
+// for an unregistered shoulder) and Rule the message.
+type MintRefusedError struct {
+	Code string
+	Rule string
+	Err  error
+}
+
+// Error returns "mint refused (CODE): RULE".
+func (e *MintRefusedError) Error() string { return "mint refused (" + e.Code + "): " + e.Rule }
+
+// Unwrap returns the database's error.
+func (e *MintRefusedError) Unwrap() error { return e.Err }
+
+// IsMintRefused reports whether err is a *MintRefusedError with SQLSTATE code ("" for any).
+func IsMintRefused(err error, code string) bool {
+	var m *MintRefusedError
+	return errors.As(err, &m) && (code == "" || m.Code == code)
 }

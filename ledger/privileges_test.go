@@ -42,6 +42,7 @@ var expectedPrivileges = map[string]string{
 	"auditor link_exclusion SELECT":    "*",
 	"auditor link_state SELECT":        "*",
 	"auditor manager SELECT":           "*",
+	"auditor mint_one_tally SELECT":    "*",
 	"auditor mint_quota SELECT":        "*",
 	"auditor mint_receipt SELECT":      "*",
 	"auditor naan SELECT":              "*",
@@ -75,6 +76,7 @@ var expectedPrivileges = map[string]string{
 	"operator manager INSERT":          "*",
 	"operator manager SELECT":          "*",
 	"operator manager UPDATE":          "*",
+	"operator mint_one_tally SELECT":   "*",
 	"operator mint_quota SELECT":       "*",
 	"operator mint_receipt SELECT":     "*",
 	"operator naan INSERT":             "*",
@@ -117,6 +119,7 @@ var expectedPrivileges = map[string]string{
 	"writer link_state UPDATE":         "*",
 	"writer manager SELECT":            "*",
 	"writer mint_quota INSERT":         "*",
+	"writer mint_one_tally SELECT":     "*",
 	"writer mint_quota SELECT":         "*",
 	"writer mint_quota UPDATE":         "*",
 	"writer mint_receipt SELECT":       "*",
@@ -375,4 +378,35 @@ func TestExportMarkPrivileges(t *testing.T) {
 			acceptedAs(t, role, r.login(t, name, role).Pool, mark)
 		}
 	})
+}
+
+// TestMintOnePrivileges: the writer runs the single mint and reads a key's state (as the owner:
+// it reads no column of credential itself); the auditor and the resolver mint nothing, and a
+// writer's mint is checked as any other (the key's state, the reach).
+func TestMintOnePrivileges(t *testing.T) {
+	t.Parallel()
+	r := newRoleLedger(t)
+	ctx := context.Background()
+	l := r.l
+	ledger.SetKeyParams(l, ledger.CheapKeyParams())
+	must(t, firstErr(l.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1"})))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
+	k, err := l.CreateKey(ctx, "svc")
+	must(t, err)
+	w := r.login(t, "w", r.roles.Writer)
+	a := r.login(t, "a", r.roles.Auditor)
+	mint := `select ark_mint_one('svc', $1, $2, '\x00112233445566778899aabbccddeeff', (select id from shoulder where shoulder = '/x9'), array[$2], null, null, null, null, null, null)`
+	acceptedAs(t, "writer", w.Pool, mint, k.Prefix, "x9bcdfghjk")
+	refusedAs(t, "auditor", a.Pool, ledger.CodeInsufficientPrivilege, mint, k.Prefix, "x9mnpqrstv")
+	var state string
+	must(t, w.Pool.QueryRow(ctx, `select state from arkhe_key_state($1)`, k.Prefix).Scan(&state))
+	if state != "active" {
+		t.Fatalf("arkhe_key_state as writer: %q, want active", state)
+	}
+	refusedAs(t, "writer", w.Pool, ledger.CodeInsufficientPrivilege, `select hashed from credential`)
+	if n := count(t, l.Pool, `select count(*) from ark`); n != 1 {
+		t.Fatalf("%d ARKs, want 1", n)
+	}
 }

@@ -774,7 +774,7 @@ func TestLayout(t *testing.T) {
 					|| coalesce(' ' || column_to_column_name(logicalrelid, partkey), ''), ', ' order by logicalrelid::text)
 				from pg_dist_partition`).Scan(&got))
 			const dist = "ark h ark, ark_change h ark, ark_update_stage h ark, audit_event n, audit_summary n, client n, credential n, import_run n, " +
-				"import_skipped h ark, key_session n, ledger_setting n, link_event h ark, link_exclusion n, link_state h ark, manager n, mint_quota h manager_id, " +
+				"import_skipped h ark, key_session n, ledger_setting n, link_event h ark, link_exclusion n, link_state h ark, manager n, mint_one_tally h shoulder_id, mint_quota h manager_id, " +
 				"naan n, receipt h request_id, shoulder n, shoulder_tally h shoulder_id, unknown_subject n, update_receipt h ark"
 			if got != dist {
 				t.Errorf("distribution:\n got %s\nwant %s", got, dist)

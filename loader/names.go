@@ -9,6 +9,7 @@ import (
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/hashtab"
+	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/pipeline"
 )
 
@@ -205,4 +206,31 @@ func ExpectedCollisions(n, existing int64, bladeLength int) float64 {
 		return math.Inf(1)
 	}
 	return float64(n) * float64(existing) / space
+}
+
+// NameDrawer draws candidate assigned names for one shoulder as a mint run draws them: shoulder
+// + blade (per the shoulder's blade template, if any) + check character (per its check zone,
+// NCDA). It is what a single mint (ledger.MintOne) is given to try. Not safe for concurrent use.
+type NameDrawer struct{ d *nameDrawer }
+
+// NewNameDrawer returns a NameDrawer for shoulder s drawing blades from src. The error names a
+// shoulder that cannot mint (its blade template does not match its length, or its form or
+// length is not mintable).
+func NewNameDrawer(s ledger.ShoulderInfo, src ark.BladeSource) (*NameDrawer, error) {
+	d, err := newNameDrawer(MintTarget{NAAN: s.NAAN, Shoulder: s.Shoulder, BladeLength: s.BladeLength,
+		CheckZone: s.CheckZone, BladeTemplate: s.BladeTemplate}, src)
+	if err != nil {
+		return nil, err
+	}
+	return &NameDrawer{d: d}, nil
+}
+
+// Next returns a new assigned name (no label, no NAAN: "x9bcdfghjkq"); the error wraps the
+// blade source's.
+func (n *NameDrawer) Next() (string, error) {
+	p, err := n.d.next()
+	if err != nil {
+		return "", err
+	}
+	return p[len(n.d.prefix):], nil
 }

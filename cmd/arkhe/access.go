@@ -62,13 +62,16 @@ func rolesFor(path string, flag func(name string) bool) (kinds []string, known b
 	case "verify":
 		return []string{ledger.RoleAuditor}, true
 	case "serve":
+		if flag("api") {
+			return []string{ledger.RoleWriter}, true // the API mints and repoints
+		}
 		return append(readerRoles(), ledger.RoleResolver), true
 	case "naan list", "manager list", "shoulder list", "client list", "client key list", "ark show",
 		"linkcheck exclusions", "report changes", "report links", "report arks", "sizing",
 		"export nginx", "export apache", "export n2t-dump", "export jsonl":
 		return readerRoles(), true
 	case "ark check", "db stop", "db url", "version", "completion",
-		"bench mint", "bench import", "bench verify", "bench sizing", "bench linkcheck", "bench update", "bench resolve":
+		"bench mint", "bench import", "bench verify", "bench sizing", "bench linkcheck", "bench update", "bench resolve", "bench api":
 		return nil, true
 	}
 	return nil, false

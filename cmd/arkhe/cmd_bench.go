@@ -17,6 +17,7 @@ func benchCommand(e *env) *cli.Command {
 			benchLinkcheckCommand(e),
 			benchUpdateCommand(e),
 			benchResolveCommand(e),
+			benchAPICommand(e),
 		},
 	}
 }

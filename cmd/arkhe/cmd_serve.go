@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/arkhe-ledger/arkhe/api"
 	"github.com/arkhe-ledger/arkhe/ledger"
 	"github.com/arkhe-ledger/arkhe/metrics"
 	"github.com/arkhe-ledger/arkhe/resolver"
@@ -35,6 +37,9 @@ func serveCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most ARK lookups of concurrent requests one query reads on a single node (1: a query per request; Citus always has one per request)"},
 			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those queries running at once"},
 			&cli.DurationFlag{Name: "header-timeout", Value: 5 * time.Second, Usage: "how long a client may take to send a request's headers (a slow client is cut off after it)"},
+			&cli.BoolFlag{Name: "api", Usage: "also answer arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) with API keys; the login must be the writer role (docs/api.md)"},
+			&cli.Int64Flag{Name: "api-max-body", Value: api.DefaultMaxBody, Usage: "with --api: the largest request body, in octets (more is 413)"},
+			&cli.IntFlag{Name: "api-max-records", Value: api.DefaultMaxRecords, Usage: "with --api: the most records of one bulk request (more is 400)"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a stop waits for the requests in flight"},
 		},
 		Action: func(c *cli.Context) error { return runServe(c, e) },
@@ -84,12 +89,20 @@ func runServe(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	var apiServer *api.Server
+	if c.Bool("api") {
+		apiServer, err = api.New(c.Context, l.Pool, api.Config{MaxBody: c.Int64("api-max-body"), MaxRecords: c.Int("api-max-records"),
+			OnError: func(err error) { e.log.Warn("serve: api answered 503", "err", err) }})
+		if err != nil {
+			return fmt.Errorf("serve: --api: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", c.String("listen"))
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{
-		Handler:           resolver.AccessLog(serveMux(l, r), logBuf),
+		Handler:           resolver.AccessLog(serveMux(l, r, apiServer), logBuf),
 		ReadHeaderTimeout: c.Duration("header-timeout"),
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      10 * time.Second,
@@ -120,10 +133,15 @@ func runServe(c *cli.Context, e *env) error {
 	return nil
 }
 
-// serveMux routes /healthz and /metrics, and every other path to the resolver (an ARK path is
-// read as sent: http.ServeMux would clean it, and redirect "//" and ".." itself).
-func serveMux(l *ledger.Ledger, r *resolver.Resolver) http.Handler {
+// serveMux routes /healthz and /metrics, the API's paths to a (nil: none), and every other path
+// to the resolver (an ARK path is read as sent: http.ServeMux would clean it, and redirect "//"
+// and ".." itself).
+func serveMux(l *ledger.Ledger, r *resolver.Resolver, a *api.Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if a != nil && slices.Contains(api.Paths(), req.URL.Path) {
+			a.ServeHTTP(w, req)
+			return
+		}
 		switch req.URL.Path {
 		case "/healthz":
 			ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
@@ -137,7 +155,11 @@ func serveMux(l *ledger.Ledger, r *resolver.Resolver) http.Handler {
 			io.WriteString(w, "ok\n")
 		case "/metrics":
 			st := l.Pool.Stat()
-			fams := append(r.Metrics(),
+			fams := r.Metrics()
+			if a != nil {
+				fams = append(fams, a.Metrics()...)
+			}
+			fams = append(fams,
 				metrics.G("arkhe_resolver_ledger_connections", "Ledger connections open.", float64(st.TotalConns())),
 				metrics.G("arkhe_resolver_ledger_connections_busy", "Ledger connections in use.", float64(st.AcquiredConns())))
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

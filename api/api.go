@@ -1,0 +1,362 @@
+// Package api is arkhe's online API over the ledger, as HTTP handlers: arklet's POST /mint and
+// PUT /update with their request and response shapes and status codes, their bulk forms
+// (POST /bulk_mint, PUT /bulk_update), API keys presented as "Authorization: Bearer <key>", and
+// the Idempotency-Key header as a mint's request ID. Every write runs through the ledger's own
+// functions (ark_mint_one, ark_repoint), which check the client's reach, scopes, expiry,
+// deactivation and quota in the database.
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arkhe-ledger/arkhe/ark"
+	"github.com/arkhe-ledger/arkhe/ledger"
+	"github.com/arkhe-ledger/arkhe/metrics"
+)
+
+// Limits of a request.
+const (
+	// DefaultMaxBody is the largest request body read, in octets, unless Config.MaxBody says
+	// otherwise; a larger one is answered 413.
+	DefaultMaxBody = 1 << 20
+	// DefaultMaxRecords is the most records of one bulk request unless Config.MaxRecords says
+	// otherwise; more are a 400 naming the limit.
+	DefaultMaxRecords = 1000
+	// DefaultMaxDraws is how many candidate names one mint tries (arklet's ten).
+	DefaultMaxDraws = 10
+	// MaxIdempotencyKey is the longest Idempotency-Key, in octets (a bulk record's request ID is
+	// the key, "/" and the record's index, within the ledger's 255).
+	MaxIdempotencyKey = 200
+	// MaxFieldOctets is the longest metadata or commitment value, in octets (an ERC field's
+	// limit).
+	MaxFieldOctets = 64 << 10
+	// keyCacheSize bounds the proved keys a server remembers.
+	keyCacheSize = 4096
+)
+
+// TokenAuthenticator authenticates a bearer token that is not an arkhe API key (an OIDC access
+// token, say): it returns the registered client the token stands for and ok, or ok false for a
+// token it refuses (answered 403), or an error when it cannot tell (answered 503). remote is the
+// caller's address. It must be safe for concurrent use.
+type TokenAuthenticator interface {
+	AuthenticateToken(ctx context.Context, token string, remote netip.Addr) (clientID string, ok bool, err error)
+}
+
+// Config configures a Server. The zero value serves API keys only, with the default limits.
+type Config struct {
+	// Tokens, if set, authenticates bearer tokens that are not API keys; nil refuses them.
+	Tokens TokenAuthenticator
+	// MaxBody is the largest request body in octets (0: DefaultMaxBody).
+	MaxBody int64
+	// MaxRecords is the most records of a bulk request (0: DefaultMaxRecords).
+	MaxRecords int
+	// MaxDraws is how many candidate names a mint tries before it gives up (0: DefaultMaxDraws).
+	MaxDraws int
+	// Blades returns the blade source of one mint (nil: ark.NewRandomBlades). Tests script
+	// blades to force collisions.
+	Blades func() ark.BladeSource
+	// OnError, if set, is told of every request answered 503 (the ledger did not answer).
+	OnError func(error)
+}
+
+// Stats are a server's counts since New.
+type Stats struct {
+	Minted, Replayed, Updated int64 // ARKs minted, mints answered from a receipt, ARKs repointed
+	Refused                   int64 // requests refused (4xx)
+	Failed                    int64 // requests answered 5xx
+	KeyDerivations            int64 // Argon2id derivations of presented API keys
+}
+
+// Server is the API. Create it with New; it is safe for concurrent use.
+type Server struct {
+	pool         *pgxpool.Pool
+	cfg          Config
+	keysRequired bool
+
+	keysMu  sync.Mutex
+	keys    map[string]provedKey // prefix → the key proved last with it
+	flights map[string]*flight   // prefix + secret digest → the check under way
+	checks  chan struct{}        // one slot per key check (Argon2id) that may run at once
+
+	shoulders sync.Map // "NAAN/shoulder" (stored form) → ledger.ShoulderInfo
+	proved    sync.Map // *pgconn.PgConn → prefix the session proved (arkhe_key_login)
+
+	minted, replayed, updated, refused, failed, derivations atomic.Int64
+}
+
+// flight is a key check under way; the requests presenting the same key and secret meanwhile
+// wait for its outcome instead of hashing again.
+type flight struct {
+	done  chan struct{}
+	check ledger.KeyCheck
+	err   error
+}
+
+// maxChecks bounds the key checks (each an Argon2id derivation of 64 MiB) running at once.
+const maxChecks = 2
+
+// provedKey is a key whose secret the ledger accepted: the SHA-256 of that secret (the secret
+// has 256 random bits, so its digest stands for it) and what the ledger's check returned.
+type provedKey struct {
+	sum   [32]byte
+	check ledger.KeyCheck
+}
+
+// New returns a Server on pool, which must log in as a role that writes (the writer role, or a
+// login without roles). It reads whether the ledger requires keys (arkhe init --require-keys):
+// then each connection proves the key of the client it writes for. A bad cfg is a *ConfigError.
+func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Server, error) {
+	switch {
+	case cfg.MaxBody < 0:
+		return nil, &ConfigError{Field: "MaxBody", Rule: "at least 0"}
+	case cfg.MaxRecords < 0:
+		return nil, &ConfigError{Field: "MaxRecords", Rule: "at least 0"}
+	case cfg.MaxDraws < 0 || cfg.MaxDraws > 100:
+		return nil, &ConfigError{Field: "MaxDraws", Rule: "from 0 to 100"}
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxRecords == 0 {
+		cfg.MaxRecords = DefaultMaxRecords
+	}
+	if cfg.MaxDraws == 0 {
+		cfg.MaxDraws = DefaultMaxDraws
+	}
+	if cfg.Blades == nil {
+		cfg.Blades = func() ark.BladeSource { return ark.NewRandomBlades() }
+	}
+	s := &Server{pool: pool, cfg: cfg, keys: map[string]provedKey{}, flights: map[string]*flight{}, checks: make(chan struct{}, maxChecks)}
+	if pool != nil {
+		on, err := ledger.KeysRequired(ctx, pool)
+		if err != nil {
+			return nil, err
+		}
+		s.keysRequired = on
+	}
+	return s, nil
+}
+
+// Paths are the request paths the server answers; a server mounting it routes these here.
+func Paths() []string { return []string{"/mint", "/update", "/bulk_mint", "/bulk_update"} }
+
+// ServeHTTP answers the paths of Paths; any other is 404.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/mint":
+		s.serveMint(w, r)
+	case "/update":
+		s.serveUpdate(w, r)
+	case "/bulk_mint":
+		s.serveBulkMint(w, r)
+	case "/bulk_update":
+		s.serveBulkUpdate(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Stats returns the server's counts.
+func (s *Server) Stats() Stats {
+	return Stats{Minted: s.minted.Load(), Replayed: s.replayed.Load(), Updated: s.updated.Load(),
+		Refused: s.refused.Load(), Failed: s.failed.Load(), KeyDerivations: s.derivations.Load()}
+}
+
+// Metrics returns the server's counts as metric families (arkhe_api_*).
+func (s *Server) Metrics() []metrics.Family {
+	st := s.Stats()
+	c := func(name, help string, v int64) metrics.Family {
+		return metrics.Family{Name: name, Help: help, Type: metrics.Counter, Samples: []metrics.Sample{{Value: float64(v)}}}
+	}
+	return []metrics.Family{
+		c("arkhe_api_minted_total", "ARKs minted through the API.", st.Minted),
+		c("arkhe_api_replayed_total", "Mints answered from a receipt (a retried request ID).", st.Replayed),
+		c("arkhe_api_updated_total", "ARKs repointed through the API.", st.Updated),
+		c("arkhe_api_refused_total", "API requests refused (4xx).", st.Refused),
+		c("arkhe_api_failed_total", "API requests the ledger could not answer (5xx).", st.Failed),
+		c("arkhe_api_key_derivations_total", "Argon2id derivations of presented API keys.", st.KeyDerivations),
+	}
+}
+
+// principal is who a request acts as: a registered client, with the API key it presented ("" for
+// a token).
+type principal struct {
+	clientID string
+	key      *ledger.KeyCheck
+}
+
+// prefix returns the presented key's prefix, "" for none.
+func (p principal) prefix() string {
+	if p.key == nil {
+		return ""
+	}
+	return p.key.Prefix
+}
+
+// authenticate reads "Authorization: Bearer <credential>" (arklet takes the header's last word,
+// so a bare credential is accepted too). An API key whose secret the server proved before is
+// accepted without hashing (the ledger checks on each write that it is still active and not
+// locked); any other is checked by the ledger (ledger.CheckKey: a locked or revoked key without
+// hashing). A token that is not an API key goes to Config.Tokens.
+func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, *answer) {
+	h := r.Header.Get("Authorization")
+	f := splitFields(h)
+	if len(f) == 0 {
+		return principal{}, forbidden("an API key is required: Authorization: Bearer <key>")
+	}
+	cred := f[len(f)-1]
+	prefix, secret, err := ledger.ParseKey(cred)
+	if err != nil {
+		if s.cfg.Tokens == nil {
+			return principal{}, forbidden("the credential is not an arkhe API key")
+		}
+		remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+		id, ok, err := s.cfg.Tokens.AuthenticateToken(ctx, cred, remote.Addr())
+		if err != nil {
+			return principal{}, s.unavailable("authenticate token", err)
+		}
+		if !ok {
+			return principal{}, forbidden("the token is not accepted")
+		}
+		return principal{clientID: id}, nil
+	}
+	sum := sha256.Sum256([]byte(secret))
+	s.keysMu.Lock()
+	pk, ok := s.keys[prefix]
+	s.keysMu.Unlock()
+	if ok && subtle.ConstantTimeCompare(pk.sum[:], sum[:]) == 1 {
+		kc := pk.check
+		return principal{clientID: kc.ClientID, key: &kc}, nil
+	}
+	kc, err := s.checkKey(ctx, prefix, sum, cred)
+	if err != nil {
+		return principal{}, s.keyRefusal(err)
+	}
+	return principal{clientID: kc.ClientID, key: &kc}, nil
+}
+
+// checkKey has the ledger check a key not proved before (ledger.CheckKey), at most maxChecks at
+// once; requests presenting the same key and secret while one check runs share its outcome, so
+// a burst of them costs one derivation (and one counted failure, for a wrong secret). An
+// accepted key is remembered.
+func (s *Server) checkKey(ctx context.Context, prefix string, sum [32]byte, cred string) (ledger.KeyCheck, error) {
+	fk := prefix + string(sum[:])
+	s.keysMu.Lock()
+	if f := s.flights[fk]; f != nil {
+		s.keysMu.Unlock()
+		select {
+		case <-f.done:
+			return f.check, f.err
+		case <-ctx.Done():
+			return ledger.KeyCheck{}, ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	s.flights[fk] = f
+	s.keysMu.Unlock()
+	defer func() {
+		s.keysMu.Lock()
+		delete(s.flights, fk)
+		if f.err == nil {
+			if len(s.keys) >= keyCacheSize {
+				clear(s.keys)
+			}
+			s.keys[prefix] = provedKey{sum: sum, check: f.check}
+		}
+		s.keysMu.Unlock()
+		close(f.done)
+	}()
+	select {
+	case s.checks <- struct{}{}:
+	case <-ctx.Done():
+		f.err = ctx.Err()
+		return f.check, f.err
+	}
+	f.check, f.err = ledger.CheckKey(ctx, s.pool, cred)
+	<-s.checks
+	if f.check.Derived {
+		s.derivations.Add(1)
+	}
+	return f.check, f.err
+}
+
+// forget drops what the server remembers of key prefix (a key the ledger refused).
+func (s *Server) forget(prefix string) {
+	s.keysMu.Lock()
+	delete(s.keys, prefix)
+	s.keysMu.Unlock()
+}
+
+// keyRefusal answers a refused key: 401 for a locked key (with Retry-After), else 403 as arklet
+// answers any key it does not accept; a database error is 503.
+func (s *Server) keyRefusal(err error) *answer {
+	ke, ok := asKeyError(err)
+	if !ok {
+		return s.unavailable("check API key", err)
+	}
+	s.forget(ke.Prefix)
+	if ke.Reason == "locked" {
+		a := &answer{status: http.StatusUnauthorized, text: ke.Error()}
+		a.header = map[string]string{"WWW-Authenticate": `Bearer error="invalid_token", error_description="the key is locked"`}
+		if ke.LockedUntil != nil {
+			a.header["Retry-After"] = retryAfter(*ke.LockedUntil)
+		}
+		return a
+	}
+	return forbidden(ke.Error())
+}
+
+// conn acquires a connection for p's writes; on a ledger requiring keys, its session proves
+// p's key first (once per connection and key).
+func (s *Server) conn(ctx context.Context, p principal) (*pgxpool.Conn, *answer) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, s.unavailable("connect to the ledger", err)
+	}
+	if !s.keysRequired || p.key == nil {
+		return c, nil
+	}
+	pg := c.Conn().PgConn()
+	if v, ok := s.proved.Load(pg); ok && v.(string) == p.key.Prefix {
+		return c, nil
+	}
+	if err := ledger.LoginKey(ctx, c, *p.key); err != nil {
+		s.proved.Delete(pg)
+		c.Release()
+		return nil, s.keyRefusal(err)
+	}
+	s.proved.Store(pg, p.key.Prefix)
+	return c, nil
+}
+
+// release returns c to the pool, forgetting a session whose connection is gone.
+func (s *Server) release(c *pgxpool.Conn) {
+	if pg := c.Conn().PgConn(); pg.IsClosed() {
+		s.proved.Delete(pg)
+	}
+	c.Release()
+}
+
+// shoulder returns the registered shoulder (stored form) of naan, remembered after the first
+// look-up (what is kept, the key and blade rules, does not change; the ledger checks the
+// shoulder's status on every mint).
+func (s *Server) shoulder(ctx context.Context, q ledger.Querier, naan, shoulder string) (ledger.ShoulderInfo, bool, error) {
+	k := naan + shoulder
+	if v, ok := s.shoulders.Load(k); ok {
+		return v.(ledger.ShoulderInfo), true, nil
+	}
+	sh, found, err := ledger.LookupShoulder(ctx, q, naan, shoulder)
+	if err != nil || !found {
+		return sh, found, err
+	}
+	s.shoulders.Store(k, sh)
+	return sh, true, nil
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/ledger"
+)
+
+// TestServeAPI runs `arkhe serve --api` as a process of its own: a mint with a key answers
+// arklet's shape, /metrics counts it, a resolution of the new ARK redirects, and the access log
+// has the requests without the key.
+func TestServeAPI(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	pool := pgtest.New(t)
+	l := &ledger.Ledger{Pool: pool}
+	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AddManager(ctx, ledger.Manager{NAAN: "12345", Name: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AddShoulder(ctx, ledger.Shoulder{NAAN: "12345", Shoulder: "/t2", Manager: "m1"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "12345", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := l.CreateKey(ctx, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(t.TempDir(), "access.log")
+	cmd, sc, errb, base := startServe(t, url, "--api", "--access-log", logPath)
+	post := func(key string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/mint", strings.NewReader(`{"naan": 12345, "shoulder": "/t2", "url": "https://example.org/a"}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := post(k.Key)
+	if status != 200 || !strings.HasPrefix(body, `{"ark":"ark:/12345/t2`) {
+		t.Fatalf("POST /mint: %d %q", status, body)
+	}
+	if status, _ := post(k.Key[:len(k.Key)-1] + "x"); status != 403 {
+		t.Fatalf("POST /mint with a wrong key: %d, want 403", status)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	minted := strings.TrimSuffix(strings.TrimPrefix(body, `{"ark":"`), `"}`)
+	resp, err := noRedirect.Get(base + "/" + minted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 302 || resp.Header.Get("Location") != "https://example.org/a" {
+		t.Fatalf("GET /%s: %d %q", minted, resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"arkhe_api_minted_total 1\n", "arkhe_api_refused_total 1\n", "arkhe_api_key_derivations_total 2\n"} {
+		if !strings.Contains(string(mt), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, mt)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Scan() || sc.Text() != "arkhe serve: stopped" {
+		t.Errorf("after SIGTERM: %q", sc.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("arkhe serve after SIGTERM: %v; stderr:\n%s", err, errb.String())
+	}
+	log, _ := os.ReadFile(logPath)
+	secret := k.Key[len("arkhe_"+k.Prefix+"_"):]
+	if !strings.Contains(string(log), `"POST /mint HTTP/1.1" 200 `) || !strings.Contains(string(log), `"POST /mint HTTP/1.1" 403 `) {
+		t.Errorf("access log lacks the mints:\n%s", log)
+	}
+	if strings.Contains(string(log), secret) || strings.Contains(string(log), k.Prefix) || strings.Contains(errb.String(), secret) {
+		t.Errorf("the key reached a log:\n%s\nstderr:\n%s", log, errb.String())
+	}
+}

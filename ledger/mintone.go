@@ -1,0 +1,230 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Single-ARK mint (ark_mint_one) and the online check of an API key: what a server does per
+// request, on a connection of its choosing.
+
+// Querier is what the single-ARK operations run on: a pool, a connection or a transaction.
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// ShoulderInfo is what a single mint needs of a shoulder: its internal key (ID, never shown),
+// NAAN, stored form ("/x9"), blade length, check zone (naan_name, name_only or none), blade
+// template ("" for BladeLength betanumerics) and status.
+type ShoulderInfo struct {
+	ID            int64
+	NAAN          string
+	Shoulder      string
+	BladeLength   int
+	CheckZone     string
+	BladeTemplate string
+	Status        string
+}
+
+// LookupShoulder reads shoulder (stored form "/x9") of naan. found is false when it is not
+// registered.
+func LookupShoulder(ctx context.Context, q Querier, naan, shoulder string) (s ShoulderInfo, found bool, err error) {
+	err = q.QueryRow(ctx, `select id, naan, shoulder, blade_length, check_zone, coalesce(blade_template, ''), status
+		from shoulder where naan = $1 and shoulder = $2`, naan, shoulder).
+		Scan(&s.ID, &s.NAAN, &s.Shoulder, &s.BladeLength, &s.CheckZone, &s.BladeTemplate, &s.Status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, fmt.Errorf("read shoulder %s%s: %w", naan, shoulder, err)
+	}
+	return s, true, nil
+}
+
+// MintOneRequest is one ARK to mint with ark_mint_one. ClientID is the registered client the mint
+// acts as; KeyPrefix names the API key it presented ("" when it authenticated otherwise), which
+// must be the client's, active and not locked; RequestID (required: every ARK arkhe mints has
+// its receipt) with Digest (16 octets, the payload's) is its receipt; Names are the candidate assigned names in the order to try (shoulder + blade +
+// check character, no NAAN); the other fields are the ARK's ("" or nil for none; Metadata a JSON
+// object).
+type MintOneRequest struct {
+	ClientID   string
+	KeyPrefix  string
+	RequestID  string
+	Digest     [16]byte
+	ShoulderID int64
+	Names      []string
+	URL        string
+	Commitment string
+	Who        string
+	What       string
+	When       string
+	Metadata   []byte
+}
+
+// MintOneResult is what MintOne minted, or replayed: Key is the ledger key "NAAN/name";
+// Replayed is true when the request ID's receipt answered; Collisions counts the candidate names
+// that were taken.
+type MintOneResult struct {
+	Key        string
+	Replayed   bool
+	Collisions int
+}
+
+// MintOne mints one ARK through ark_mint_one on q, insert-only, in one statement: the key is
+// checked (registered, active, not locked), a receipt of the request ID answers with its ARK,
+// the client's reach, the shoulder, the manager's daily quota and the counters are checked and
+// written in the database, and the audit event ark.mint is recorded. A refusal of the ledger's
+// is a *MintRefusedError (see its codes); a unique violation (on Citus, a name taken between the
+// function's look-up and its insert) is returned wrapped, for the caller to draw again; any other
+// error is wrapped.
+func MintOne(ctx context.Context, q Querier, r MintOneRequest) (MintOneResult, error) {
+	var res MintOneResult
+	nz := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	var meta any
+	if len(r.Metadata) > 0 {
+		meta = string(r.Metadata)
+	}
+	var key *string
+	err := q.QueryRow(ctx, `select ark, replayed, collisions from ark_mint_one($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)`,
+		r.ClientID, nz(r.KeyPrefix), nz(r.RequestID), r.Digest[:], r.ShoulderID, r.Names, nz(r.URL), nz(r.Commitment), nz(r.Who), nz(r.What),
+		nz(r.When), meta).Scan(&key, &res.Replayed, &res.Collisions)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		switch c := SQLState(err); c {
+		case CodeKeyRefused, CodeQuotaUsed, CodeRequestReused, CodeNamesTaken, CodeReachRefused, CodeRoleBinding,
+			CodeKeyRequired, CodeForeignKeyViolation:
+			if errors.As(err, &pgErr) {
+				return res, &MintRefusedError{Code: c, Rule: pgErr.Message, Err: err}
+			}
+		}
+		return res, fmt.Errorf("mint one ARK: %w", err)
+	}
+	if key != nil {
+		res.Key = *key
+	}
+	return res, nil
+}
+
+// KeyCheck is an API key the ledger accepted online (CheckKey): the client it belongs to, its
+// prefix and the Argon2id hash of its secret under the stored salt and parameters (what
+// arkhe_key_login takes). Derived reports whether this check ran Argon2id.
+type KeyCheck struct {
+	ClientID string
+	Prefix   string
+	Hash     []byte
+	Derived  bool
+}
+
+// CheckKey checks a printed API key for a server: the client is the key's own (found by its
+// prefix). A key that is malformed, not registered, revoked or locked is refused before any
+// Argon2id work (a locked key is neither compared nor counted, so a brute force against it costs
+// the server no hashing); otherwise its secret is hashed with the key's parameters and the
+// ledger compares (arkhe_key_verify: a failure is counted, and locks the key after
+// KeyMaxFailures in a row). A refusal is a *KeyError (Reason malformed, unknown, revoked, locked
+// or wrong; Derived in the returned value says whether Argon2id ran); other errors are wrapped.
+func CheckKey(ctx context.Context, q Querier, key string) (KeyCheck, error) {
+	var kc KeyCheck
+	prefix, secret, err := ParseKey(key)
+	if err != nil {
+		return kc, &KeyError{Reason: "malformed", Err: err}
+	}
+	kc.Prefix = prefix
+	var (
+		subject, state string
+		locked         *time.Time
+		head           *string
+	)
+	err = q.QueryRow(ctx, `select k.client_id, k.subject_type, k.state, k.locked_until, arkhe_key_params($1)
+		from arkhe_key_state($1) k`, prefix).Scan(&kc.ClientID, &subject, &state, &locked, &head)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return kc, &KeyError{Prefix: prefix, Reason: "unknown"}
+	case err != nil:
+		return kc, fmt.Errorf("check API key: %w", err)
+	case state != "active":
+		return kc, &KeyError{ClientID: kc.ClientID, Prefix: prefix, Reason: state, LockedUntil: locked}
+	case subject != "machine":
+		return kc, &KeyError{ClientID: kc.ClientID, Prefix: prefix, Reason: "unknown",
+			Err: fmt.Errorf("client %s is a person: people sign in, machine clients hold keys", kc.ClientID)}
+	case head == nil:
+		return kc, &KeyError{ClientID: kc.ClientID, Prefix: prefix, Reason: "unknown"}
+	}
+	p, salt, err := parsePHCHead(*head)
+	if err != nil {
+		return kc, fmt.Errorf("check API key %s_%s: %w", KeyLabel, prefix, err)
+	}
+	kc.Hash = deriveKey(secret, p, salt)
+	kc.Derived = true
+	var verdict string
+	if err := q.QueryRow(ctx, `select arkhe_key_verify($1, $2, $3)`, kc.ClientID, prefix, kc.Hash).Scan(&verdict); err != nil {
+		return kc, fmt.Errorf("check API key: %w", err)
+	}
+	if verdict == "ok" {
+		return kc, nil
+	}
+	ke := &KeyError{ClientID: kc.ClientID, Prefix: prefix, Reason: verdict}
+	if verdict == "wrong" {
+		_ = q.QueryRow(ctx, `select arkhe_key_locked_until($1)`, prefix).Scan(&ke.LockedUntil)
+		if ke.LockedUntil != nil {
+			ke.Reason = "locked"
+		}
+	}
+	return kc, ke
+}
+
+// KeyUsable reports whether API key prefix may be used now, as the ledger holds it: registered,
+// active (not revoked) and not locked; a refusal is a *KeyError. It does no hashing: a server
+// that proved the key's secret earlier calls it on each later request.
+func KeyUsable(ctx context.Context, q Querier, prefix string) error {
+	var (
+		clientID, state string
+		locked          *time.Time
+	)
+	err := q.QueryRow(ctx, `select client_id, state, locked_until from arkhe_key_state($1)`, prefix).Scan(&clientID, &state, &locked)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return &KeyError{Prefix: prefix, Reason: "unknown"}
+	case err != nil:
+		return fmt.Errorf("check API key: %w", err)
+	case state != "active":
+		return &KeyError{ClientID: clientID, Prefix: prefix, Reason: state, LockedUntil: locked}
+	}
+	return nil
+}
+
+// LoginKey proves the key kc checked to the session of conn (arkhe_key_login), so that on a
+// ledger requiring keys the database accepts that session's writes for the key's client. A
+// verdict other than ok is a *KeyError.
+func LoginKey(ctx context.Context, q Querier, kc KeyCheck) error {
+	var verdict string
+	if err := q.QueryRow(ctx, `select arkhe_key_login($1, $2, $3)`, kc.ClientID, kc.Prefix, kc.Hash).Scan(&verdict); err != nil {
+		return fmt.Errorf("prove API key %s_%s: %w", KeyLabel, kc.Prefix, err)
+	}
+	if verdict != "ok" {
+		return &KeyError{ClientID: kc.ClientID, Prefix: kc.Prefix, Reason: verdict}
+	}
+	return nil
+}
+
+// KeysRequired reports whether the ledger requires the client's API key for writes
+// (arkhe init --require-keys).
+func KeysRequired(ctx context.Context, q Querier) (bool, error) {
+	var on bool
+	if err := q.QueryRow(ctx, `select arkhe_keys_required()`).Scan(&on); err != nil {
+		return false, fmt.Errorf("read ledger settings: %w", err)
+	}
+	return on, nil
+}

@@ -1,0 +1,126 @@
+package ledger_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/ledger"
+)
+
+// mintOneLedger registers NAAN 99999, manager m1 (quota 3 a day), shoulders /x9 (m1's) and /k7
+// (manager m2's), a machine client "svc" of m1 with scope ark:mint and an API key, and returns
+// the ledger, the key's prefix and /x9's internal key.
+func mintOneLedger(t *testing.T, db pgtest.DB) (*ledger.Ledger, string, int64) {
+	t.Helper()
+	ctx := context.Background()
+	l := &ledger.Ledger{Pool: db.Pool}
+	ledger.SetKeyParams(l, ledger.CheapKeyParams())
+	must(t, firstErr(l.AddNAAN(ctx, ledger.NAAN{NAAN: "99999", Name: "test"})))
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m1", QuotaPerDay: 3})))
+	must(t, firstErr(l.AddManager(ctx, ledger.Manager{NAAN: "99999", Name: "m2"})))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/x9", Manager: "m1"}, 0)))
+	must(t, firstErr(l.AddShoulder(ctx, ledger.Shoulder{NAAN: "99999", Shoulder: "/k7", Manager: "m2"}, 0)))
+	must(t, l.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
+	k, err := l.CreateKey(ctx, "svc")
+	must(t, err)
+	s, found, err := ledger.LookupShoulder(ctx, l.Pool, "99999", "/x9")
+	must(t, err)
+	if !found || s.BladeLength != 8 || s.CheckZone != "naan_name" || s.Status != "active" {
+		t.Fatalf("LookupShoulder(/x9) = %+v, %v", s, found)
+	}
+	return l, k.Prefix, s.ID
+}
+
+// TestMintOne: ark_mint_one mints once per request ID (a retry replays the same ARK, another
+// payload under it is refused), counts a taken name as a collision and draws the next, gives
+// up when every name is taken, writes its counters and one ark.mint audit event per new ARK,
+// and refuses in the database, in plain SQL, a revoked key, a shoulder out of reach and a mint
+// past the manager's daily quota, writing nothing.
+func TestMintOne(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		l, prefix, x9 := mintOneLedger(t, db)
+		d := [16]byte{1, 2, 3}
+		req := ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, RequestID: "r1", Digest: d, ShoulderID: x9,
+			Names: []string{"x9bcdfghjk"}, URL: "https://example.org/a"}
+		r, err := ledger.MintOne(ctx, l.Pool, req)
+		must(t, err)
+		if r != (ledger.MintOneResult{Key: "99999/x9bcdfghjk", Collisions: 0}) {
+			t.Fatalf("first mint = %+v", r)
+		}
+		// the retry: same request ID, other candidate names, the same ARK
+		req.Names = []string{"x9mnpqrstv"}
+		r, err = ledger.MintOne(ctx, l.Pool, req)
+		must(t, err)
+		if r != (ledger.MintOneResult{Key: "99999/x9bcdfghjk", Replayed: true}) {
+			t.Fatalf("retry = %+v", r)
+		}
+		other := req
+		other.Digest = [16]byte{9}
+		if _, err := ledger.MintOne(ctx, l.Pool, other); !ledger.IsMintRefused(err, ledger.CodeRequestReused) {
+			t.Fatalf("request ID reused for another payload: %v, want AK022", err)
+		}
+		// a taken name is a collision; the next candidate is minted
+		r, err = ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, RequestID: "r2", ShoulderID: x9,
+			Names: []string{"x9bcdfghjk", "x9zzzzzzzz"}})
+		must(t, err)
+		if r != (ledger.MintOneResult{Key: "99999/x9zzzzzzzz", Collisions: 1}) {
+			t.Fatalf("mint after a collision = %+v", r)
+		}
+		if _, err := ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, RequestID: "r3", ShoulderID: x9,
+			Names: []string{"x9bcdfghjk", "x9zzzzzzzz"}}); !ledger.IsMintRefused(err, ledger.CodeNamesTaken) {
+			t.Fatalf("every name taken: %v, want AK023", err)
+		}
+		if n := count(t, l.Pool, `select count(*) from ark`); n != 2 {
+			t.Fatalf("%d ARKs, want 2", n)
+		}
+		if n := count(t, l.Pool, `select count(*) from audit_event where action = 'ark.mint' and client_id = 'svc'`); n != 2 {
+			t.Fatalf("%d ark.mint events, want 2", n)
+		}
+		if n := count(t, l.Pool, `select draws * 10 + collisions from shoulder_tally`); n != 31 {
+			t.Fatalf("shoulder_tally draws*10+collisions = %d, want 3 draws and 1 collision", n)
+		}
+		// a manager without a quota: counts go through mint_one_tally, folded by each mint
+		must(t, l.AddClient(ctx, ledger.Client{ClientID: "svc2", NAAN: "99999", Manager: "m2", Authority: "manager", Scopes: []string{"ark:mint"}}))
+		k2, err := l.CreateKey(ctx, "svc2")
+		must(t, err)
+		k7, _, err := ledger.LookupShoulder(ctx, l.Pool, "99999", "/k7")
+		must(t, err)
+		for _, n := range []string{"k7bbbbbbbb", "k7cccccccc"} {
+			must(t, firstErr(ledger.MintOne(ctx, l.Pool, ledger.MintOneRequest{ClientID: "svc2", KeyPrefix: k2.Prefix, RequestID: n, ShoulderID: k7.ID,
+				Names: []string{"k7bcdfghjk", n}})))
+		}
+		if n := count(t, l.Pool, `select draws * 10 + collisions from shoulder_tally where shoulder_id = (select id from shoulder where shoulder = '/k7')`); n != 31 {
+			t.Fatalf("/k7 tally draws*10+collisions = %d, want 3 draws, 1 collision", n)
+		}
+		if n := count(t, l.Pool, `select minted from mint_quota where manager_id = (select id from manager where name = 'm2')`); n != 2 {
+			t.Fatalf("m2 minted %d, want 2", n)
+		}
+		if n := count(t, l.Pool, `select count(*) from mint_one_tally`); n != 0 {
+			t.Fatalf("%d counts not folded, want 0", n)
+		}
+		nodes := nodesOf(t, db)
+		sql := func(name, shoulder string) string {
+			return `select ark_mint_one('svc', '` + prefix + `', '` + name + `', '\x00112233445566778899aabbccddeeff', (select id from shoulder where shoulder = '` + shoulder +
+				`'), array['` + name + `'], null, null, null, null, null, null)`
+		}
+		// without a request ID: no mint
+		refusedOn(t, nodes, "22004", `select ark_mint_one('svc', '`+prefix+`', null, '\x00112233445566778899aabbccddeeff', (select id from shoulder where shoulder = '/x9'), array['x9ffffffff'], null, null, null, null, null, null)`)
+		// out of reach of svc: m2's shoulder
+		refusedOn(t, nodes, ledger.CodeReachRefused, sql("k7bcdfghjk", "/k7"))
+		// the quota: 3 a day, 2 used; the third passes, the fourth is refused whole
+		exec(t, l.Pool, sql("x9bbbbbbbb", "/x9"))
+		refusedOn(t, nodes, ledger.CodeQuotaUsed, sql("x9cccccccc", "/x9"))
+		// a revoked key
+		must(t, firstErr(l.RevokeKey(ctx, prefix)))
+		refusedOn(t, nodes, ledger.CodeKeyRefused, sql("x9dddddddd", "/x9"))
+		if n := count(t, l.Pool, `select count(*) from ark`); n != 5 {
+			t.Fatalf("%d ARKs after the refusals, want 5", n)
+		}
+		if n := count(t, l.Pool, `select minted from mint_quota where manager_id = (select id from manager where name = 'm1')`); n != 3 {
+			t.Fatalf("mint_quota %d, want 3", n)
+		}
+	})
+}
