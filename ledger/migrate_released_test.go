@@ -23,6 +23,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		"0015_key_columns_receipt_layout.sql": "dc9ca50c500affae",
 		"0016_resolver_role.sql":              "a8d3ee2a01c47d43",
 		"0017_update_receipts.sql":            "67ccc8fd6d1eda04",
+		"0022_update_change_rows.sql":         "65956cd48b812f54",
 	}
 	ms, err := Migrations()
 	if err != nil {
