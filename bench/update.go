@@ -175,6 +175,7 @@ func RunUpdate(ctx context.Context, cfg UpdateConfig) (UpdateResult, error) {
 		return res, fmt.Errorf("floor: %w", err)
 	}
 	res.Floor = time.Since(t0)
+	srv.logf("floor: %.2f s (load average %s)", res.Floor.Seconds(), loadAverage())
 	if _, err := srv.admin.Exec(ctx, "checkpoint"); err != nil {
 		return res, err
 	}
@@ -182,6 +183,7 @@ func RunUpdate(ctx context.Context, cfg UpdateConfig) (UpdateResult, error) {
 	if err := runUpdate(ctx, cfg, srv.url(a), la, man, filepath.Join(srv.dir, "moves.changes.csv"), &res); err != nil {
 		return res, err
 	}
+	srv.logf("arkhe update: %.2f s, peak RSS %.0f MiB (load average %s)", res.Arkhe.Seconds(), float64(res.PeakRSS)/(1<<20), loadAverage())
 	if cfg.Loop > 0 && cfg.Exe != "" {
 		srv.logf("a loop of %d single arkhe ark repoint processes", cfg.Loop)
 		if err := repointLoop(ctx, cfg, srv.url(a), la, &res); err != nil {

@@ -26,6 +26,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		"0018_raise_counters.sql":             "2ea08baf1445a201",
 		"0019_export_mark_grant.sql":          "12db4b5a86fe17d0",
 		"0020_mint_one.sql":                   "026f4f4fdb043666",
+		"0022_update_change_rows.sql":         "65956cd48b812f54",
 	}
 	ms, err := Migrations()
 	if err != nil {

@@ -377,19 +377,19 @@ begin
               and a.shoulder_id = r.shoulder_id and (s.mask & 32 <> 0) = r.st;
         end if;
     end loop;
-    -- unchanged rows
-    update ark_update_stage s set outcome = 'unchanged'
-    from ark a
-    where s.token = p_token and s.outcome is null and a.ark = s.ark
-      and (s.mask & 1 = 0 or a.url is not distinct from nullif(s.url, ''))
+    -- unchanged and changed rows, in one pass
+    update ark_update_stage s set outcome = case when
+          (s.mask & 1 = 0 or a.url is not distinct from nullif(s.url, ''))
       and (s.mask & 2 = 0 or a.erc_who is not distinct from nullif(s.erc_who, ''))
       and (s.mask & 4 = 0 or a.erc_what is not distinct from nullif(s.erc_what, ''))
       and (s.mask & 8 = 0 or a.erc_when is not distinct from nullif(s.erc_when, ''))
       and (s.mask & 16 = 0 or a.commitment is not distinct from nullif(s.commitment, ''))
       and (s.mask & 32 = 0 or (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) = s.status)
       and (s.mask & 64 = 0 or (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) <> 'unavailable' or s.status = 'public'
-           or a.tombstone_reason is not distinct from nullif(s.reason, ''));
-    update ark_update_stage s set outcome = 'changed' where s.token = p_token and s.outcome is null;
+           or a.tombstone_reason is not distinct from nullif(s.reason, ''))
+        then 'unchanged' else 'changed' end
+    from ark a
+    where s.token = p_token and s.outcome is null and a.ark = s.ark;
     -- one ARK_CHANGE row per changed ARK, then the ark rows (checked against it by ark_update)
     insert into ark_change (ark, seq, at, action, before_url, after_url, before_status, after_status, reason,
                             before_erc, after_erc, by_client, by_text)
@@ -399,10 +399,10 @@ begin
                 when n.url is distinct from a.url then 'update'
                 else 'metadata' end,
            a.url, n.url, (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end), n.status, nullif(s.reason, ''),
-           jsonb_build_object('who', a.erc_who, 'what', a.erc_what, 'when', a.erc_when,
-                              'commitment', a.commitment, 'tombstone_reason', a.tombstone_reason),
-           jsonb_build_object('who', n.who, 'what', n.what, 'when', n.when_, 'commitment', n.commitment,
-                              'tombstone_reason', n.tombstone_reason),
+           case when e.erc then jsonb_build_object('who', a.erc_who, 'what', a.erc_what, 'when', a.erc_when,
+                                                   'commitment', a.commitment, 'tombstone_reason', a.tombstone_reason) end,
+           case when e.erc then jsonb_build_object('who', n.who, 'what', n.what, 'when', n.when_, 'commitment', n.commitment,
+                                                   'tombstone_reason', n.tombstone_reason) end,
            p_by_client, p_by_text
     from ark_update_stage s join ark a on a.ark = s.ark,
          lateral (select case when s.mask & 1 <> 0 then nullif(s.url, '') else a.url end as url,
@@ -413,7 +413,9 @@ begin
                          case when s.mask & 32 <> 0 then s.status else (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) end as status,
                          case when (case when s.mask & 32 <> 0 then s.status else (case a.status when 'unavailable' then 'unavailable' when 'reserved' then 'reserved' else 'public' end) end) <> 'unavailable' then null
                               when s.mask & 64 <> 0 then nullif(s.reason, '')
-                              else a.tombstone_reason end as tombstone_reason) n
+                              else a.tombstone_reason end as tombstone_reason) n,
+         lateral (select (a.erc_who, a.erc_what, a.erc_when, a.commitment, a.tombstone_reason)
+                         is distinct from (n.who, n.what, n.when_, n.commitment, n.tombstone_reason) as erc) e
     where s.token = p_token and s.outcome = 'changed';
     update ark a set url = case when s.mask & 1 <> 0 then nullif(s.url, '') else a.url end,
                      erc_who = case when s.mask & 2 <> 0 then nullif(s.erc_who, '') else a.erc_who end,

@@ -131,6 +131,10 @@ func TestUpdateTate(t *testing.T) {
 		if !strings.Contains(before, "tate.org.uk") || after != "https://collections.example.org/art/A00001" || by != "arkhe update" {
 			t.Fatalf("ARK_CHANGE of %s: %q -> %q by %q", a1, before, after, by)
 		}
+		// a repoint writes the row a single repoint writes: no ERC description before and after
+		if n := mintCount(t, l.Pool, `select count(*) from ark_change where before_erc is not null or after_erc is not null`); n != 0 {
+			t.Fatalf("%d repoint ARK_CHANGE rows carry an ERC description", n)
+		}
 		res := readCSV(t, filepath.Join(dir, "result.csv"))
 		if len(res) != tateRows+1 || res[1][4] != loader.OutcomeChanged || !strings.HasPrefix(res[1][2], "ark:99999/x9") {
 			t.Fatalf("result file: %v", res[:2])
@@ -167,6 +171,11 @@ func TestUpdateTate(t *testing.T) {
 		}
 		if status != "unavailable" || reason != "withdrawn by the gallery" || who != nil {
 			t.Fatalf("tombstoned %s: status %s reason %q who %v", a1, status, reason, who)
+		}
+		var erc string
+		if err := l.Pool.QueryRow(ctx, `select after_erc::text from ark_change where ark = $1 order by seq desc limit 1`, a1[4:]).Scan(&erc); err != nil ||
+			!strings.Contains(erc, `"who": null`) || !strings.Contains(erc, `"tombstone_reason": "withdrawn by the gallery"`) {
+			t.Fatalf("the tombstone's ERC after: %s %v", erc, err)
 		}
 		rej := readCSV(t, filepath.Join(dir, "rejects2.csv"))
 		joined := fmt.Sprint(rej)
