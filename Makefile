@@ -242,7 +242,8 @@ fuzz-long:
 # twice: on a single node against both floors (arkhe's schema and the plain floor), and on Citus
 # (a throw-away coordinator and two workers on this machine) beside a single node, median of 3
 # runs of each, alternating. Resolution: arkhe serve against nginx with the exported map, the
-# pgbench floor and arklet, 30 s of wrk each over 64 connections.
+# pgbench floor and arklet, 30 s of wrk each over 64 connections. The online API: single mints
+# over keep-alive HTTP from 32 clients against a pgbench floor of the same insert, and arklet.
 ARKLET_SRC := $(SHARED)/vendor/arklet/arklet-272c5e6.tar.gz
 bench: pg-server citus nginx wrk arklet-deps build
 	$(GO) test ./ark ./pipeline ./fixtures ./bench -run '^$$' -bench . -benchmem
@@ -255,6 +256,7 @@ bench: pg-server citus nginx wrk arklet-deps build
 	$(BIN) bench update --rows 1000000
 	$(BIN) bench resolve --arks 1000000 --arklet $(ARKLET_SRC)
 	$(BIN) bench resolve --arks 1000000 --hostile 1000000 --duration 30s
+	$(BIN) bench api --arklet $(ARKLET_SRC)
 	$(MAKE) --no-print-directory bench-tate
 
 # The Tate ledger as loaded: make run (69,202 ARKs) into a throw-away embedded cluster, arkhe
