@@ -328,6 +328,9 @@ func openParquetChanges(f *os.File, column func(string) string) (p *parquetChang
 		if !ok || leaf.MaxRepetitionLevel > 0 {
 			continue
 		}
+		if err := scalarLeaf(fl.Type()); err != nil {
+			return nil, fmt.Errorf("parquet column %q: %w", fl.Name(), err)
+		}
 		switch fl.Type().Kind() {
 		case parquet.ByteArray, parquet.Int32, parquet.Int64:
 		default:

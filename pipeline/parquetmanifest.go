@@ -176,6 +176,18 @@ func checkParquetFooter(f io.ReaderAt, size int64) error {
 	return nil
 }
 
+// scalarLeaf refuses a leaf column type annotated MAP, LIST or VARIANT: such a leaf holds no
+// single value, and parquet-go's Type.Kind panics on it, so it is checked before Kind is asked.
+func scalarLeaf(t parquet.Type) error {
+	if lt := t.LogicalType(); lt != nil {
+		switch lt.Value.(type) {
+		case *format.MapType, *format.ListType, *format.VariantType:
+			return fmt.Errorf("a leaf column annotated %s holds no single value; store the value as text", lt.Value)
+		}
+	}
+	return nil
+}
+
 // parquetConversion picks the text conversion for a leaf column type.
 func parquetConversion(t parquet.Type) (parquetConv, error) {
 	var logical format.LogicalTypeValue
@@ -184,6 +196,9 @@ func parquetConversion(t parquet.Type) (parquetConv, error) {
 	}
 	if _, ok := logical.(*format.DecimalType); ok {
 		return 0, errors.New("DECIMAL columns are not supported; store the identifier as text")
+	}
+	if err := scalarLeaf(t); err != nil {
+		return 0, err
 	}
 	switch t.Kind() {
 	case parquet.ByteArray:
