@@ -111,6 +111,9 @@ func runServe(c *cli.Context, e *env) error {
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(c.Context) },
 	}
 	fmt.Fprintf(e.stdout, "arkhe serve: resolving on http://%s\n", ln.Addr())
+	if apiServer != nil {
+		fmt.Fprintf(e.stdout, "arkhe serve: arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) on http://%s\n", ln.Addr())
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(resolver.LimitListener(ln, c.Int("max-connections"))) }()
 	select {

@@ -41,6 +41,9 @@ func TestServeAPI(t *testing.T) {
 	}
 	logPath := filepath.Join(t.TempDir(), "access.log")
 	cmd, sc, errb, base := startServe(t, url, "--api", "--access-log", logPath)
+	if want := "arkhe serve: arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) on " + base; !sc.Scan() || sc.Text() != want {
+		t.Fatalf("serve --api's second line: %q, want %q", sc.Text(), want)
+	}
 	post := func(key string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, base+"/mint", strings.NewReader(`{"naan": 12345, "shoulder": "/t2", "url": "https://example.org/a"}`))
