@@ -537,20 +537,16 @@ func (s *soak) checkReplay(name, mm string, size int) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `create temp table soak_replay (request_id text, ark text, status text)`); err != nil {
+	if _, err := conn.Exec(ctx, `create temp table soak_replay (request_id text, ark text, status text,
+		url text, who text, what text, "when" text, commitment text)`); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(mm)
+	n, err := copyMintMap(ctx, conn, "soak_replay", mm)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", name, err)
 	}
-	tag, err := conn.PgConn().CopyFrom(ctx, f, `copy soak_replay (request_id, ark, status) from stdin (format csv, header true)`)
-	_ = f.Close()
-	if err != nil {
-		t.Fatalf("%s: mint map %s: %v", name, mm, err)
-	}
-	if tag.RowsAffected() != int64(size) {
-		t.Errorf("%s: mint map %s: %d rows, want %d", name, mm, tag.RowsAffected(), size)
+	if n != int64(size) {
+		t.Errorf("%s: mint map %s: %d rows, want %d", name, mm, n, size)
 	}
 	var notReplayed, wrong int64
 	err = conn.QueryRow(ctx, `select count(*) filter (where m.status <> 'replayed'),
@@ -563,6 +559,22 @@ func (s *soak) checkReplay(name, mm string, size int) {
 		t.Errorf("%s: %d rows not replayed, %d naming an ARK other than the ledger's for their request ID", name, notReplayed, wrong)
 		s.logf("check FAILED: %s: %d rows not replayed, %d naming another ARK", name, notReplayed, wrong)
 	}
+}
+
+// copyMintMap copies the CSV mint map at path into table, which has the mint map's eight
+// columns (request_id, ark, status, then the payload: url, who, what, when, commitment), and
+// returns the rows copied.
+func copyMintMap(ctx context.Context, conn *pgx.Conn, table, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	tag, err := conn.PgConn().CopyFrom(ctx, f, `copy `+table+` (request_id, ark, status, url, who, what, "when", commitment) from stdin (format csv, header true)`)
+	if err != nil {
+		return 0, fmt.Errorf("mint map %s: %w", path, err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // once runs `arkhe args...` once with no fault and returns its exit code, stdout and stderr.
@@ -631,17 +643,12 @@ func (s *soak) checkLedger(maps []string, sizes []int) {
 		if _, err := conn.Exec(ctx, fmt.Sprintf(`alter table soak_map alter column run set default %d`, i)); err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(mm)
+		n, err := copyMintMap(ctx, conn, "soak_map", mm)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tag, err := conn.PgConn().CopyFrom(ctx, f, `copy soak_map (request_id, ark, status, url, who, what, "when", commitment) from stdin (format csv, header true)`)
-		_ = f.Close()
-		if err != nil {
-			t.Fatalf("mint map %s: %v", mm, err)
-		}
-		if tag.RowsAffected() != int64(sizes[i]) {
-			t.Errorf("mint map %s: %d rows, want %d", mm, tag.RowsAffected(), sizes[i])
+		if n != int64(sizes[i]) {
+			t.Errorf("mint map %s: %d rows, want %d", mm, n, sizes[i])
 		}
 	}
 	if _, err := conn.Exec(ctx, `analyze soak_map`); err != nil {
