@@ -413,15 +413,7 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 	for _, path := range cfg.Inputs {
 		res, err := importFile(ctx, l, &cfg, client, rej, path)
 		if err != nil {
-			runErr = err
-			switch cause := loader.FaultCause(err); {
-			case ctx.Err() != nil:
-			case cause != "":
-				runErr = &FaultError{Path: path, Cause: cause, Err: err}
-			case ledger.SQLState(err) == codeInternal:
-				runErr = &FaultError{Path: path, Err: err, Uncertain: true,
-					Cause: "an error a Citus worker raised (its SQLSTATE is not passed on: a session ended by a fault, or a row it refused)"}
-			}
+			runErr = fileFault(ctx, path, err)
 			break
 		}
 		rep.Files = append(rep.Files, res)
@@ -434,6 +426,21 @@ func Run(ctx context.Context, l *ledger.Ledger, cfg Config) (Report, error) {
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, runErr
+}
+
+// fileFault is err, the error that stopped the import of the file at path in its one
+// transaction, as a *FaultError when a fault of the database or the connection caused it
+// (the same command then completes the job), or err itself (ctx's cancellation included).
+func fileFault(ctx context.Context, path string, err error) error {
+	switch cause := loader.FaultCause(err); {
+	case ctx.Err() != nil:
+	case cause != "":
+		return &FaultError{Path: path, Cause: cause, Err: err}
+	case ledger.SQLState(err) == codeInternal:
+		return &FaultError{Path: path, Err: err, Uncertain: true,
+			Cause: "an error a Citus worker raised (its SQLSTATE is not passed on: a session ended by a fault, or a row it refused)"}
+	}
+	return err
 }
 
 // loadClient looks the client up and checks it may import (the CLI acts as a registered

@@ -185,7 +185,7 @@ func Recover(ctx context.Context, l *ledger.Ledger, cfg RecoverConfig) (RecoverR
 	for _, path := range cfg.Inputs {
 		res, err := recoverFile(ctx, l, &cfg, client, rej, path)
 		if err != nil {
-			runErr = err
+			runErr = fileFault(ctx, path, err)
 			break
 		}
 		rep.Files = append(rep.Files, res)
@@ -447,8 +447,12 @@ func (rc *recovery) batch(ctx context.Context, rows []pipeline.MintMapEntry) err
 		rid := e.RequestID
 		if led, in := arks[k]; in {
 			if held[rid] != k {
-				reason := fmt.Sprintf("ARK %s is in the ledger without a mint receipt (imported by import run %d): a mint map of client %s cannot claim it for request ID %q; left alone",
-					canon, deref64(led.imported), rc.client.id, rid)
+				how := "not imported"
+				if led.imported != nil {
+					how = fmt.Sprintf("imported by import run %d", *led.imported)
+				}
+				reason := fmt.Sprintf("ARK %s is in the ledger without a mint receipt (%s): a mint map of client %s cannot claim it for request ID %q; left alone",
+					canon, how, rc.client.id, rid)
 				if rs := byARK[k]; len(rs) > 0 {
 					owner := "an unregistered client"
 					if rs[0].client != nil {
@@ -546,14 +550,6 @@ func (rc *recovery) batch(ctx context.Context, rows []pipeline.MintMapEntry) err
 // codeCitusInternal is the SQLSTATE Citus reports a worker's error during COPY with
 // (internal_error), whatever the worker's own was.
 const codeCitusInternal = "XX000"
-
-// deref64 is *p, or 0.
-func deref64(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
 
 // present settles a row whose ARK is in the ledger under its request ID: present when the
 // values agree or the map records none, else changed after the mint (one line per field).
