@@ -203,7 +203,7 @@ func (p principal) prefix() string {
 
 // authenticate reads "Authorization: Bearer <credential>" (arklet takes the header's last word,
 // so a bare credential is accepted too). An API key whose secret the server proved before is
-// accepted without hashing (the ledger checks on each write that it is still active and not
+// accepted without hashing (conn checks once per request that it is still active and not
 // locked); any other is checked by the ledger (ledger.CheckKey: a locked or revoked key without
 // hashing). A token that is not an API key goes to Config.Tokens.
 func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, *answer) {
@@ -314,18 +314,27 @@ func (s *Server) keyRefusal(err error) *answer {
 	return forbidden(ke.Error())
 }
 
-// conn acquires a connection for p's writes; on a ledger requiring keys, its session proves
-// p's key first (once per connection and key).
+// conn acquires a connection for one request's writes as p. A key p presented is checked on it
+// once, before any write of the request, whatever the path (mint, update, bulk): registered,
+// active (not revoked) and not locked (ledger.KeyUsable, no hashing), so a key revoked after the
+// server proved it is refused as a key never proved is (403, 401 when locked); the client's own
+// registration (active, unexpired, in reach) is checked by each write in the database. On a
+// ledger requiring keys, the session proves p's key (arkhe_key_login, once per connection and
+// key), which checks the key the same way.
 func (s *Server) conn(ctx context.Context, p principal) (*pgxpool.Conn, *answer) {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, s.unavailable("connect to the ledger", err)
 	}
-	if !s.keysRequired || p.key == nil {
+	if p.key == nil {
 		return c, nil
 	}
 	pg := c.Conn().PgConn()
-	if v, ok := s.proved.Load(pg); ok && v.(string) == p.key.Prefix {
+	if v, ok := s.proved.Load(pg); !s.keysRequired || ok && v.(string) == p.key.Prefix {
+		if err := ledger.KeyUsable(ctx, c, p.key.Prefix); err != nil {
+			s.release(c)
+			return nil, s.keyRefusal(err)
+		}
 		return c, nil
 	}
 	if err := ledger.LoginKey(ctx, c, *p.key); err != nil {
