@@ -92,12 +92,14 @@ type Server struct {
 	minted, replayed, updated, refused, failed, derivations atomic.Int64
 }
 
-// flight is a key check under way; the requests presenting the same key and secret meanwhile
-// wait for its outcome instead of hashing again.
+// flight is a key check under way, run by a goroutine of its own; the requests presenting the
+// same key and secret meanwhile wait for its outcome instead of hashing again.
 type flight struct {
-	done  chan struct{}
-	check ledger.KeyCheck
-	err   error
+	done      chan struct{} // closed when check and err are set
+	abandoned chan struct{} // closed when every request waiting has gone before the check ran
+	waiters   int           // requests waiting for it, under Server.keysMu
+	check     ledger.KeyCheck
+	err       error
 }
 
 // maxChecks bounds the key checks (each an Argon2id derivation of 64 MiB) running at once.
@@ -246,25 +248,43 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, 
 // checkKey has the ledger check a key not proved before (ledger.CheckKey), at most maxChecks at
 // once; requests presenting the same key and secret while one check runs share its outcome, so
 // a burst of them costs one derivation (and one counted failure, for a wrong secret). An
-// accepted key is remembered.
+// accepted key is remembered. The check belongs to none of the requests sharing it: a request
+// that is cancelled (its client hung up) returns ctx.Err() and leaves the others waiting for the
+// ledger's verdict; a check that has not started when all its requests have gone is dropped, and
+// one that started runs to its end (so a wrong secret is counted whoever hangs up).
 func (s *Server) checkKey(ctx context.Context, prefix string, sum [32]byte, cred string) (ledger.KeyCheck, error) {
 	fk := prefix + string(sum[:])
 	s.keysMu.Lock()
-	if f := s.flights[fk]; f != nil {
-		s.keysMu.Unlock()
-		select {
-		case <-f.done:
-			return f.check, f.err
-		case <-ctx.Done():
-			return ledger.KeyCheck{}, ctx.Err()
-		}
+	f := s.flights[fk]
+	if f == nil {
+		f = &flight{done: make(chan struct{}), abandoned: make(chan struct{})}
+		s.flights[fk] = f
+		go s.runCheck(context.WithoutCancel(ctx), f, fk, prefix, sum, cred)
 	}
-	f := &flight{done: make(chan struct{})}
-	s.flights[fk] = f
+	f.waiters++
 	s.keysMu.Unlock()
+	select {
+	case <-f.done:
+		return f.check, f.err
+	case <-ctx.Done():
+		s.keysMu.Lock()
+		if f.waiters--; f.waiters == 0 && s.flights[fk] == f {
+			delete(s.flights, fk) // a later request starts a check of its own
+			close(f.abandoned)
+		}
+		s.keysMu.Unlock()
+		return ledger.KeyCheck{}, ctx.Err()
+	}
+}
+
+// runCheck runs flight f's check once a check slot is free (unless every request waiting for it
+// has gone first), remembers an accepted key and closes f.done.
+func (s *Server) runCheck(ctx context.Context, f *flight, fk, prefix string, sum [32]byte, cred string) {
 	defer func() {
 		s.keysMu.Lock()
-		delete(s.flights, fk)
+		if s.flights[fk] == f {
+			delete(s.flights, fk)
+		}
 		if f.err == nil {
 			if len(s.keys) >= keyCacheSize {
 				clear(s.keys)
@@ -276,16 +296,15 @@ func (s *Server) checkKey(ctx context.Context, prefix string, sum [32]byte, cred
 	}()
 	select {
 	case s.checks <- struct{}{}:
-	case <-ctx.Done():
-		f.err = ctx.Err()
-		return f.check, f.err
+	case <-f.abandoned:
+		f.err = context.Canceled
+		return
 	}
 	f.check, f.err = ledger.CheckKey(ctx, s.pool, cred)
 	<-s.checks
 	if f.check.Derived {
 		s.derivations.Add(1)
 	}
-	return f.check, f.err
 }
 
 // forget drops what the server remembers of key prefix (a key the ledger refused).
