@@ -87,7 +87,6 @@ type Server struct {
 	checks  chan struct{}        // one slot per key check (Argon2id) that may run at once
 
 	shoulders sync.Map // "NAAN/shoulder" (stored form) → ledger.ShoulderInfo
-	proved    sync.Map // *pgconn.PgConn → prefix the session proved (arkhe_key_login)
 
 	minted, replayed, updated, refused, failed, derivations atomic.Int64
 }
@@ -101,6 +100,11 @@ type flight struct {
 	check     ledger.KeyCheck
 	err       error
 }
+
+// provedData is the key of a connection's CustomData under which the server keeps the prefix of
+// the key its session proved (arkhe_key_login): it lives and dies with the connection, so a
+// connection the pool closes on its own (lifetime, idle time, health check) leaves nothing behind.
+const provedData = "arkhe.api.proved"
 
 // maxChecks bounds the key checks (each an Argon2id derivation of 64 MiB) running at once.
 const maxChecks = 2
@@ -348,30 +352,25 @@ func (s *Server) conn(ctx context.Context, p principal) (*pgxpool.Conn, *answer)
 	if p.key == nil {
 		return c, nil
 	}
-	pg := c.Conn().PgConn()
-	if v, ok := s.proved.Load(pg); !s.keysRequired || ok && v.(string) == p.key.Prefix {
+	data := c.Conn().PgConn().CustomData()
+	if v, ok := data[provedData].(string); !s.keysRequired || ok && v == p.key.Prefix {
 		if err := ledger.KeyUsable(ctx, c, p.key.Prefix); err != nil {
-			s.release(c)
+			c.Release()
 			return nil, s.keyRefusal(err)
 		}
 		return c, nil
 	}
 	if err := ledger.LoginKey(ctx, c, *p.key); err != nil {
-		s.proved.Delete(pg)
+		delete(data, provedData)
 		c.Release()
 		return nil, s.keyRefusal(err)
 	}
-	s.proved.Store(pg, p.key.Prefix)
+	data[provedData] = p.key.Prefix
 	return c, nil
 }
 
-// release returns c to the pool, forgetting a session whose connection is gone.
-func (s *Server) release(c *pgxpool.Conn) {
-	if pg := c.Conn().PgConn(); pg.IsClosed() {
-		s.proved.Delete(pg)
-	}
-	c.Release()
-}
+// release returns c to the pool.
+func (s *Server) release(c *pgxpool.Conn) { c.Release() }
 
 // shoulder returns the registered shoulder (stored form) of naan, remembered after the first
 // look-up (what is kept, the key and blade rules, does not change; the ledger checks the
