@@ -87,18 +87,24 @@ type Server struct {
 	checks  chan struct{}        // one slot per key check (Argon2id) that may run at once
 
 	shoulders sync.Map // "NAAN/shoulder" (stored form) → ledger.ShoulderInfo
-	proved    sync.Map // *pgconn.PgConn → prefix the session proved (arkhe_key_login)
 
 	minted, replayed, updated, refused, failed, derivations atomic.Int64
 }
 
-// flight is a key check under way; the requests presenting the same key and secret meanwhile
-// wait for its outcome instead of hashing again.
+// flight is a key check under way, run by a goroutine of its own; the requests presenting the
+// same key and secret meanwhile wait for its outcome instead of hashing again.
 type flight struct {
-	done  chan struct{}
-	check ledger.KeyCheck
-	err   error
+	done      chan struct{} // closed when check and err are set
+	abandoned chan struct{} // closed when every request waiting has gone before the check ran
+	waiters   int           // requests waiting for it, under Server.keysMu
+	check     ledger.KeyCheck
+	err       error
 }
+
+// provedData is the key of a connection's CustomData under which the server keeps the prefix of
+// the key its session proved (arkhe_key_login): it lives and dies with the connection, so a
+// connection the pool closes on its own (lifetime, idle time, health check) leaves nothing behind.
+const provedData = "arkhe.api.proved"
 
 // maxChecks bounds the key checks (each an Argon2id derivation of 64 MiB) running at once.
 const maxChecks = 2
@@ -203,7 +209,7 @@ func (p principal) prefix() string {
 
 // authenticate reads "Authorization: Bearer <credential>" (arklet takes the header's last word,
 // so a bare credential is accepted too). An API key whose secret the server proved before is
-// accepted without hashing (the ledger checks on each write that it is still active and not
+// accepted without hashing (conn checks once per request that it is still active and not
 // locked); any other is checked by the ledger (ledger.CheckKey: a locked or revoked key without
 // hashing). A token that is not an API key goes to Config.Tokens.
 func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, *answer) {
@@ -246,25 +252,43 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, 
 // checkKey has the ledger check a key not proved before (ledger.CheckKey), at most maxChecks at
 // once; requests presenting the same key and secret while one check runs share its outcome, so
 // a burst of them costs one derivation (and one counted failure, for a wrong secret). An
-// accepted key is remembered.
+// accepted key is remembered. The check belongs to none of the requests sharing it: a request
+// that is cancelled (its client hung up) returns ctx.Err() and leaves the others waiting for the
+// ledger's verdict; a check that has not started when all its requests have gone is dropped, and
+// one that started runs to its end (so a wrong secret is counted whoever hangs up).
 func (s *Server) checkKey(ctx context.Context, prefix string, sum [32]byte, cred string) (ledger.KeyCheck, error) {
 	fk := prefix + string(sum[:])
 	s.keysMu.Lock()
-	if f := s.flights[fk]; f != nil {
-		s.keysMu.Unlock()
-		select {
-		case <-f.done:
-			return f.check, f.err
-		case <-ctx.Done():
-			return ledger.KeyCheck{}, ctx.Err()
-		}
+	f := s.flights[fk]
+	if f == nil {
+		f = &flight{done: make(chan struct{}), abandoned: make(chan struct{})}
+		s.flights[fk] = f
+		go s.runCheck(context.WithoutCancel(ctx), f, fk, prefix, sum, cred)
 	}
-	f := &flight{done: make(chan struct{})}
-	s.flights[fk] = f
+	f.waiters++
 	s.keysMu.Unlock()
+	select {
+	case <-f.done:
+		return f.check, f.err
+	case <-ctx.Done():
+		s.keysMu.Lock()
+		if f.waiters--; f.waiters == 0 && s.flights[fk] == f {
+			delete(s.flights, fk) // a later request starts a check of its own
+			close(f.abandoned)
+		}
+		s.keysMu.Unlock()
+		return ledger.KeyCheck{}, ctx.Err()
+	}
+}
+
+// runCheck runs flight f's check once a check slot is free (unless every request waiting for it
+// has gone first), remembers an accepted key and closes f.done.
+func (s *Server) runCheck(ctx context.Context, f *flight, fk, prefix string, sum [32]byte, cred string) {
 	defer func() {
 		s.keysMu.Lock()
-		delete(s.flights, fk)
+		if s.flights[fk] == f {
+			delete(s.flights, fk)
+		}
 		if f.err == nil {
 			if len(s.keys) >= keyCacheSize {
 				clear(s.keys)
@@ -276,16 +300,15 @@ func (s *Server) checkKey(ctx context.Context, prefix string, sum [32]byte, cred
 	}()
 	select {
 	case s.checks <- struct{}{}:
-	case <-ctx.Done():
-		f.err = ctx.Err()
-		return f.check, f.err
+	case <-f.abandoned:
+		f.err = context.Canceled
+		return
 	}
 	f.check, f.err = ledger.CheckKey(ctx, s.pool, cred)
 	<-s.checks
 	if f.check.Derived {
 		s.derivations.Add(1)
 	}
-	return f.check, f.err
 }
 
 // forget drops what the server remembers of key prefix (a key the ledger refused).
@@ -314,36 +337,40 @@ func (s *Server) keyRefusal(err error) *answer {
 	return forbidden(ke.Error())
 }
 
-// conn acquires a connection for p's writes; on a ledger requiring keys, its session proves
-// p's key first (once per connection and key).
+// conn acquires a connection for one request's writes as p. A key p presented is checked on it
+// once, before any write of the request, whatever the path (mint, update, bulk): registered,
+// active (not revoked) and not locked (ledger.KeyUsable, no hashing), so a key revoked after the
+// server proved it is refused as a key never proved is (403, 401 when locked); the client's own
+// registration (active, unexpired, in reach) is checked by each write in the database. On a
+// ledger requiring keys, the session proves p's key (arkhe_key_login, once per connection and
+// key), which checks the key the same way.
 func (s *Server) conn(ctx context.Context, p principal) (*pgxpool.Conn, *answer) {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, s.unavailable("connect to the ledger", err)
 	}
-	if !s.keysRequired || p.key == nil {
+	if p.key == nil {
 		return c, nil
 	}
-	pg := c.Conn().PgConn()
-	if v, ok := s.proved.Load(pg); ok && v.(string) == p.key.Prefix {
+	data := c.Conn().PgConn().CustomData()
+	if v, ok := data[provedData].(string); !s.keysRequired || ok && v == p.key.Prefix {
+		if err := ledger.KeyUsable(ctx, c, p.key.Prefix); err != nil {
+			c.Release()
+			return nil, s.keyRefusal(err)
+		}
 		return c, nil
 	}
 	if err := ledger.LoginKey(ctx, c, *p.key); err != nil {
-		s.proved.Delete(pg)
+		delete(data, provedData)
 		c.Release()
 		return nil, s.keyRefusal(err)
 	}
-	s.proved.Store(pg, p.key.Prefix)
+	data[provedData] = p.key.Prefix
 	return c, nil
 }
 
-// release returns c to the pool, forgetting a session whose connection is gone.
-func (s *Server) release(c *pgxpool.Conn) {
-	if pg := c.Conn().PgConn(); pg.IsClosed() {
-		s.proved.Delete(pg)
-	}
-	c.Release()
-}
+// release returns c to the pool.
+func (s *Server) release(c *pgxpool.Conn) { c.Release() }
 
 // shoulder returns the registered shoulder (stored form) of naan, remembered after the first
 // look-up (what is kept, the key and blade rules, does not change; the ledger checks the

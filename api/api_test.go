@@ -542,3 +542,68 @@ func TestAuditClean(t *testing.T) {
 		}
 	})
 }
+
+// TestRevokedKeyRefusedOnEveryWrite: a key the server proved (a mint and an update accepted) and
+// then revoked, or its client deactivated, is refused by every write path, PUT /update and
+// /bulk_update as POST /mint and /bulk_mint, 403 naming the refusal, without an Argon2id
+// derivation; no ARK is minted, none repointed, no ARK_CHANGE row written.
+func TestRevokedKeyRefusedOnEveryWrite(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		s := newSite(t, db, api.Config{})
+		for _, tc := range []struct {
+			name, want string
+			refuse     func() error
+		}{
+			{"revoked", "revoked", func() error { return firstErr(s.l.RevokeKey(ctx, s.key)) }},
+			{"deactivated", "svc", func() error { return firstErr(s.l.SetClientActive(ctx, "svc", false)) }},
+		} {
+			if tc.name != "revoked" {
+				k, err := s.l.CreateKey(ctx, "svc")
+				must(t, err)
+				s.key = k.Key
+			}
+			auth := []string{"Authorization", "Bearer " + s.key}
+			status, body, _ := s.mint(map[string]any{"naan": 12345, "shoulder": "/t2", "url": "https://example.org/a"})
+			if status != 200 {
+				t.Fatalf("%s: mint: %d %q", tc.name, status, body)
+			}
+			a := arkOf(t, body)
+			if status, body, _ := s.do(http.MethodPut, "/update", map[string]any{"ark": a, "url": "https://example.org/b"}, auth...); status != 200 {
+				t.Fatalf("%s: update: %d %q", tc.name, status, body)
+			}
+			arks, changes := s.count(`select count(*) from ark`), s.count(`select count(*) from ark_change`)
+			derived := s.srv.Stats().KeyDerivations
+			must(t, tc.refuse())
+			for _, w := range []struct {
+				method, path string
+				body         any
+			}{
+				{http.MethodPut, "/update", map[string]any{"ark": a, "url": "https://example.org/c"}},
+				{http.MethodPut, "/bulk_update", map[string]any{"records": []map[string]any{{"ark": a, "url": "https://example.org/d"}}}},
+				{http.MethodPost, "/mint", map[string]any{"naan": 12345, "shoulder": "/t2"}},
+				{http.MethodPost, "/bulk_mint", map[string]any{"naan": 12345, "records": []map[string]any{{"shoulder": "/t2"}}}},
+			} {
+				status, body, _ := s.do(w.method, w.path, w.body, auth...)
+				if status != 403 || !strings.Contains(body, tc.want) {
+					t.Errorf("%s %s with the key %s: %d %q, want 403 naming %q", w.method, w.path, tc.name, status, body, tc.want)
+				}
+			}
+			if got := s.srv.Stats().KeyDerivations; got != derived {
+				t.Errorf("%s: %d derivations after the refusals, %d before: a proved key is checked without hashing", tc.name, got, derived)
+			}
+			var url string
+			must(t, s.l.Pool.QueryRow(ctx, `select url from ark where ark = $1`, strings.TrimPrefix(a, "ark:/")).Scan(&url))
+			if url != "https://example.org/b" {
+				t.Errorf("%s: target %q after the refused updates, want https://example.org/b", tc.name, url)
+			}
+			if n := s.count(`select count(*) from ark_change`); n != changes {
+				t.Errorf("%s: %d ARK_CHANGE rows, want the %d before the refusals", tc.name, n, changes)
+			}
+			if n := s.count(`select count(*) from ark`); n != arks {
+				t.Errorf("%s: %d ARKs, want the %d minted before the refusals", tc.name, n, arks)
+			}
+		}
+	})
+}

@@ -429,14 +429,10 @@ func (s *Server) serveMint(w http.ResponseWriter, r *http.Request) {
 	s.write(w, &answer{status: http.StatusOK, json: map[string]string{"ark": printed}})
 }
 
-// update applies u for p on c: a new target through the repoint path (one ARK_CHANGE row naming
-// the client). A commitment or metadata given must equal the ARK's: the API changes targets only.
+// update applies u for p on c, whose key conn checked for this request: a new target through
+// the repoint path (one ARK_CHANGE row naming the client). A commitment or metadata given must
+// equal the ARK's: the API changes targets only.
 func (s *Server) update(ctx context.Context, c ledger.Querier, p principal, u updateRecord) (bool, *answer) {
-	if p.key != nil {
-		if err := ledger.KeyUsable(ctx, c, p.key.Prefix); err != nil {
-			return false, s.keyRefusal(err)
-		}
-	}
 	if u.commitment != nil || u.metadata != nil {
 		rec, err := ledgerShow(ctx, c, u.a.Key())
 		if err != nil {

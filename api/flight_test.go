@@ -1,0 +1,95 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"testing"
+	"testing/synctest"
+
+	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
+	"github.com/arkhe-ledger/arkhe/ledger"
+)
+
+// outcome is what one checkKey call returned.
+type outcome struct {
+	check ledger.KeyCheck
+	err   error
+}
+
+// TestSharedCheckOutlivesItsOwner: two requests present the same key while no check slot is
+// free, so they share one key check; the request that started it hangs up before it runs. The
+// other still gets the ledger's verdict (the key accepted, its client), not the hung-up request's
+// cancellation, and the key is derived once. Ordered by synctest, not by time.
+func TestSharedCheckOutlivesItsOwner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.New(t)
+	l := &ledger.Ledger{Pool: pool}
+	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AddManager(ctx, ledger.Manager{NAAN: "12345", Name: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "12345", Manager: "m1", Authority: "manager",
+		Scopes: []string{"ark:mint"}}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := l.CreateKey(ctx, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix, secret, err := ledger.ParseKey(k.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	synctest.Test(t, func(t *testing.T) {
+		s, err := New(context.Background(), nil, Config{}) // in the bubble: its channels are the bubble's
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.pool = pool
+		for range maxChecks {
+			s.checks <- struct{}{} // every slot taken: the shared check waits for one
+		}
+		ownerCtx, hangUp := context.WithCancel(context.Background())
+		owner, waiter := make(chan outcome, 1), make(chan outcome, 1)
+		go func() {
+			kc, err := s.checkKey(ownerCtx, prefix, sum, k.Key)
+			owner <- outcome{kc, err}
+		}()
+		synctest.Wait() // the owner's check is under way, waiting for a slot
+		go func() {
+			kc, err := s.checkKey(context.Background(), prefix, sum, k.Key)
+			waiter <- outcome{kc, err}
+		}()
+		synctest.Wait() // the waiter shares it
+		hangUp()
+		synctest.Wait()
+		select {
+		case o := <-owner:
+			if !errors.Is(o.err, context.Canceled) {
+				t.Errorf("the hung-up request got %+v, want context.Canceled", o)
+			}
+		default:
+			t.Errorf("the hung-up request is still waiting")
+		}
+		select {
+		case o := <-waiter:
+			t.Fatalf("the waiter was answered before any check ran: %+v", o)
+		default:
+		}
+		for range maxChecks {
+			<-s.checks // the slots free: the shared check runs
+		}
+		o := <-waiter
+		if o.err != nil || o.check.ClientID != "svc" || o.check.Prefix != prefix || len(o.check.Hash) == 0 {
+			t.Fatalf("the waiter got %+v, want svc's key accepted", o)
+		}
+		if n := s.Stats().KeyDerivations; n != 1 {
+			t.Fatalf("%d derivations, want 1 shared", n)
+		}
+	})
+}
