@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -141,7 +140,7 @@ func runServe(c *cli.Context, e *env) error {
 // and ".." itself).
 func serveMux(l *ledger.Ledger, r *resolver.Resolver, a *api.Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if a != nil && slices.Contains(api.Paths(), req.URL.Path) {
+		if a != nil && api.Handles(req.URL.Path) {
 			a.ServeHTTP(w, req)
 			return
 		}
