@@ -13,8 +13,9 @@ import (
 // is a comment; a line starting with blank space continues the previous element's value (joined
 // by one space; after a blank line there is no previous element); a blank line separates
 // nothing else; any other line is split on its first colon. Name and value are then
-// percent-decoded (%hh, either case; a "%" not followed by two hex digits is refused) and
-// trimmed of blank space. An empty name, a repeated name, a line without a colon and a
+// percent-decoded (%hh, either case, is the character U+00hh, as EZID's impl/anvl.py and its
+// documented unescape read it, so %E9 is "é" and %C3%A9 is "Ã©"; a "%" not followed by two hex
+// digits is refused) and trimmed of blank space. An empty name, a repeated name, a line without a colon and a
 // continuation without an element are refused. Writing: in a name, "%", ":", CR and LF are
 // written %25, %3A, %0D and %0A; in a value "%", CR and LF (EZID's API documentation, the same
 // rule in both directions). A name starting with "#" is written with that "#" as %23, so that
@@ -110,8 +111,7 @@ func parseANVL(body []byte) ([]anvlElem, error) {
 	return elems, nil
 }
 
-// anvlDecode percent-decodes s (of line n): every %hh becomes its octet; the result must be
-// UTF-8.
+// anvlDecode percent-decodes s (of line n, UTF-8): every %hh becomes the character U+00hh.
 func anvlDecode(s []byte, n int) (string, error) {
 	if bytes.IndexByte(s, '%') < 0 {
 		return string(s), nil
@@ -125,11 +125,8 @@ func anvlDecode(s []byte, n int) (string, error) {
 		if i+2 >= len(s) || !isHexDigit(s[i+1]) || !isHexDigit(s[i+2]) {
 			return "", &anvlError{line: n, reason: "percent-decode error: a % not followed by two hex digits"}
 		}
-		out = append(out, hexVal(s[i+1])<<4|hexVal(s[i+2]))
+		out = utf8.AppendRune(out, rune(hexVal(s[i+1])<<4|hexVal(s[i+2])))
 		i += 2
-	}
-	if !utf8.Valid(out) {
-		return "", &anvlError{line: n, reason: "percent-decode error: the %-escapes decode to octets that are not UTF-8"}
 	}
 	return string(out), nil
 }

@@ -33,8 +33,9 @@ func TestANVLParse(t *testing.T) {
 		{"a: 100%", nil, "line 1: percent-decode error: a % not followed by two hex digits"},
 		{"a: %4", nil, "line 1: percent-decode error"},
 		{"a: %zz", nil, "line 1: percent-decode error"},
-		{"a: %C3%A9", []anvlElem{{"a", "é", 1}}, ""},
-		{"a: %C3", nil, "line 1: percent-decode error: the %-escapes decode to octets that are not UTF-8"},
+		// %hh is the character U+00hh, as EZID reads it: not an octet of UTF-8
+		{"a: %E9t%c3%A9", []anvlElem{{"a", "étÃ©", 1}}, ""},
+		{"a: é%00", []anvlElem{{"a", "é\x00", 1}}, ""},
 		{"a: \xff", nil, "line 1: character decoding error"},
 	}
 	for _, c := range cases {
