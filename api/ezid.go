@@ -275,8 +275,18 @@ func (s *Server) readANVL(w http.ResponseWriter, r *http.Request) ([]anvlElem, *
 type ezidFields struct {
 	target, status, reason string
 	who, what, when        string
+	owner                  string // _owner as sent: it must name the ARK's owner (ownership never changes)
 	meta                   map[string]string
-	has                    map[string]bool // "_target", "_status", "erc.who", "erc.what", "erc.when", and meta's names
+	has                    map[string]bool // "_target", "_status", "_owner", "erc.who", "erc.what", "erc.when", and meta's names
+}
+
+// ownerRefused answers an _owner that does not name owner, the ARK's owner (on a create, the
+// client creating it); nil when _owner is absent or names owner.
+func (f *ezidFields) ownerRefused(owner string) *ezidAnswer {
+	if !f.has["_owner"] || f.owner == owner {
+		return nil
+	}
+	return ezidBad(fmt.Sprintf("ownership change prohibited: _owner %q: the ARK's owner is %s, the client that minted it, and never changes", f.owner, owner))
 }
 
 // ezidStatus reads a _status value: "public", "reserved", or "unavailable" with an optional
@@ -293,10 +303,11 @@ func ezidStatus(v string) (status, reason string, ok bool) {
 	return "", "", false
 }
 
-// checkEZID checks the elements of a request by client clientID: which may be set (EZID's
-// _target, _status, _profile, _export, _owner; the ERC kernel erc.who, erc.what, erc.when; any
-// element not reserved, kept under its name) and their values.
-func checkEZID(elems []anvlElem, clientID string) (ezidFields, *ezidAnswer) {
+// checkEZID checks the elements of a request: which may be set (EZID's _target, _status,
+// _profile, _export, _owner; the ERC kernel erc.who, erc.what, erc.when; any element not
+// reserved, kept under its name) and their values. _owner is only kept: the caller checks it
+// against the ARK's owner (ownerRefused).
+func checkEZID(elems []anvlElem) (ezidFields, *ezidAnswer) {
 	f := ezidFields{meta: map[string]string{}, has: map[string]bool{}}
 	for _, e := range elems {
 		switch {
@@ -314,10 +325,7 @@ func checkEZID(elems []anvlElem, clientID string) (ezidFields, *ezidAnswer) {
 			}
 			f.status, f.reason = st, reason
 		case e.name == "_owner":
-			if e.value != clientID {
-				return f, ezidBad(fmt.Sprintf("ownership change prohibited: an ARK's owner is the client that minted it (%s)", clientID))
-			}
-			continue
+			f.owner = e.value
 		case e.name == "_profile":
 			if e.value != "erc" {
 				f.meta[e.name] = e.value
@@ -446,8 +454,11 @@ func (s *Server) ezidCreate(w http.ResponseWriter, r *http.Request, prefix strin
 	if a != nil {
 		return a
 	}
-	f, a := checkEZID(elems, p.clientID)
+	f, a := checkEZID(elems)
 	if a != nil {
+		return a
+	}
+	if a := f.ownerRefused(p.clientID); a != nil {
 		return a
 	}
 	switch f.status {
@@ -665,7 +676,7 @@ func (s *Server) ezidModify(w http.ResponseWriter, r *http.Request) *ezidAnswer 
 	if a != nil {
 		return a
 	}
-	f, a := checkEZID(elems, p.clientID)
+	f, a := checkEZID(elems)
 	if a != nil {
 		return a
 	}
@@ -690,6 +701,9 @@ func (s *Server) ezidModify(w http.ResponseWriter, r *http.Request) *ezidAnswer 
 	}
 	if !found {
 		return ezidBad("no such identifier")
+	}
+	if a := f.ownerRefused(rec.owner); a != nil {
+		return a
 	}
 	// what the online API does not change must be the ARK's own
 	for _, e := range [][3]string{{"erc.who", f.who, rec.who}, {"erc.what", f.what, rec.what}, {"erc.when", f.when, rec.when}} {

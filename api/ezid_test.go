@@ -107,7 +107,12 @@ func TestEZIDMintViewModify(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, "http://x", nil)
 		must(t, err)
 		req.SetBasicAuth("curator", k.Key)
-		status, body, _ = s.do(http.MethodPost, "/id/"+id, "_status: unavailable | withdrawn by request\n",
+		// _owner may be sent, naming the ARK's owner (svc, not the caller); another is refused
+		status, body, _ = s.ezid(http.MethodPost, "/id/"+id, "_owner: curator\n_target: https://example.org/c\n", true)
+		if status != 400 || !strings.HasPrefix(body, `error: bad request - ownership change prohibited: _owner "curator"`) {
+			t.Fatalf("modify with _owner curator: %d %q", status, body)
+		}
+		status, body, _ = s.do(http.MethodPost, "/id/"+id, "_owner: svc\n_status: unavailable | withdrawn by request\n",
 			"Authorization", req.Header.Get("Authorization"))
 		if status != 200 || body != "success: "+id {
 			t.Fatalf("tombstone %s by curator: %d %q", id, status, body)
@@ -174,6 +179,10 @@ func TestEZIDCreate(t *testing.T) {
 		}
 		if n := s.count(`select count(*) from ark_change`); n != 0 {
 			t.Fatalf("%d change rows after a refused create, want 0", n)
+		}
+		status, body, _ = s.ezid(http.MethodPut, "/id/ark:/12345/t2given2", "_owner: other\n_target: https://example.org/two\n", true)
+		if status != 400 || !strings.HasPrefix(body, "error: bad request - ownership change prohibited") {
+			t.Fatalf("PUT with _owner other: %d %q", status, body)
 		}
 		status, body, _ = s.ezid(http.MethodPut, "/id/ark:/12345/t2given1?update_if_exists=yes", "_target: https://example.org/two\n", true)
 		if status != 400 || !strings.HasPrefix(body, "error: bad request - update_if_exists=yes") {
