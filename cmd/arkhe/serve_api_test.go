@@ -15,7 +15,8 @@ import (
 )
 
 // TestServeAPI runs `arkhe serve --api` as a process of its own: a mint with a key answers
-// arklet's shape, /metrics counts it, a resolution of the new ARK redirects, and the access log
+// arklet's shape, an EZID mint with HTTP Basic and the same key answers success without a second
+// derivation, /metrics counts both, a resolution of the new ARK redirects, and the access log
 // has the requests without the key.
 func TestServeAPI(t *testing.T) {
 	t.Parallel()
