@@ -2,8 +2,11 @@ package api_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/api"
@@ -249,6 +252,97 @@ func TestEZIDAuth(t *testing.T) {
 		}
 		if n := s.count(`select count(*) from ark`); n != before+2 {
 			t.Fatalf("%d ARKs, want %d", n, before+2)
+		}
+	})
+}
+
+// TestEZIDConcurrentCreate: concurrent PUTs of one name over real HTTP create it once; every
+// other answers 400 "identifier already exists", and the ledger holds one ARK with one of the
+// targets sent.
+func TestEZIDConcurrentCreate(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		s := newSite(t, db, api.Config{})
+		const n = 8
+		type result struct {
+			status int
+			body   string
+		}
+		results := make(chan result, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, err := http.NewRequest(http.MethodPut, s.url+"/id/ark:/12345/t2race",
+					strings.NewReader(fmt.Sprintf("_target: https://example.org/%d\n", i)))
+				if err != nil {
+					results <- result{0, err.Error()}
+					return
+				}
+				req.SetBasicAuth("svc", s.key)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					results <- result{0, err.Error()}
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				if err != nil {
+					results <- result{0, err.Error()}
+					return
+				}
+				results <- result{resp.StatusCode, string(b)}
+			}()
+		}
+		wg.Wait()
+		close(results)
+		created := 0
+		for r := range results {
+			switch {
+			case r.status == 201 && r.body == "success: ark:/12345/t2race":
+				created++
+			case r.status == 400 && r.body == "error: bad request - identifier already exists":
+			default:
+				t.Errorf("PUT: %d %q", r.status, r.body)
+			}
+		}
+		if created != 1 {
+			t.Fatalf("%d PUTs created ark:/12345/t2race, want 1", created)
+		}
+		if c := s.count(`select count(*) from ark where ark = '12345/t2race' and url like 'https://example.org/_'`); c != 1 {
+			t.Fatalf("%d ARKs 12345/t2race, want 1", c)
+		}
+	})
+}
+
+// TestEZIDIdempotencyKey: a retried EZID mint with one Idempotency-Key answers the same ARK,
+// marked replayed, and mints once; another body under the key is refused in EZID's form.
+func TestEZIDIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		s := newSite(t, db, api.Config{})
+		mint := func(body string) (int, string, *http.Response) {
+			req, err := http.NewRequest(http.MethodPost, "http://x", nil)
+			must(t, err)
+			req.SetBasicAuth("svc", s.key)
+			return s.do(http.MethodPost, "/shoulder/ark:/12345/t2", body, "Authorization", req.Header.Get("Authorization"),
+				"Idempotency-Key", "ezid-1")
+		}
+		status, first, resp := mint("_target: https://example.org/a\nerc.what: A\n")
+		if status != 201 || !strings.HasPrefix(first, "success: ark:/12345/t2") || resp.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("first mint: %d %q (replayed %q)", status, first, resp.Header.Get("Idempotent-Replayed"))
+		}
+		status, again, resp := mint("_target: https://example.org/a\nerc.what: A\n")
+		if status != 201 || again != first || resp.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("retried mint: %d %q (replayed %q), want 201 %q replayed", status, again, resp.Header.Get("Idempotent-Replayed"), first)
+		}
+		status, other, _ := mint("_target: https://example.org/a\nerc.what: B\n")
+		if status != 422 || !strings.HasPrefix(other, "error: bad request - Idempotency-Key: ") {
+			t.Fatalf("another body under the key: %d %q, want 422 error: bad request - Idempotency-Key: ...", status, other)
+		}
+		if n := s.count(`select count(*) from ark`); n != 1 {
+			t.Fatalf("%d ARKs, want 1", n)
 		}
 	})
 }
