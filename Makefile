@@ -175,7 +175,7 @@ FUZZ_TARGETS := ark:FuzzNormalize ark:FuzzCheckChar \
 	pipeline:FuzzCSVManifest pipeline:FuzzJSONLManifest pipeline:FuzzJSONScanner pipeline:FuzzParquetManifest pipeline:FuzzMintMap \
 	textin:FuzzCSVScanner textin:FuzzLineEndReader textin:FuzzTextReader \
 	legacy:FuzzN2TDump legacy:FuzzANVL legacy:FuzzReaders legacy:FuzzDumpObject legacy:FuzzArrayFramer \
-	resolver:FuzzResolvePath verify:FuzzBaselineFile
+	resolver:FuzzResolvePath verify:FuzzBaselineFile api:FuzzANVL
 
 fuzz:
 	@failed=; for t in $(FUZZ_TARGETS); do \

@@ -12,6 +12,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -154,7 +155,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Server, error) {
 // Paths are the request paths the server answers; a server mounting it routes these here.
 func Paths() []string { return []string{"/mint", "/update", "/bulk_mint", "/bulk_update"} }
 
-// ServeHTTP answers the paths of Paths; any other is 404.
+// ServeHTTP answers the paths of Paths and EZID's (Handles); any other is 404.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/mint":
@@ -166,6 +167,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/bulk_update":
 		s.serveBulkUpdate(w, r)
 	default:
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/id/"):
+			s.serveIdentifier(w, r)
+			return
+		case strings.HasPrefix(r.URL.Path, "/shoulder/"):
+			s.serveShoulder(w, r)
+			return
+		}
 		http.NotFound(w, r)
 	}
 }
@@ -234,6 +243,14 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, 
 		}
 		return principal{clientID: id}, nil
 	}
+	return s.authenticateKey(ctx, cred, prefix, secret)
+}
+
+// authenticateKey accepts the API key cred (parsed into prefix and secret by ledger.ParseKey):
+// one whose secret the server proved before without hashing, any other as the ledger's check
+// answers (checkKey). A refusal is answered as keyRefusal says. Every way of presenting a key
+// (Bearer, EZID's HTTP Basic) comes here.
+func (s *Server) authenticateKey(ctx context.Context, cred, prefix, secret string) (principal, *answer) {
 	sum := sha256.Sum256([]byte(secret))
 	s.keysMu.Lock()
 	pk, ok := s.keys[prefix]

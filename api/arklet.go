@@ -123,8 +123,10 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request) (map[string]
 type mintRecord struct {
 	naan, shoulder       string // shoulder in stored form "/x9"
 	url, commitment      string
+	who, what, when      string // the ERC kernel ("" for none; arklet sends none)
 	metadata             []byte // a JSON object, nil for none
 	metadataForDigestRaw string
+	name                 string // the assigned name to create (EZID's PUT /id/...); "" to draw one
 }
 
 // updateRecord is one ARK to change, validated.
@@ -324,7 +326,25 @@ func (s *Server) mint(ctx context.Context, c ledger.Querier, p principal, m mint
 		return "", false, forbidden(fmt.Sprintf("shoulder %s of NAAN %s is not registered: no client reaches it", m.shoulder, m.naan))
 	}
 	req := ledger.MintOneRequest{ClientID: p.clientID, KeyPrefix: p.prefix(), RequestID: requestID, Digest: m.digest(),
-		ShoulderID: sh.ID, URL: m.url, Commitment: m.commitment, Metadata: m.metadata}
+		ShoulderID: sh.ID, URL: m.url, Commitment: m.commitment, Who: m.who, What: m.what, When: m.when, Metadata: m.metadata}
+	if m.name != "" {
+		// one given name, insert-only: held already, it is refused, never updated
+		req.Names = []string{m.name}
+		res, err := ledger.MintOne(ctx, c, req)
+		var mr *ledger.MintRefusedError
+		if ledger.IsUniqueViolation(err) || errors.As(err, &mr) && mr.Code == ledger.CodeNamesTaken {
+			return "", false, &answer{status: http.StatusConflict, text: "identifier already exists"}
+		}
+		if err != nil {
+			return "", false, s.mintRefusal(ctx, c, p, err)
+		}
+		if res.Replayed {
+			s.replayed.Add(1)
+		} else {
+			s.minted.Add(1)
+		}
+		return "ark:/" + res.Key, res.Replayed, nil
+	}
 	for attempt := 0; ; attempt++ {
 		d, err := loader.NewNameDrawer(sh, s.cfg.Blades())
 		if err != nil {

@@ -161,6 +161,17 @@ func (l *Ledger) TombstoneARK(ctx context.Context, key, reason, clientID string)
 	return changeARK(ctx, l.Pool, key, clientID, "ark:tombstone", `select ark_tombstone($1, $2, $3, $4)`, reason, "arkhe ark tombstone")
 }
 
+// TombstoneARKOn is TombstoneARK on q (a connection that proved the client's API key, on a
+// ledger requiring keys, or a transaction), with byText recorded as the change's by_text (e.g.
+// "arkhe api"). The rules and errors are TombstoneARK's.
+func TombstoneARKOn(ctx context.Context, q Querier, key, reason, clientID, byText string) (changed bool, err error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return false, &ARKRefusedError{ARK: "ark:" + key, Rule: "a tombstone needs a reason"}
+	}
+	return changeARK(ctx, q, key, clientID, "ark:tombstone", `select ark_tombstone($1, $2, $3, $4)`, reason, byText)
+}
+
 // changeARK checks the client's reach over the ARK and runs one change function
 // (ark_repoint or ark_tombstone, whose parameters are ark, value, by_client, by_text) in one
 // transaction. The function locks the ARK row and checks the client again in the database

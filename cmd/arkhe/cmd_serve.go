@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -37,7 +36,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most ARK lookups of concurrent requests one query reads on a single node (1: a query per request; Citus always has one per request)"},
 			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those queries running at once"},
 			&cli.DurationFlag{Name: "header-timeout", Value: 5 * time.Second, Usage: "how long a client may take to send a request's headers (a slow client is cut off after it)"},
-			&cli.BoolFlag{Name: "api", Usage: "also answer arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) with API keys; the login must be the writer role (docs/api.md)"},
+			&cli.BoolFlag{Name: "api", Usage: "also answer arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) and EZID's for ARKs (/shoulder/ark:/..., /id/ark:/...) with API keys; the login must be the writer role (docs/api.md)"},
 			&cli.Int64Flag{Name: "api-max-body", Value: api.DefaultMaxBody, Usage: "with --api: the largest request body, in octets (more is 413)"},
 			&cli.IntFlag{Name: "api-max-records", Value: api.DefaultMaxRecords, Usage: "with --api: the most records of one bulk request (more is 400)"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a stop waits for the requests in flight"},
@@ -113,6 +112,7 @@ func runServe(c *cli.Context, e *env) error {
 	fmt.Fprintf(e.stdout, "arkhe serve: resolving on http://%s\n", ln.Addr())
 	if apiServer != nil {
 		fmt.Fprintf(e.stdout, "arkhe serve: arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) on http://%s\n", ln.Addr())
+		fmt.Fprintf(e.stdout, "arkhe serve: EZID's API for ARKs (/shoulder/ark:/..., /id/ark:/...) on http://%s\n", ln.Addr())
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(resolver.LimitListener(ln, c.Int("max-connections"))) }()
@@ -141,7 +141,7 @@ func runServe(c *cli.Context, e *env) error {
 // and ".." itself).
 func serveMux(l *ledger.Ledger, r *resolver.Resolver, a *api.Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if a != nil && slices.Contains(api.Paths(), req.URL.Path) {
+		if a != nil && api.Handles(req.URL.Path) {
 			a.ServeHTTP(w, req)
 			return
 		}

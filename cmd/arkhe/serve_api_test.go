@@ -15,7 +15,8 @@ import (
 )
 
 // TestServeAPI runs `arkhe serve --api` as a process of its own: a mint with a key answers
-// arklet's shape, /metrics counts it, a resolution of the new ARK redirects, and the access log
+// arklet's shape, an EZID mint with HTTP Basic and the same key answers success without a second
+// derivation, /metrics counts both, a resolution of the new ARK redirects, and the access log
 // has the requests without the key.
 func TestServeAPI(t *testing.T) {
 	t.Parallel()
@@ -44,6 +45,9 @@ func TestServeAPI(t *testing.T) {
 	if want := "arkhe serve: arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) on " + base; !sc.Scan() || sc.Text() != want {
 		t.Fatalf("serve --api's second line: %q, want %q", sc.Text(), want)
 	}
+	if want := "arkhe serve: EZID's API for ARKs (/shoulder/ark:/..., /id/ark:/...) on " + base; !sc.Scan() || sc.Text() != want {
+		t.Fatalf("serve --api's third line: %q, want %q", sc.Text(), want)
+	}
 	post := func(key string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, base+"/mint", strings.NewReader(`{"naan": 12345, "shoulder": "/t2", "url": "https://example.org/a"}`))
@@ -60,12 +64,26 @@ func TestServeAPI(t *testing.T) {
 	if status != 200 || !strings.HasPrefix(body, `{"ark":"ark:/12345/t2`) {
 		t.Fatalf("POST /mint: %d %q", status, body)
 	}
+	// EZID's mint through the same mux, HTTP Basic with the client's id and key: the key the
+	// Bearer mint proved, so no second derivation (the /metrics check below)
+	req, _ := http.NewRequest(http.MethodPost, base+"/shoulder/ark:/12345/t2", strings.NewReader("_target: https://example.org/e\n"))
+	req.SetBasicAuth("svc", k.Key)
+	req.Header.Set("Content-Type", "text/plain; charset=UTF-8")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || !strings.HasPrefix(string(eb), "success: ark:/12345/t2") {
+		t.Fatalf("POST /shoulder/ark:/12345/t2: %d %q", resp.StatusCode, eb)
+	}
 	if status, _ := post(k.Key[:len(k.Key)-1] + "x"); status != 403 {
 		t.Fatalf("POST /mint with a wrong key: %d, want 403", status)
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	minted := strings.TrimSuffix(strings.TrimPrefix(body, `{"ark":"`), `"}`)
-	resp, err := noRedirect.Get(base + "/" + minted)
+	resp, err = noRedirect.Get(base + "/" + minted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +97,7 @@ func TestServeAPI(t *testing.T) {
 	}
 	mt, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"arkhe_api_minted_total 1\n", "arkhe_api_refused_total 1\n", "arkhe_api_key_derivations_total 2\n"} {
+	for _, want := range []string{"arkhe_api_minted_total 2\n", "arkhe_api_refused_total 1\n", "arkhe_api_key_derivations_total 2\n"} {
 		if !strings.Contains(string(mt), want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, mt)
 		}
