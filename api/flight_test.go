@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
 )
@@ -17,12 +19,10 @@ type outcome struct {
 	err   error
 }
 
-// TestSharedCheckOutlivesItsOwner: two requests present the same key while no check slot is
-// free, so they share one key check; the request that started it hangs up before it runs. The
-// other still gets the ledger's verdict (the key accepted, its client), not the hung-up request's
-// cancellation, and the key is derived once. Ordered by synctest, not by time.
-func TestSharedCheckOutlivesItsOwner(t *testing.T) {
-	t.Parallel()
+// flightLedger registers NAAN 12345, manager m1 and machine client svc with an API key, and
+// returns the pool, the printed key, its prefix and the SHA-256 of its secret.
+func flightLedger(t *testing.T) (*pgxpool.Pool, string, string, [32]byte) {
+	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.New(t)
 	l := &ledger.Ledger{Pool: pool}
@@ -45,6 +45,16 @@ func TestSharedCheckOutlivesItsOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(secret))
+	return pool, k.Key, prefix, sum
+}
+
+// TestSharedCheckOutlivesItsOwner: two requests present the same key while no check slot is
+// free, so they share one key check; the request that started it hangs up before it runs. The
+// other still gets the ledger's verdict (the key accepted, its client), not the hung-up request's
+// cancellation, and the key is derived once. Ordered by synctest, not by time.
+func TestSharedCheckOutlivesItsOwner(t *testing.T) {
+	t.Parallel()
+	pool, key, prefix, sum := flightLedger(t)
 	synctest.Test(t, func(t *testing.T) {
 		s, err := New(context.Background(), nil, Config{}) // in the bubble: its channels are the bubble's
 		if err != nil {
@@ -57,12 +67,12 @@ func TestSharedCheckOutlivesItsOwner(t *testing.T) {
 		ownerCtx, hangUp := context.WithCancel(context.Background())
 		owner, waiter := make(chan outcome, 1), make(chan outcome, 1)
 		go func() {
-			kc, err := s.checkKey(ownerCtx, prefix, sum, k.Key)
+			kc, err := s.checkKey(ownerCtx, prefix, sum, key)
 			owner <- outcome{kc, err}
 		}()
 		synctest.Wait() // the owner's check is under way, waiting for a slot
 		go func() {
-			kc, err := s.checkKey(context.Background(), prefix, sum, k.Key)
+			kc, err := s.checkKey(context.Background(), prefix, sum, key)
 			waiter <- outcome{kc, err}
 		}()
 		synctest.Wait() // the waiter shares it
@@ -90,6 +100,53 @@ func TestSharedCheckOutlivesItsOwner(t *testing.T) {
 		}
 		if n := s.Stats().KeyDerivations; n != 1 {
 			t.Fatalf("%d derivations, want 1 shared", n)
+		}
+	})
+}
+
+// TestAbandonedCheckIsDropped: a key check whose only request hangs up before a check slot is
+// free never runs (no derivation, no key remembered), and the next request presenting the key
+// starts a check of its own, which accepts it.
+func TestAbandonedCheckIsDropped(t *testing.T) {
+	t.Parallel()
+	pool, key, prefix, sum := flightLedger(t)
+	synctest.Test(t, func(t *testing.T) {
+		s, err := New(context.Background(), nil, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.pool = pool
+		for range maxChecks {
+			s.checks <- struct{}{}
+		}
+		ctx, hangUp := context.WithCancel(context.Background())
+		gone := make(chan outcome, 1)
+		go func() {
+			kc, err := s.checkKey(ctx, prefix, sum, key)
+			gone <- outcome{kc, err}
+		}()
+		synctest.Wait()
+		hangUp()
+		if o := <-gone; !errors.Is(o.err, context.Canceled) {
+			t.Fatalf("the hung-up request got %+v, want context.Canceled", o)
+		}
+		synctest.Wait() // the dropped check's goroutine has ended
+		for range maxChecks {
+			<-s.checks
+		}
+		s.keysMu.Lock()
+		flights, keys := len(s.flights), len(s.keys)
+		s.keysMu.Unlock()
+		if flights != 0 || keys != 0 || s.Stats().KeyDerivations != 0 {
+			t.Fatalf("after the hang-up: %d checks under way, %d keys remembered, %d derivations; want none",
+				flights, keys, s.Stats().KeyDerivations)
+		}
+		kc, err := s.checkKey(context.Background(), prefix, sum, key)
+		if err != nil || kc.ClientID != "svc" {
+			t.Fatalf("the next request: %+v, %v; want svc's key accepted", kc, err)
+		}
+		if n := s.Stats().KeyDerivations; n != 1 {
+			t.Fatalf("%d derivations, want 1", n)
 		}
 	})
 }
