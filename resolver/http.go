@@ -42,7 +42,8 @@ func write(w http.ResponseWriter, req *http.Request, a Answer) {
 	h := w.Header()
 	switch {
 	case a.Location != "":
-		h.Set("Location", a.Location)
+		// the canonical key set directly: Set would canonicalize it on every request
+		h["Location"] = []string{a.Location}
 		w.WriteHeader(a.Status)
 		return
 	case a.Description != nil:
@@ -132,18 +133,22 @@ func (r *Resolver) Metrics() []metrics.Family {
 // nginx write it. Lines are written whole, one at a time.
 func AccessLog(h http.Handler, w io.Writer) http.Handler {
 	var mu sync.Mutex
+	var stamp logStamp
+	lines := sync.Pool{New: func() any { return &logLine{b: make([]byte, 0, 256)} }}
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-		lw := &loggingWriter{ResponseWriter: rw, status: 200}
+		line := lines.Get().(*logLine)
+		line.lw = loggingWriter{ResponseWriter: rw, status: 200}
+		lw := &line.lw
 		start := time.Now()
 		h.ServeHTTP(lw, req)
 		host, _, err := net.SplitHostPort(req.RemoteAddr)
 		if err != nil {
 			host = req.RemoteAddr
 		}
-		b := make([]byte, 0, 256)
+		b := line.b[:0]
 		b = append(b, host...)
 		b = append(b, " - - ["...)
-		b = start.AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
+		b = stamp.append(b, start)
 		b = append(b, "] "...)
 		b = appendLogQuote(b, req.Method, " ", req.RequestURI, " ", req.Proto)
 		b = append(b, ' ')
@@ -158,7 +163,40 @@ func AccessLog(h http.Handler, w io.Writer) http.Handler {
 		mu.Lock()
 		w.Write(b)
 		mu.Unlock()
+		line.lw = loggingWriter{}
+		if cap(b) <= 4<<10 {
+			line.b = b[:0]
+			lines.Put(line)
+		}
 	})
+}
+
+// logLine is what one request's log line is built in, reused by the next request.
+type logLine struct {
+	lw loggingWriter
+	b  []byte
+}
+
+// logStamp holds the log's date of the last second seen, so that a second's requests format
+// it once: "02/Jan/2006:15:04:05 -0700" of the local time.
+type logStamp struct {
+	mu   sync.Mutex
+	sec  int64
+	zone int
+	text []byte
+}
+
+// append appends t's log date to b.
+func (s *logStamp) append(b []byte, t time.Time) []byte {
+	_, off := t.Zone()
+	sec := t.Unix()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.text == nil || sec != s.sec || off != s.zone {
+		s.text = t.AppendFormat(s.text[:0], "02/Jan/2006:15:04:05 -0700")
+		s.sec, s.zone = sec, off
+	}
+	return append(b, s.text...)
 }
 
 type loggingWriter struct {
