@@ -3,13 +3,13 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -22,8 +22,11 @@ import (
 // Parquet NULL or "") is kept as present and empty, because an update empties that value. Memory
 // is bounded whatever the file: a CSV record and a JSON line are at most
 // MaxRecordBytes (a longer one is a reject and reading goes on after it); Parquet is
-// read one row at a time. A broken row is a reject naming file, line and field; only a file that
-// cannot be read further stops the run (*ManifestError).
+// read one row at a time. A UTF-8 BOM at the start of a text file is dropped (one elsewhere
+// stays). A broken row is a reject naming file, line and field: a CSV record whose field count
+// differs from the header's, a value that is not valid UTF-8 (never replaced), a JSON line giving
+// a key twice; a compressed file that breaks yields its whole rows, then one reject where it
+// stops, then io.EOF. Only a file that cannot be read further stops the run (*ManifestError).
 
 // changeFormat is a change manifest's format and compression, from its name.
 func changeFormat(path string) (Format, textin.Compression) {
@@ -51,8 +54,12 @@ type ChangeReader struct {
 	need   []string
 	record int
 
-	csv  *textin.CSVScanner
-	cols map[string]int // change column -> CSV column index
+	csv   *textin.CSVScanner
+	cols  map[string]int // change column -> CSV column index
+	width int            // the CSV header's number of columns
+	done  bool           // a compressed stream broke: the rest is io.EOF
+
+	js jscan // the JSON Lines lexer of the mint manifest reader
 
 	lines *bufio.Reader
 	line  int
@@ -105,11 +112,17 @@ func OpenChangeManifest(path string, m map[string]string, need ...string) (*Chan
 	if err != nil {
 		return fail(textin.Location{File: path}, "open", err)
 	}
+	// A UTF-8 BOM at the start of the file is dropped before the scanner sees it, as the mint
+	// manifest readers drop it (one elsewhere stays in its value).
+	br := bufio.NewReaderSize(src, 64<<10)
+	if b, _ := br.Peek(3); string(b) == "\ufeff" {
+		_, _ = br.Discard(3)
+	}
 	if format == FormatJSONLines {
-		r.lines = bufio.NewReaderSize(src, 64<<10)
+		r.lines = br
 		return r, nil
 	}
-	r.csv = textin.NewCSVScanner(src, MaxRecordBytes, true)
+	r.csv = textin.NewCSVScanner(br, MaxRecordBytes, true)
 	head, _, err := r.csv.Scan()
 	if errors.Is(err, io.EOF) {
 		return fail(textin.Location{File: path, Line: 1}, "read the header", ErrNoHeader)
@@ -118,8 +131,13 @@ func OpenChangeManifest(path string, m map[string]string, need ...string) (*Chan
 		return fail(textin.Location{File: path, Line: 1}, "read the header", err)
 	}
 	r.cols = map[string]int{}
+	r.width = len(head)
 	for i, h := range head {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		if !utf8.ValidString(h) {
+			return fail(textin.Location{File: path, Line: 1}, "read the header",
+				fmt.Errorf("column %d: invalid UTF-8 at octet %d", i+1, invalidUTF8At(h)+1))
+		}
+		h = strings.TrimSpace(h)
 		r.cols[r.column(h)] = i
 	}
 	if err := r.checkNames(r.cols); err != nil {
@@ -175,11 +193,17 @@ type ChangeRow struct {
 }
 
 // Next returns the next row, or the row's location and the reason it cannot be read (a broken
-// CSV record, a bad JSON line, a value that is no string or null), as a *textin.RowError with the
-// row, after which reading goes on; io.EOF at the end; any other error is fatal (*ManifestError).
+// CSV record or one with the wrong field count, a bad JSON line or one giving a key twice, a
+// value that is no string or null, invalid UTF-8 naming the field), as a *textin.RowError with
+// the row, after which reading goes on; a compressed stream that breaks is one such reject at
+// the line where it stops, then io.EOF; io.EOF at the end; any other error is fatal
+// (*ManifestError).
 func (r *ChangeReader) Next() (ChangeRow, *textin.RowError, error) {
 	var row ChangeRow
 	get := map[string]string{}
+	if r.done {
+		return row, nil, io.EOF
+	}
 	switch {
 	case r.csv != nil:
 		rec, line, err := r.csv.Scan()
@@ -193,16 +217,28 @@ func (r *ChangeReader) Next() (ChangeRow, *textin.RowError, error) {
 			row.Loc.Line = ce.StartLine
 			return row, &textin.RowError{Loc: row.Loc, Reason: "bad CSV", Err: err}, nil
 		}
+		if de, ok := textin.AsDecodeError(err); ok {
+			return r.broken(de)
+		}
 		if err != nil {
 			return row, nil, &ManifestError{Loc: row.Loc, Op: "read", Err: err}
 		}
+		if len(rec) != r.width {
+			return row, &textin.RowError{Loc: row.Loc,
+				Reason: "has " + strconv.Itoa(len(rec)) + " fields, header has " + strconv.Itoa(r.width)}, nil
+		}
 		for name, i := range r.cols {
-			if i < len(rec) {
-				get[name] = rec[i]
+			if !utf8.ValidString(rec[i]) {
+				return row, &textin.RowError{Loc: row.Loc, Field: name,
+					Reason: "invalid UTF-8 at octet " + strconv.Itoa(invalidUTF8At(rec[i])+1)}, nil
 			}
+			get[name] = rec[i]
 		}
 	case r.lines != nil:
 		text, rerr, err := r.jsonLine()
+		if de, ok := textin.AsDecodeError(err); ok {
+			return r.broken(de)
+		}
 		if err != nil {
 			return row, nil, err
 		}
@@ -211,19 +247,9 @@ func (r *ChangeReader) Next() (ChangeRow, *textin.RowError, error) {
 		if rerr != "" {
 			return row, &textin.RowError{Loc: row.Loc, Reason: rerr}, nil
 		}
-		var obj map[string]any
-		if err := json.Unmarshal(text, &obj); err != nil {
-			return row, &textin.RowError{Loc: row.Loc, Reason: "bad JSON (want one object per line)", Err: err}, nil
-		}
-		for k, v := range obj {
-			switch v := v.(type) {
-			case string:
-				get[r.column(k)] = v
-			case nil:
-				get[r.column(k)] = ""
-			default:
-				return row, &textin.RowError{Loc: row.Loc, Field: k, Reason: "a value must be a string or null"}, nil
-			}
+		if re := r.js.columns(text, r.column, get); re != nil {
+			re.Loc = row.Loc
+			return row, re, nil
 		}
 	default:
 		vals, err := r.pq.next()
@@ -235,10 +261,107 @@ func (r *ChangeReader) Next() (ChangeRow, *textin.RowError, error) {
 		}
 		r.record++
 		row.Loc = textin.Location{File: r.path, Record: r.record}
+		for name, v := range vals {
+			if !utf8.ValidString(v) {
+				return row, &textin.RowError{Loc: row.Loc, Field: name,
+					Reason: "invalid UTF-8 at octet " + strconv.Itoa(invalidUTF8At(v)+1)}, nil
+			}
+		}
 		get = vals
 	}
 	row.Cols = get
 	return row, nil, nil
+}
+
+// broken reports a compressed stream that breaks: one reject where it stops (after the whole
+// rows before it), as the mint manifest readers report it; every later call returns io.EOF.
+func (r *ChangeReader) broken(de *textin.DecodeError) (ChangeRow, *textin.RowError, error) {
+	r.done = true
+	if r.csv == nil { // the CSV branch has counted the record already
+		r.record++
+	}
+	loc := textin.Location{File: r.path, Line: int(de.Lines) + 1, Record: r.record}
+	return ChangeRow{Loc: loc}, &textin.RowError{Loc: loc, Reason: de.Finding(r.record - 1)}, nil
+}
+
+// columns scans line, one JSON object whose values are strings or null, into get (column(key)
+// -> value, null as ""), by the lexer of the mint manifest reader: a key given twice, a value
+// of another type, a lone UTF-16 surrogate, invalid UTF-8 in a key or a value (never replaced)
+// or a syntax error is the reject (its Loc unset; Field the key, when known).
+func (s *jscan) columns(line []byte, column func(string) string, get map[string]string) *textin.RowError {
+	s.data, s.pos, s.depth = line, 0, 0
+	s.ws()
+	if s.pos >= len(s.data) || s.data[s.pos] != '{' {
+		return &textin.RowError{Reason: "line is not a JSON object"}
+	}
+	s.pos++
+	s.ws()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+	} else {
+		for {
+			s.ws()
+			if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+				return s.syntax("want a string key").rowError()
+			}
+			key, je := s.str(nil, true)
+			if je != nil {
+				return je.rowError()
+			}
+			k := string(key)
+			if !utf8.ValidString(k) {
+				return &textin.RowError{Reason: "a key: invalid UTF-8 at octet " + strconv.Itoa(invalidUTF8At(k)+1)}
+			}
+			s.ws()
+			if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+				return s.syntax("want ':' after key").rowError()
+			}
+			s.pos++
+			s.ws()
+			name := column(k)
+			if _, dup := get[name]; dup {
+				return &textin.RowError{Field: k, Reason: "key " + strconv.Quote(k) + " given twice"}
+			}
+			switch {
+			case s.pos < len(s.data) && s.data[s.pos] == '"':
+				v, je := s.str(nil, true)
+				if je != nil {
+					re := je.rowError()
+					re.Field = k
+					return re
+				}
+				if !utf8.Valid(v) {
+					return &textin.RowError{Field: k, Reason: "invalid UTF-8 at octet " + strconv.Itoa(invalidUTF8At(string(v))+1)}
+				}
+				get[name] = string(v)
+			case bytes.HasPrefix(s.data[s.pos:], []byte("null")):
+				s.pos += 4
+				get[name] = ""
+			default:
+				if je := s.value(nil); je != nil {
+					return je.rowError()
+				}
+				return &textin.RowError{Field: k, Reason: "a value must be a string or null"}
+			}
+			s.ws()
+			if s.pos >= len(s.data) {
+				return s.syntax("unexpected end of line in object").rowError()
+			}
+			if s.data[s.pos] == '}' {
+				s.pos++
+				break
+			}
+			if s.data[s.pos] != ',' {
+				return s.syntax("want ',' or '}'").rowError()
+			}
+			s.pos++
+		}
+	}
+	s.ws()
+	if s.pos != len(s.data) {
+		return s.syntax("data after the JSON object").rowError()
+	}
+	return nil
 }
 
 // jsonLine returns the next non-blank line of a JSON Lines manifest, or the reason it is

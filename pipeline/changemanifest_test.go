@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ulikunitz/xz"
@@ -123,5 +126,143 @@ func TestChangeManifestBadRows(t *testing.T) {
 	}
 	if _, err := OpenChangeManifest(writeTempBytes(t, "x.txt", []byte("ark\n")), nil); !errors.Is(err, ErrUnknownFormat) {
 		t.Fatalf("a .txt manifest: %v", err)
+	}
+}
+
+// TestChangeManifestFieldCount: a CSV row with more or fewer fields than the header is a reject
+// naming the file, the line and both counts; the rows around it are read.
+func TestChangeManifestFieldCount(t *testing.T) {
+	t.Parallel()
+	p := writeTempBytes(t, "w.csv", []byte("ark,url\nark:/99999/x91,https://a.example.org/,extra\nark:/99999/x92\nark:/99999/x93,https://c.example.org/\n"))
+	rows, bad := readChanges(t, p, nil)
+	if len(rows) != 1 || rows[0].Cols["ark"] != "ark:/99999/x93" || len(bad) != 2 {
+		t.Fatalf("rows %v, rejects %v", rows, bad)
+	}
+	for i, want := range []string{"has 3 fields, header has 2", "has 1 fields, header has 2"} {
+		if bad[i].Loc.File != p || bad[i].Loc.Line != i+2 || bad[i].Reason != want {
+			t.Errorf("reject %d: %+v, want line %d, %q", i, bad[i], i+2, want)
+		}
+	}
+}
+
+// TestChangeManifestBOM: a UTF-8 BOM at the start of a CSV (before a quoted header too) or JSON
+// Lines manifest is dropped, as the mint readers drop it; the first column is "ark".
+func TestChangeManifestBOM(t *testing.T) {
+	t.Parallel()
+	for name, text := range map[string]string{
+		"bom.csv":   "\ufeffark,url\nark:/99999/x91,https://a.example.org/\n",
+		"bomq.csv":  "\ufeff\"ark\",url\nark:/99999/x91,https://a.example.org/\n",
+		"bom.jsonl": "\ufeff{\"ark\":\"ark:/99999/x91\",\"url\":\"https://a.example.org/\"}\n",
+	} {
+		rows, bad := readChanges(t, writeTempBytes(t, name, []byte(text)), nil)
+		if len(rows) != 1 || len(bad) != 0 || rows[0].Cols["ark"] != "ark:/99999/x91" || len(rows[0].Cols) != 2 {
+			t.Errorf("%s: rows %v, rejects %v", name, rows, bad)
+		}
+	}
+}
+
+// TestChangeManifestInvalidUTF8: invalid UTF-8 in a value is a reject naming the line and the
+// field, never replaced by U+FFFD; so is a \u escape that is a lone surrogate.
+func TestChangeManifestInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	p := writeTempBytes(t, "u.csv", []byte("ark,what\nark:/99999/x91,caf\xe9\nark:/99999/x92,ok\n"))
+	rows, bad := readChanges(t, p, nil)
+	if len(rows) != 1 || rows[0].Cols["what"] != "ok" || len(bad) != 1 || bad[0].Loc.Line != 2 || bad[0].Field != "what" ||
+		bad[0].Reason != "invalid UTF-8 at octet 4" {
+		t.Fatalf("CSV: rows %v, rejects %v", rows, bad)
+	}
+	p = writeTempBytes(t, "u.jsonl", []byte("{\"ark\":\"ark:/99999/x91\",\"what\":\"caf\xe9\"}\n{\"ark\":\"ark:/99999/x92\",\"what\":\"\\ud800\"}\n{\"ark\":\"ark:/99999/x93\",\"what\":\"ok\"}\n"))
+	rows, bad = readChanges(t, p, nil)
+	if len(rows) != 1 || rows[0].Cols["what"] != "ok" || len(bad) != 2 {
+		t.Fatalf("JSON: rows %v, rejects %v", rows, bad)
+	}
+	if bad[0].Loc.Line != 1 || bad[0].Field != "what" || bad[0].Reason != "invalid UTF-8 at octet 4" {
+		t.Errorf("JSON raw byte: %+v", bad[0])
+	}
+	if bad[1].Loc.Line != 2 || bad[1].Field != "what" || !strings.Contains(bad[1].Reason, "lone UTF-16 surrogate") {
+		t.Errorf("JSON lone surrogate: %+v", bad[1])
+	}
+	p = writeParquet(t, "u.parquet", []changeWhat{{ARK: "ark:/99999/x91", What: "caf\xe9"}, {ARK: "ark:/99999/x92", What: "ok"}})
+	rows, bad = readChanges(t, p, nil)
+	if len(rows) != 1 || rows[0].Cols["what"] != "ok" || len(bad) != 1 || bad[0].Loc.Record != 1 || bad[0].Field != "what" ||
+		bad[0].Reason != "invalid UTF-8 at octet 4" {
+		t.Fatalf("Parquet: rows %v, rejects %v", rows, bad)
+	}
+}
+
+type changeWhat struct {
+	ARK  string `parquet:"ark"`
+	What string `parquet:"what"`
+}
+
+// TestChangeManifestDuplicateKey: a JSON line giving a key twice is a reject naming the key, as
+// the mint reader refuses it (json.Unmarshal would keep the last value).
+func TestChangeManifestDuplicateKey(t *testing.T) {
+	t.Parallel()
+	p := writeTempBytes(t, "d.jsonl", []byte(`{"ark":"ark:/99999/x91","url":"https://a.example.org/","url":"https://b.example.org/"}`+"\n"+`{"ark":"ark:/99999/x92"}`+"\n"))
+	rows, bad := readChanges(t, p, nil)
+	if len(rows) != 1 || len(bad) != 1 || bad[0].Loc.Line != 1 || bad[0].Field != "url" || bad[0].Reason != `key "url" given twice` {
+		t.Fatalf("rows %v, rejects %v", rows, bad)
+	}
+}
+
+// TestChangeManifestTruncatedGzip: a gzip stream cut short yields its whole rows, then one
+// reject at the line where it stops saying the file is truncated, then io.EOF.
+func TestChangeManifestTruncatedGzip(t *testing.T) {
+	t.Parallel()
+	for _, ext := range []string{"csv", "jsonl"} {
+		var text bytes.Buffer
+		if ext == "csv" {
+			text.WriteString("ark,url\n")
+		}
+		for i := range 2000 {
+			ark, url := "ark:/99999/x9"+strconv.Itoa(i), "https://a.example.org/"+strings.Repeat("p", i%13)
+			if ext == "csv" {
+				text.WriteString(ark + "," + url + "\n")
+			} else {
+				text.WriteString(`{"ark":"` + ark + `","url":"` + url + `"}` + "\n")
+			}
+		}
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		if _, err := zw.Write(text.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		p := writeTempBytes(t, "t."+ext+".gz", gz.Bytes()[:gz.Len()/2])
+		r, err := OpenChangeManifest(p, nil, "ark")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := 1 // the first data line
+		if ext == "csv" {
+			first = 2
+		}
+		var n int
+		var bad []*textin.RowError
+		for {
+			row, rerr, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: fatal after %d rows: %v", ext, n, err)
+			}
+			if rerr != nil {
+				bad = append(bad, rerr)
+				continue
+			}
+			if len(bad) != 0 {
+				t.Fatalf("%s: row %+v after the reject", ext, row)
+			}
+			n++
+		}
+		_ = r.Close()
+		if n == 0 || n >= 2000 || len(bad) != 1 || bad[0].Loc.File != p || bad[0].Loc.Line != first+n || bad[0].Loc.Record != n+1 ||
+			!strings.Contains(bad[0].Reason, "the file is truncated") {
+			t.Fatalf("%s: %d rows, rejects %v", ext, n, bad)
+		}
 	}
 }
