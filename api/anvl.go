@@ -13,10 +13,10 @@ import (
 // is a comment; a line starting with blank space continues the previous element's value (joined
 // by one space; after a blank line there is no previous element); a blank line separates
 // nothing else; any other line is split on its first colon. Name and value are then
-// percent-decoded (%hh, either case, is the character U+00hh, as EZID's impl/anvl.py and its
-// documented unescape read it, so %E9 is "é" and %C3%A9 is "Ã©"; a "%" not followed by two hex
-// digits is refused) and trimmed of blank space. An empty name, a repeated name, a line without a colon and a
-// continuation without an element are refused. Writing: in a name, "%", ":", CR and LF are
+// percent-decoded (%hh, either case, is the character U+00hh, as EZID's server and the
+// unescape its API documentation gives read it, so %E9 is "é" and %C3%A9 is "Ã©"; a "%" not
+// followed by two hex digits is refused) and trimmed of blank space. An empty name, a repeated
+// name, a line without a colon and a continuation without an element are refused. Writing: in a name, "%", ":", CR and LF are
 // written %25, %3A, %0D and %0A; in a value "%", CR and LF (EZID's API documentation, the same
 // rule in both directions). A name starting with "#" is written with that "#" as %23, so that
 // it is not read back as a comment.

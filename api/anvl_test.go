@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// TestANVLParse: the reading rules of EZID's API documentation and impl/anvl.py, each case with
+// TestANVLParse: the reading rules of EZID's API documentation and its server, each case with
 // the elements it gives or the line and rule it is refused with.
 func TestANVLParse(t *testing.T) {
 	cases := []struct {

@@ -19,7 +19,7 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
-// EZID's API, for ARKs (EZID's impl/api.py and its API documentation). Bodies are ANVL, text/plain
+// EZID's API, for ARKs (as EZID's API documentation, version 2, gives it). Bodies are ANVL, text/plain
 // in UTF-8 (anvl.go); every answer starts with a status line, "success: ..." or "error: ...":
 //
 //	POST   /shoulder/ark:/NAAN/shoulder  mint under the shoulder          201 success: ark:/NAAN/name
