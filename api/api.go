@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -45,7 +46,8 @@ const (
 
 // TokenAuthenticator authenticates a bearer token that is not an arkhe API key (an OIDC access
 // token, say): it returns the registered client the token stands for and ok, or ok false for a
-// token it refuses (answered 403), or an error when it cannot tell (answered 503). remote is the
+// token it refuses (answered 401), or a *TokenError for a token it refuses with a reason
+// (answered 401 with it), or another error when it cannot tell (answered 503). remote is the
 // caller's address. It must be safe for concurrent use.
 type TokenAuthenticator interface {
 	AuthenticateToken(ctx context.Context, token string, remote netip.Addr) (clientID string, ok bool, err error)
@@ -235,11 +237,14 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, 
 		}
 		remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 		id, ok, err := s.cfg.Tokens.AuthenticateToken(ctx, cred, remote.Addr())
-		if err != nil {
+		var te *TokenError
+		switch {
+		case errors.As(err, &te):
+			return principal{}, tokenRefused(te.Reason)
+		case err != nil:
 			return principal{}, s.unavailable("authenticate token", err)
-		}
-		if !ok {
-			return principal{}, forbidden("the token is not accepted")
+		case !ok:
+			return principal{}, tokenRefused("the token is not accepted")
 		}
 		return principal{clientID: id}, nil
 	}
@@ -264,6 +269,13 @@ func (s *Server) authenticateKey(ctx context.Context, cred, prefix, secret strin
 		return principal{}, s.keyRefusal(err)
 	}
 	return principal{clientID: kc.ClientID, key: &kc}, nil
+}
+
+// tokenRefused answers a refused bearer token: 401 with a WWW-Authenticate challenge.
+func tokenRefused(reason string) *answer {
+	a := &answer{status: http.StatusUnauthorized, text: reason}
+	a.header = map[string]string{"WWW-Authenticate": `Bearer error="invalid_token"`}
+	return a
 }
 
 // checkKey has the ledger check a key not proved before (ledger.CheckKey), at most maxChecks at

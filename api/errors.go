@@ -38,3 +38,28 @@ func IsLedgerError(err error) bool {
 	var l *LedgerError
 	return errors.As(err, &l)
 }
+
+// TokenError is a bearer token refused: it does not verify, or what it names is not a client
+// that may present a token. A TokenAuthenticator returns it for a refusal with a reason; it is
+// answered 401 with the reason.
+type TokenError struct {
+	Reason string
+	Err    error // what the verification said, if anything
+}
+
+// Error returns "api: token refused: REASON" and, when Err is set, ": ERR".
+func (e *TokenError) Error() string {
+	if e.Err != nil {
+		return "api: token refused: " + e.Reason + ": " + e.Err.Error()
+	}
+	return "api: token refused: " + e.Reason
+}
+
+// Unwrap returns the verification's error.
+func (e *TokenError) Unwrap() error { return e.Err }
+
+// IsTokenError reports whether err is a *TokenError.
+func IsTokenError(err error) bool {
+	var t *TokenError
+	return errors.As(err, &t)
+}

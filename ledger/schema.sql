@@ -898,12 +898,10 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
+    w text := arkhe_role('writer');
 begin
-    perform arkhe_grant_roles_before_0020();
-    execute format('grant execute on function ark_mint_one(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb) to %I', w);
-    execute format('grant execute on function arkhe_key_state(text) to %I, %I, %I', p, w, a);
-    execute format('grant select on mint_one_tally to %I, %I, %I', p, w, a);
+    perform arkhe_grant_roles_before_0025();
+    execute format('grant execute on function arkhe_note_unknown_subject(text, text, inet) to %I', w);
 end $$;
 
 --
@@ -1073,6 +1071,23 @@ declare
 begin
     perform arkhe_grant_roles_before_0019();
     execute format('grant execute on function arkhe_export_mark() to %I, %I, %I', p, w, a);
+end $$;
+
+--
+-- Name: arkhe_grant_roles_before_0025(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0025() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
+begin
+    perform arkhe_grant_roles_before_0020();
+    execute format('grant execute on function ark_mint_one(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb) to %I', w);
+    execute format('grant execute on function arkhe_key_state(text) to %I, %I, %I', p, w, a);
+    execute format('grant select on mint_one_tally to %I, %I, %I', p, w, a);
 end $$;
 
 --
@@ -1380,6 +1395,25 @@ begin
                              new.name, new.naan, s.name);
     end if;
     return new;
+end $$;
+
+--
+-- Name: arkhe_note_unknown_subject(text, text, inet); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_note_unknown_subject(p_issuer text, p_subject text, p_ip inet, OUT id bigint, OUT seen bigint) RETURNS record
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare t timestamptz := now();
+begin
+    -- plpgsql, not sql: Citus plans no parameterized statement of a SQL function, and wants
+    -- no volatile function (now()) in the DO UPDATE SET clause, hence the variable
+    insert into unknown_subject as u (subject, issuer, first_seen, last_seen, ip)
+    values (p_subject, p_issuer, t, t, p_ip)
+    on conflict (subject, issuer) do update
+        set last_seen = t, seen = u.seen + 1, ip = coalesce(excluded.ip, u.ip)
+    returning u.id, u.seen into id, seen;
 end $$;
 
 --

@@ -320,7 +320,7 @@ func clientCommand(e *env) *cli.Command {
 		Usage: "register, change, list, disable and re-enable clients (who may mint where), and their API keys",
 		Subcommands: []*cli.Command{
 			newCommand(e, ledgerCmd[*time.Time]{
-				Name: "add", Usage: "register a client (one registered as asked already is left as it is)", Args: "CLIENT_ID",
+				Name: "add", Usage: "register a client (one registered as asked already is left as it is); --from-unknown takes CLIENT_ID from a subject of client unknown", Args: "CLIENT_ID",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "authority", Value: "manager", Usage: "system | naan | manager"},
@@ -329,17 +329,37 @@ func clientCommand(e *env) *cli.Command {
 					&cli.StringSliceFlag{Name: "scope", Value: cli.NewStringSlice("ark:mint"), Usage: "ark:mint ark:update ark:tombstone ark:import ark:read (repeat)"},
 					&cli.StringFlag{Name: "subject", Value: "machine", Usage: "machine | person"},
 					&cli.StringFlag{Name: "expires", Usage: "expiry (RFC 3339 or date); required for authority naan"},
+					&cli.Int64Flag{Name: "from-unknown", Usage: "register the subject of this ID of 'arkhe client unknown' (CLIENT_ID is then its subject, --subject person unless given)"},
 					&cli.StringFlag{Name: "db-role", Usage: "bind the client to this database login role: only sessions of that role (or its members) may mint, import, repoint or tombstone as the client"},
 				},
 				Input: func(c *cli.Context) (*time.Time, error) { return parseTime(c.String("expires")) },
 				Run: func(c *cli.Context, e *env, l *ledger.Ledger, exp *time.Time) error {
-					created, err := l.RegisterClient(c.Context, ledger.Client{ClientID: c.Args().First(), NAAN: c.String("naan"),
-						Manager: c.String("manager"), SubjectType: c.String("subject"), Authority: c.String("authority"),
+					id, subject := c.Args().First(), c.String("subject")
+					if c.IsSet("from-unknown") {
+						u, found, err := l.UnknownSubjectByID(c.Context, c.Int64("from-unknown"))
+						switch {
+						case err != nil:
+							return err
+						case !found:
+							return fmt.Errorf("client add: --from-unknown %d: no such unknown subject (arkhe client unknown lists them)", c.Int64("from-unknown"))
+						case id != "" && id != u.Subject:
+							return fmt.Errorf("client add: CLIENT_ID %q is not the subject %q of unknown subject %d", id, u.Subject, u.ID)
+						}
+						id = u.Subject
+						if !c.IsSet("subject") {
+							subject = "person"
+						}
+					}
+					if id == "" {
+						return fmt.Errorf("client add: CLIENT_ID is required (or --from-unknown ID)")
+					}
+					created, err := l.RegisterClient(c.Context, ledger.Client{ClientID: id, NAAN: c.String("naan"),
+						Manager: c.String("manager"), SubjectType: subject, Authority: c.String("authority"),
 						Shoulder: c.String("shoulder"), Scopes: c.StringSlice("scope"), ExpiresAt: exp, DBRole: c.String("db-role")})
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(e.stdout, "client %s %s\n", c.Args().First(), createdWord(created))
+					fmt.Fprintf(e.stdout, "client %s %s\n", id, createdWord(created))
 					return nil
 				},
 			}),
@@ -359,6 +379,19 @@ func clientCommand(e *env) *cli.Command {
 					}
 					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\t%s", cl.ClientID, cl.NAAN, cl.SubjectType, cl.Authority, cl.Manager,
 						cl.Shoulder, strings.Join(cl.Scopes, " "), cl.Active, exp, orDash(cl.DBRole))
+				}),
+			listCmd(e, "unknown", "list the subjects whose OIDC token verified but that no client is registered as (NAAN-wide: a token does not say its NAAN); register one with client add --from-unknown ID", "", nil,
+				"ID\tSUBJECT\tISSUER\tFIRST SEEN\tLAST SEEN\tSEEN\tADDRESS",
+				func(c *cli.Context, l *ledger.Ledger) ([]ledger.UnknownSubject, error) {
+					return l.ListUnknownSubjects(c.Context)
+				},
+				func(u ledger.UnknownSubject) string {
+					addr := "-"
+					if u.Addr.IsValid() {
+						addr = u.Addr.String()
+					}
+					return fmt.Sprintf("%d\t%s\t%s\t%s\t%s\t%d\t%s", u.ID, u.Subject, orDash(u.Issuer),
+						u.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), u.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), u.Seen, addr)
 				}),
 		},
 	}

@@ -37,6 +37,8 @@ func serveCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those queries running at once"},
 			&cli.DurationFlag{Name: "header-timeout", Value: 5 * time.Second, Usage: "how long a client may take to send a request's headers (a slow client is cut off after it)"},
 			&cli.BoolFlag{Name: "api", Usage: "also answer arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) and EZID's for ARKs (/shoulder/ark:/..., /id/ark:/...) with API keys; the login must be the writer role (docs/api.md)"},
+			&cli.StringFlag{Name: "oidc-issuer", Usage: "with --api: also accept OIDC bearer tokens of people signed by this issuer (its URL, as the tokens' iss claim says); the client is matched by the token's azp"},
+			&cli.StringFlag{Name: "oidc-audience", Usage: "with --oidc-issuer: the audience (aud) the tokens must name"},
 			&cli.Int64Flag{Name: "api-max-body", Value: api.DefaultMaxBody, Usage: "with --api: the largest request body, in octets (more is 413)"},
 			&cli.IntFlag{Name: "api-max-records", Value: api.DefaultMaxRecords, Usage: "with --api: the most records of one bulk request (more is 400)"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a stop waits for the requests in flight"},
@@ -89,8 +91,19 @@ func runServe(c *cli.Context, e *env) error {
 		return err
 	}
 	var apiServer *api.Server
+	if (c.IsSet("oidc-issuer") || c.IsSet("oidc-audience")) && !c.Bool("api") {
+		return fmt.Errorf("serve: --oidc-issuer and --oidc-audience need --api")
+	}
 	if c.Bool("api") {
-		apiServer, err = api.New(c.Context, l.Pool, api.Config{MaxBody: c.Int64("api-max-body"), MaxRecords: c.Int("api-max-records"),
+		var tokens api.TokenAuthenticator
+		if c.IsSet("oidc-issuer") || c.IsSet("oidc-audience") {
+			o, err := api.NewOIDC(c.Context, l.Pool, api.OIDCConfig{Issuer: c.String("oidc-issuer"), Audience: c.String("oidc-audience")})
+			if err != nil {
+				return fmt.Errorf("serve: --oidc-issuer: %w", err)
+			}
+			tokens = o
+		}
+		apiServer, err = api.New(c.Context, l.Pool, api.Config{Tokens: tokens, MaxBody: c.Int64("api-max-body"), MaxRecords: c.Int("api-max-records"),
 			OnError: func(err error) { e.log.Warn("serve: api answered 503", "err", err) }})
 		if err != nil {
 			return fmt.Errorf("serve: --api: %w", err)
