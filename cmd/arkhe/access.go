@@ -66,7 +66,7 @@ func rolesFor(path string, flag func(name string) bool) (kinds []string, known b
 			return []string{ledger.RoleWriter}, true // the API mints and repoints
 		}
 		return append(readerRoles(), ledger.RoleResolver), true
-	case "naan list", "manager list", "shoulder list", "client list", "client key list", "ark show",
+	case "naan list", "manager list", "shoulder list", "client list", "client unknown", "client key list", "ark show",
 		"linkcheck exclusions", "report changes", "report links", "report arks", "sizing",
 		"export nginx", "export apache", "export n2t-dump", "export jsonl":
 		return readerRoles(), true

@@ -320,7 +320,7 @@ func clientCommand(e *env) *cli.Command {
 		Usage: "register, change, list, disable and re-enable clients (who may mint where), and their API keys",
 		Subcommands: []*cli.Command{
 			newCommand(e, ledgerCmd[*time.Time]{
-				Name: "add", Usage: "register a client (one registered as asked already is left as it is); --from-unknown takes CLIENT_ID from a subject of client unknown", Args: "CLIENT_ID",
+				Name: "add", Usage: "register a client (one registered as asked already is left as it is); --from-unknown takes CLIENT_ID from a subject of client unknown", Args: "[CLIENT_ID]",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "naan", Required: true, Usage: "the NAAN (e.g. 12345)"},
 					&cli.StringFlag{Name: "authority", Value: "manager", Usage: "system | naan | manager"},
@@ -332,7 +332,12 @@ func clientCommand(e *env) *cli.Command {
 					&cli.Int64Flag{Name: "from-unknown", Usage: "register the subject of this ID of 'arkhe client unknown' (CLIENT_ID is then its subject, --subject person unless given)"},
 					&cli.StringFlag{Name: "db-role", Usage: "bind the client to this database login role: only sessions of that role (or its members) may mint, import, repoint or tombstone as the client"},
 				},
-				Input: func(c *cli.Context) (*time.Time, error) { return parseTime(c.String("expires")) },
+				Input: func(c *cli.Context) (*time.Time, error) {
+					if c.Args().First() == "" && !c.IsSet("from-unknown") {
+						return nil, usagef("client add: missing CLIENT_ID (arkhe client add --naan NAAN CLIENT_ID, or --from-unknown ID)")
+					}
+					return parseTime(c.String("expires"))
+				},
 				Run: func(c *cli.Context, e *env, l *ledger.Ledger, exp *time.Time) error {
 					id, subject := c.Args().First(), c.String("subject")
 					if c.IsSet("from-unknown") {
@@ -349,9 +354,6 @@ func clientCommand(e *env) *cli.Command {
 						if !c.IsSet("subject") {
 							subject = "person"
 						}
-					}
-					if id == "" {
-						return fmt.Errorf("client add: CLIENT_ID is required (or --from-unknown ID)")
 					}
 					created, err := l.RegisterClient(c.Context, ledger.Client{ClientID: id, NAAN: c.String("naan"),
 						Manager: c.String("manager"), SubjectType: subject, Authority: c.String("authority"),

@@ -89,7 +89,8 @@ func TestUsageErrorsNameEveryMissingArgument(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"client", "add"}, "arkhe: client add: missing --naan and CLIENT_ID (arkhe client add --naan NAAN CLIENT_ID)\n"},
+		{[]string{"client", "add"}, "arkhe: client add: missing --naan (arkhe client add --naan NAAN [CLIENT_ID])\n"},
+		{[]string{"client", "add", "--naan", "12345"}, "arkhe: client add: missing CLIENT_ID (arkhe client add --naan NAAN CLIENT_ID, or --from-unknown ID)\n"},
 		{[]string{"ark", "repoint", "ark:/13030/xf93gt2q"}, "arkhe: ark repoint: missing --client and URL (arkhe ark repoint --client CLIENT ARK URL)\n"},
 		{[]string{"naan", "add", "12345", "67890"}, "arkhe: naan add: unexpected argument \"67890\" (arkhe naan add NAAN)\n"},
 		{[]string{"report", "arks", "extra"}, "arkhe: report arks: unexpected argument \"extra\" (arkhe report arks)\n"},
