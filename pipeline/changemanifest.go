@@ -412,16 +412,18 @@ func (r *ChangeReader) jsonLine() ([]byte, string, error) {
 
 // parquetChanges reads the change columns of a Parquet manifest one row at a time. A column is
 // a top-level leaf column named as a change column (after the --map) that does not repeat;
-// BYTE_ARRAY values are taken as text, INT32 and INT64 as decimal text. A NULL or "" value is
-// present and empty.
+// values become text by the mint manifest reader's conversions (parquetConversion: unsigned
+// integers as unsigned, DECIMAL refused), and the footer is checked as it checks it
+// (checkParquetFooter). A NULL or "" value is present and empty.
 type parquetChanges struct {
 	groups []parquet.RowGroup
 	group  int
 	rows   parquet.Rows
 	buf    []parquet.Row
 	cols   map[string]int // change column -> leaf column index
-	size   int64          // of the file
-	total  int64          // rows, from the footer
+	conv   map[string]parquetConv
+	size   int64 // of the file
+	total  int64 // rows, from the footer
 }
 
 func openParquetChanges(f *os.File, column func(string) string) (p *parquetChanges, err error) {
@@ -434,14 +436,14 @@ func openParquetChanges(f *os.File, column func(string) string) (p *parquetChang
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() < 12 {
-		return nil, fmt.Errorf("parquet: file of %d bytes is too short to be Parquet (truncated?)", st.Size())
+	if err := checkParquetFooter(f, st.Size()); err != nil {
+		return nil, err
 	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
-	p = &parquetChanges{groups: pf.RowGroups(), buf: make([]parquet.Row, 1), cols: map[string]int{}, size: st.Size(), total: pf.NumRows()}
+	p = &parquetChanges{groups: pf.RowGroups(), buf: make([]parquet.Row, 1), cols: map[string]int{}, conv: map[string]parquetConv{}, size: st.Size(), total: pf.NumRows()}
 	for _, fl := range pf.Schema().Fields() {
 		name := column(fl.Name())
 		if !fl.Leaf() {
@@ -451,15 +453,12 @@ func openParquetChanges(f *os.File, column func(string) string) (p *parquetChang
 		if !ok || leaf.MaxRepetitionLevel > 0 {
 			continue
 		}
-		if err := scalarLeaf(fl.Type()); err != nil {
+		conv, err := parquetConversion(fl.Type())
+		if err != nil {
 			return nil, fmt.Errorf("parquet column %q: %w", fl.Name(), err)
 		}
-		switch fl.Type().Kind() {
-		case parquet.ByteArray, parquet.Int32, parquet.Int64:
-		default:
-			return nil, fmt.Errorf("parquet column %q: %s columns are not supported (want strings or integers)", fl.Name(), fl.Type().Kind())
-		}
 		p.cols[name] = leaf.ColumnIndex
+		p.conv[name] = conv
 	}
 	return p, nil
 }
@@ -489,14 +488,7 @@ func (p *parquetChanges) next() (vals map[string]string, err error) {
 					if v.Column() != c || v.IsNull() {
 						continue
 					}
-					switch v.Kind() {
-					case parquet.Int32:
-						vals[name] = strconv.FormatInt(int64(v.Int32()), 10)
-					case parquet.Int64:
-						vals[name] = strconv.FormatInt(v.Int64(), 10)
-					default:
-						vals[name] = string(v.ByteArray())
-					}
+					vals[name] = string(appendParquetValue(nil, v, p.conv[name]))
 					break
 				}
 			}
