@@ -172,7 +172,7 @@ test-short: pg-server duckdb nginx
 FUZZTIME     ?= 30s
 FUZZ_WORKERS ?= 1
 FUZZ_TARGETS := ark:FuzzNormalize ark:FuzzCheckChar \
-	pipeline:FuzzCSVManifest pipeline:FuzzJSONLManifest pipeline:FuzzJSONScanner pipeline:FuzzParquetManifest pipeline:FuzzMintMap \
+	pipeline:FuzzCSVManifest pipeline:FuzzJSONLManifest pipeline:FuzzJSONScanner pipeline:FuzzParquetManifest pipeline:FuzzMintMap pipeline:FuzzChangeManifest \
 	textin:FuzzCSVScanner textin:FuzzLineEndReader textin:FuzzTextReader \
 	legacy:FuzzN2TDump legacy:FuzzANVL legacy:FuzzReaders legacy:FuzzDumpObject legacy:FuzzArrayFramer \
 	resolver:FuzzResolvePath verify:FuzzBaselineFile api:FuzzANVL

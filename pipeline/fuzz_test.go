@@ -2,12 +2,14 @@ package pipeline
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/arkhe-ledger/arkhe/textin"
 	"github.com/parquet-go/parquet-go"
@@ -130,6 +132,84 @@ func FuzzMintMap(f *testing.F) {
 				return
 			default:
 				t.Fatalf("error %T %v", err, err)
+			}
+		}
+		t.Fatal("reader does not end")
+	})
+}
+
+// FuzzChangeManifest opens any bytes as a change manifest (the first byte picks CSV, JSON Lines,
+// Parquet, or CSV or JSON Lines gzip-compressed and cut short): an open error (a
+// *ManifestError), or rows, row errors naming the file and io.EOF; never a panic, and every
+// accepted row's columns and values are valid UTF-8.
+func FuzzChangeManifest(f *testing.F) {
+	f.Add([]byte("0ark,url,what\nark:/99999/x91,https://a.example.org/,\nark:/99999/x92,x\n\"bad,\n"))
+	f.Add([]byte("0\ufeff\"ark\",url\nark:/99999/x91,caf\xe9\n"))
+	f.Add([]byte("1{\"ark\":\"ark:/99999/x91\",\"url\":null,\"what\":\"\\u00e9\"}\n{\"ark\":\"a\",\"ark\":\"b\"}\n{\"ark\":\"\\ud800\"}\n"))
+	f.Add([]byte("3ark,url\nark:/99999/x91,https://a.example.org/\nark:/99999/x92,https://b.example.org/\n"))
+	f.Add([]byte("4{\"ark\":\"ark:/99999/x91\"}\n{\"ark\":\"ark:/99999/x92\"}\n"))
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[changeWhat](&buf)
+	if _, err := w.Write([]changeWhat{{ARK: "ark:/99999/x91", What: "t"}, {ARK: "ark:/99999/x92", What: "\xff"}}); err != nil {
+		f.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(append([]byte("2"), buf.Bytes()...))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		kind, body := int(data[0])%5, data[1:]
+		p := filepath.Join(dir, "fuzz"+[]string{".csv", ".jsonl", ".parquet", ".csv.gz", ".jsonl.gz"}[kind])
+		if kind >= 3 {
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			_, _ = zw.Write(body)
+			_ = zw.Close()
+			body = gz.Bytes()
+			if data[0]&0x80 != 0 {
+				body = body[:len(body)*int(data[0]&0x7)/8]
+			}
+		}
+		if err := os.WriteFile(p, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := OpenChangeManifest(p, map[string]string{"url": "link"}, "ark")
+		if err != nil {
+			var me *ManifestError
+			if !errors.As(err, &me) {
+				t.Fatalf("open error %T %v", err, err)
+			}
+			return
+		}
+		defer r.Close()
+		for n := 0; n < 1_000_000; n++ {
+			row, rerr, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			var me *ManifestError
+			switch {
+			case err != nil && errors.As(err, &me):
+				return
+			case err != nil:
+				t.Fatalf("error %T %v", err, err)
+			case rerr != nil:
+				if rerr.Loc.File != p {
+					t.Fatalf("row error without the file: %v", rerr)
+				}
+			default:
+				if row.Loc.File != p {
+					t.Fatalf("row without the file: %+v", row)
+				}
+				for k, v := range row.Cols {
+					if !utf8.ValidString(k) || !utf8.ValidString(v) {
+						t.Fatalf("row with invalid UTF-8 accepted: %q=%q", k, v)
+					}
+				}
 			}
 		}
 		t.Fatal("reader does not end")
