@@ -979,7 +979,7 @@ func (w *mintWorker) locate(ctx context.Context, b *pipeline.Batch, pgErr *pgcon
 		err := w.probe(ctx, b, cand)
 		var own *pgconn.PgError
 		if !refused(err) || !errors.As(err, &own) {
-			return 0, nil, fmt.Errorf("mint batch: the server refused it, and no row alone: %w", pgErr)
+			return 0, nil, &unexplainedWorkerError{Err: pgErr}
 		}
 		return cand[0], own, nil
 	}

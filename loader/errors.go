@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/arkhe-ledger/arkhe/textin"
 )
 
@@ -175,3 +177,17 @@ func (e *FaultError) Unwrap() error { return e.Err }
 
 // errCopyClosed is what a Read after close returns.
 var errCopyClosed = errors.New("copy source closed")
+
+// unexplainedWorkerError is a batch Citus refused with a worker's error (XX000) that no row of
+// the batch explains: the batch conflicted with nothing, the client's reach is unchanged, and
+// every row, re-sent alone, is taken. What ended it was the worker's session (terminated,
+// restarted), not the data, so the batch is retried as after a fault (faultOf).
+type unexplainedWorkerError struct {
+	Err *pgconn.PgError // the batch's error as the coordinator reported it
+}
+
+func (e *unexplainedWorkerError) Error() string {
+	return fmt.Sprintf("mint batch: a Citus worker refused it, and no row alone: %v", e.Err)
+}
+
+func (e *unexplainedWorkerError) Unwrap() error { return e.Err }

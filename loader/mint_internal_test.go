@@ -1,8 +1,11 @@
 package loader
 
 import (
+	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestCopyLine(t *testing.T) {
@@ -113,5 +116,19 @@ func TestRunNamesKeepsEveryName(t *testing.T) {
 				t.Fatalf("round %d: hash %#x in an untouched block: maybe says yes", round, h)
 			}
 		}
+	}
+}
+
+// TestUnexplainedWorkerErrorIsAFault: a batch Citus refused with a worker's XX000 that no row
+// re-sent alone reproduces is retried as a fault (what ended it was the worker's session),
+// while the same XX000 on its own is not a fault (it may be a row's data, found by re-sending).
+func TestUnexplainedWorkerErrorIsAFault(t *testing.T) {
+	t.Parallel()
+	xx := &pgconn.PgError{Code: codeInternal, Message: "server closed the connection unexpectedly"}
+	if got := faultOf(fmt.Errorf("worker 1: %w", &unexplainedWorkerError{Err: xx})); got == "" {
+		t.Error("an unexplained worker error is no fault")
+	}
+	if got := faultOf(fmt.Errorf("worker 1: %w", xx)); got != "" {
+		t.Errorf("a bare XX000 is a fault: %q", got)
 	}
 }

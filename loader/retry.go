@@ -411,6 +411,10 @@ func FaultCause(err error) string { return faultOf(err) }
 // faultOf is faultCause without a worker's connection: what fault err is by its SQLSTATE and
 // type, or "" when it is none.
 func faultOf(err error) string {
+	var unexplained *unexplainedWorkerError
+	if errors.As(err, &unexplained) {
+		return "a Citus worker ended the batch, and no row of it is refused alone (the worker's session ended)"
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch code := pgErr.Code; {
