@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"testing"
-	"testing/synctest"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -48,60 +48,75 @@ func flightLedger(t *testing.T) (*pgxpool.Pool, string, string, [32]byte) {
 	return pool, k.Key, prefix, sum
 }
 
+// theFlight waits until the server has one key check under way with n requests waiting for it,
+// and returns it. It waits on that state, not on a time: the limit is only there to fail a test
+// whose requests never get there.
+func theFlight(t *testing.T, s *Server, n int) *flight {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		s.keysMu.Lock()
+		var f *flight
+		for _, g := range s.flights {
+			f = g
+		}
+		ok := len(s.flights) == 1 && f.waiters == n
+		s.keysMu.Unlock()
+		if ok {
+			return f
+		}
+	}
+	t.Fatalf("no key check with %d requests waiting for it", n)
+	return nil
+}
+
 // TestSharedCheckOutlivesItsOwner: two requests present the same key while no check slot is
 // free, so they share one key check; the request that started it hangs up before it runs. The
 // other still gets the ledger's verdict (the key accepted, its client), not the hung-up request's
-// cancellation, and the key is derived once. Ordered by synctest, not by time.
+// cancellation, and the key is derived once. Ordered by the server's own state (the check under
+// way and its waiting requests) and by the check slots the test holds, never by time.
 func TestSharedCheckOutlivesItsOwner(t *testing.T) {
 	t.Parallel()
 	pool, key, prefix, sum := flightLedger(t)
-	synctest.Test(t, func(t *testing.T) {
-		s, err := New(context.Background(), nil, Config{}) // in the bubble: its channels are the bubble's
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.pool = pool
-		for range maxChecks {
-			s.checks <- struct{}{} // every slot taken: the shared check waits for one
-		}
-		ownerCtx, hangUp := context.WithCancel(context.Background())
-		owner, waiter := make(chan outcome, 1), make(chan outcome, 1)
-		go func() {
-			kc, err := s.checkKey(ownerCtx, prefix, sum, key)
-			owner <- outcome{kc, err}
-		}()
-		synctest.Wait() // the owner's check is under way, waiting for a slot
-		go func() {
-			kc, err := s.checkKey(context.Background(), prefix, sum, key)
-			waiter <- outcome{kc, err}
-		}()
-		synctest.Wait() // the waiter shares it
-		hangUp()
-		synctest.Wait()
-		select {
-		case o := <-owner:
-			if !errors.Is(o.err, context.Canceled) {
-				t.Errorf("the hung-up request got %+v, want context.Canceled", o)
-			}
-		default:
-			t.Errorf("the hung-up request is still waiting")
-		}
-		select {
-		case o := <-waiter:
-			t.Fatalf("the waiter was answered before any check ran: %+v", o)
-		default:
-		}
-		for range maxChecks {
-			<-s.checks // the slots free: the shared check runs
-		}
-		o := <-waiter
-		if o.err != nil || o.check.ClientID != "svc" || o.check.Prefix != prefix || len(o.check.Hash) == 0 {
-			t.Fatalf("the waiter got %+v, want svc's key accepted", o)
-		}
-		if n := s.Stats().KeyDerivations; n != 1 {
-			t.Fatalf("%d derivations, want 1 shared", n)
-		}
-	})
+	s, err := New(context.Background(), pool, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range maxChecks {
+		s.checks <- struct{}{} // every slot taken: the shared check waits for one
+	}
+	ownerCtx, hangUp := context.WithCancel(context.Background())
+	owner, waiter := make(chan outcome, 1), make(chan outcome, 1)
+	go func() {
+		kc, err := s.checkKey(ownerCtx, prefix, sum, key)
+		owner <- outcome{kc, err}
+	}()
+	f := theFlight(t, s, 1) // the owner's check is under way, waiting for a slot
+	go func() {
+		kc, err := s.checkKey(context.Background(), prefix, sum, key)
+		waiter <- outcome{kc, err}
+	}()
+	theFlight(t, s, 2) // the waiter shares it
+	hangUp()
+	if o := <-owner; !errors.Is(o.err, context.Canceled) {
+		t.Errorf("the hung-up request got %+v, want context.Canceled", o)
+	}
+	select {
+	case o := <-waiter:
+		t.Fatalf("the waiter was answered before any check ran: %+v", o)
+	case <-f.done:
+		t.Fatal("the shared check ended before any slot was free")
+	default:
+	}
+	for range maxChecks {
+		<-s.checks // the slots free: the shared check runs
+	}
+	o := <-waiter
+	if o.err != nil || o.check.ClientID != "svc" || o.check.Prefix != prefix || len(o.check.Hash) == 0 {
+		t.Fatalf("the waiter got %+v, want svc's key accepted", o)
+	}
+	if n := s.Stats().KeyDerivations; n != 1 {
+		t.Fatalf("%d derivations, want 1 shared", n)
+	}
 }
 
 // TestAbandonedCheckIsDropped: a key check whose only request hangs up before a check slot is
@@ -110,43 +125,40 @@ func TestSharedCheckOutlivesItsOwner(t *testing.T) {
 func TestAbandonedCheckIsDropped(t *testing.T) {
 	t.Parallel()
 	pool, key, prefix, sum := flightLedger(t)
-	synctest.Test(t, func(t *testing.T) {
-		s, err := New(context.Background(), nil, Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.pool = pool
-		for range maxChecks {
-			s.checks <- struct{}{}
-		}
-		ctx, hangUp := context.WithCancel(context.Background())
-		gone := make(chan outcome, 1)
-		go func() {
-			kc, err := s.checkKey(ctx, prefix, sum, key)
-			gone <- outcome{kc, err}
-		}()
-		synctest.Wait()
-		hangUp()
-		if o := <-gone; !errors.Is(o.err, context.Canceled) {
-			t.Fatalf("the hung-up request got %+v, want context.Canceled", o)
-		}
-		synctest.Wait() // the dropped check's goroutine has ended
-		for range maxChecks {
-			<-s.checks
-		}
-		s.keysMu.Lock()
-		flights, keys := len(s.flights), len(s.keys)
-		s.keysMu.Unlock()
-		if flights != 0 || keys != 0 || s.Stats().KeyDerivations != 0 {
-			t.Fatalf("after the hang-up: %d checks under way, %d keys remembered, %d derivations; want none",
-				flights, keys, s.Stats().KeyDerivations)
-		}
-		kc, err := s.checkKey(context.Background(), prefix, sum, key)
-		if err != nil || kc.ClientID != "svc" {
-			t.Fatalf("the next request: %+v, %v; want svc's key accepted", kc, err)
-		}
-		if n := s.Stats().KeyDerivations; n != 1 {
-			t.Fatalf("%d derivations, want 1", n)
-		}
-	})
+	s, err := New(context.Background(), pool, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range maxChecks {
+		s.checks <- struct{}{}
+	}
+	ctx, hangUp := context.WithCancel(context.Background())
+	gone := make(chan outcome, 1)
+	go func() {
+		kc, err := s.checkKey(ctx, prefix, sum, key)
+		gone <- outcome{kc, err}
+	}()
+	f := theFlight(t, s, 1)
+	hangUp()
+	if o := <-gone; !errors.Is(o.err, context.Canceled) {
+		t.Fatalf("the hung-up request got %+v, want context.Canceled", o)
+	}
+	<-f.done // the dropped check's goroutine has ended, with every slot still held
+	for range maxChecks {
+		<-s.checks
+	}
+	s.keysMu.Lock()
+	flights, keys := len(s.flights), len(s.keys)
+	s.keysMu.Unlock()
+	if flights != 0 || keys != 0 || s.Stats().KeyDerivations != 0 || !errors.Is(f.err, context.Canceled) {
+		t.Fatalf("after the hang-up: %d checks under way, %d keys remembered, %d derivations, check %v; want none, and the check cancelled",
+			flights, keys, s.Stats().KeyDerivations, f.err)
+	}
+	kc, err := s.checkKey(context.Background(), prefix, sum, key)
+	if err != nil || kc.ClientID != "svc" {
+		t.Fatalf("the next request: %+v, %v; want svc's key accepted", kc, err)
+	}
+	if n := s.Stats().KeyDerivations; n != 1 {
+		t.Fatalf("%d derivations, want 1", n)
+	}
 }
