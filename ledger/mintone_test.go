@@ -2,7 +2,6 @@ package ledger_test
 
 import (
 	"context"
-	"runtime"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
@@ -130,7 +129,8 @@ func TestMintOne(t *testing.T) {
 // mints in a transaction it holds open; the second, which found no receipt yet, reaches the
 // insert and waits there on the first's receipt (seen in pg_locks, not guessed by time). When
 // the first commits, the second takes the receipt's conflict path: both callers get the same
-// ARK, the second as a replay, and the ledger holds one ARK and one receipt for the request ID.
+// ARK, the second as a replay, and the ledger holds one ARK, one receipt for the request ID and
+// one ark.mint event.
 func TestMintOneConcurrentReceipt(t *testing.T) {
 	t.Parallel()
 	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
@@ -190,73 +190,6 @@ func TestMintOneConcurrentReceipt(t *testing.T) {
 		}
 		if n := count(t, l.Pool, `select count(*) from mint_receipt where request_id = 'race'`); n != 1 {
 			t.Fatalf("%d receipts of request ID race, want 1", n)
-		}
-	})
-}
-
-// TestMintOneSameRequestIDConcurrently: two sessions mint with one request ID and payload at
-// once, drawing different names. The first holds its transaction open after ark_mint_one; the
-// second then waits on the first's receipt (a lock wait the test sees in the database) and, once
-// the first commits, finds the receipt on its conflict path and replays the first's ARK: one ARK
-// and one receipt for the request ID, both sessions answered with the same ARK, the second
-// replayed, one ark.mint event.
-func TestMintOneSameRequestIDConcurrently(t *testing.T) {
-	t.Parallel()
-	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
-		ctx := context.Background()
-		l, prefix, x9 := mintOneLedger(t, db)
-		req := ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, RequestID: "same", Digest: [16]byte{7}, ShoulderID: x9,
-			Names: []string{"x9bbbbbbbb"}, URL: "https://example.org/a"}
-		tx, err := l.Pool.Begin(ctx)
-		must(t, err)
-		defer tx.Rollback(ctx)
-		first, err := ledger.MintOne(ctx, tx, req)
-		must(t, err)
-		if first != (ledger.MintOneResult{Key: "99999/x9bbbbbbbb"}) {
-			t.Fatalf("first session = %+v", first)
-		}
-		type outcome struct {
-			res ledger.MintOneResult
-			err error
-		}
-		second := make(chan outcome, 1)
-		go func() {
-			r := req
-			r.Names = []string{"x9cccccccc"} // another name: the sessions meet on the receipt only
-			res, err := ledger.MintOne(ctx, l.Pool, r)
-			second <- outcome{res, err}
-		}()
-		// the second session waits on a lock held by the first's open transaction
-		waiting := `select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`
-		if db.Citus() {
-			waiting = `select count(*) from citus_lock_waits`
-		}
-		for n := 0; n == 0; {
-			select {
-			case o := <-second:
-				t.Fatalf("the second session did not wait for the first's receipt: %+v, %v", o.res, o.err)
-			default:
-			}
-			n = count(t, l.Pool, waiting)
-			if n == 0 {
-				runtime.Gosched()
-			}
-		}
-		must(t, tx.Commit(ctx))
-		o := <-second
-		must(t, o.err)
-		if o.res != (ledger.MintOneResult{Key: first.Key, Replayed: true}) {
-			t.Fatalf("second session = %+v, want the first's ARK %s replayed", o.res, first.Key)
-		}
-		if n := count(t, l.Pool, `select count(*) from ark`); n != 1 {
-			t.Fatalf("%d ARKs, want 1", n)
-		}
-		receipts := `select count(*) from ark where request_id = 'same'`
-		if db.Citus() {
-			receipts = `select count(*) from receipt where request_id = 'same'`
-		}
-		if n := count(t, l.Pool, receipts); n != 1 {
-			t.Fatalf("%d receipts of the request ID, want 1", n)
 		}
 		if n := count(t, l.Pool, `select count(*) from audit_event where action = 'ark.mint'`); n != 1 {
 			t.Fatalf("%d ark.mint events, want 1", n)
