@@ -173,6 +173,16 @@ func (s *Server) ezidPrincipal(ctx context.Context, r *http.Request) (p principa
 	return p, true, nil
 }
 
+// ezidCaller is the caller of a request that needs credentials (a create, a modify, a delete):
+// ezidPrincipal's, or a 401 when none is presented.
+func (s *Server) ezidCaller(ctx context.Context, r *http.Request) (principal, *ezidAnswer) {
+	p, ok, a := s.ezidPrincipal(ctx, r)
+	if a == nil && !ok {
+		a = ezidUnauthorized("")
+	}
+	return p, a
+}
+
 // ezidRefusedKey answers a refused credential: 401 (EZID's answer to credentials it does not
 // accept) with the reason, Retry-After kept for a locked key; a 503 stays.
 func ezidRefusedKey(a *answer) *ezidAnswer {
@@ -428,12 +438,9 @@ func (s *Server) serveIdentifier(w http.ResponseWriter, r *http.Request) {
 // An Idempotency-Key header is the mint's request ID, as on the arklet path.
 func (s *Server) ezidCreate(w http.ResponseWriter, r *http.Request, prefix string) *ezidAnswer {
 	ctx := r.Context()
-	p, ok, a := s.ezidPrincipal(ctx, r)
+	p, a := s.ezidCaller(ctx, r)
 	if a != nil {
 		return a
-	}
-	if !ok {
-		return ezidUnauthorized("")
 	}
 	id, a := ezidIdentifier(r, prefix)
 	if a != nil {
@@ -658,12 +665,9 @@ func (s *Server) ezidGet(r *http.Request) *ezidAnswer {
 // a status back from unavailable, reserved again) is a 400 naming the rule, with nothing written.
 func (s *Server) ezidModify(w http.ResponseWriter, r *http.Request) *ezidAnswer {
 	ctx := r.Context()
-	p, ok, a := s.ezidPrincipal(ctx, r)
+	p, a := s.ezidCaller(ctx, r)
 	if a != nil {
 		return a
-	}
-	if !ok {
-		return ezidUnauthorized("")
 	}
 	if _, a := ezidOptions(r, map[string][]string{}); a != nil {
 		return a
@@ -760,12 +764,8 @@ func (s *Server) ezidModify(w http.ResponseWriter, r *http.Request) *ezidAnswer 
 // identifier; arkhe deletes no ARK, whatever its status).
 func (s *Server) ezidDelete(r *http.Request) *ezidAnswer {
 	ctx := r.Context()
-	_, ok, a := s.ezidPrincipal(ctx, r)
-	if a != nil {
+	if _, a := s.ezidCaller(ctx, r); a != nil {
 		return a
-	}
-	if !ok {
-		return ezidUnauthorized("")
 	}
 	if _, a := ezidIdentifier(r, "/id/"); a != nil {
 		return a
