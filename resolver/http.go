@@ -133,7 +133,6 @@ func (r *Resolver) Metrics() []metrics.Family {
 // nginx write it. Lines are written whole, one at a time.
 func AccessLog(h http.Handler, w io.Writer) http.Handler {
 	var mu sync.Mutex
-	var stamp logStamp
 	lines := sync.Pool{New: func() any { return &logLine{b: make([]byte, 0, 256)} }}
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		line := lines.Get().(*logLine)
@@ -148,7 +147,7 @@ func AccessLog(h http.Handler, w io.Writer) http.Handler {
 		b := line.b[:0]
 		b = append(b, host...)
 		b = append(b, " - - ["...)
-		b = stamp.append(b, start)
+		b = start.AppendFormat(b, "02/Jan/2006:15:04:05 -0700")
 		b = append(b, "] "...)
 		b = appendLogQuote(b, req.Method, " ", req.RequestURI, " ", req.Proto)
 		b = append(b, ' ')
@@ -175,28 +174,6 @@ func AccessLog(h http.Handler, w io.Writer) http.Handler {
 type logLine struct {
 	lw loggingWriter
 	b  []byte
-}
-
-// logStamp holds the log's date of the last second seen, so that a second's requests format
-// it once: "02/Jan/2006:15:04:05 -0700" of the local time.
-type logStamp struct {
-	mu   sync.Mutex
-	sec  int64
-	zone int
-	text []byte
-}
-
-// append appends t's log date to b.
-func (s *logStamp) append(b []byte, t time.Time) []byte {
-	_, off := t.Zone()
-	sec := t.Unix()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.text == nil || sec != s.sec || off != s.zone {
-		s.text = t.AppendFormat(s.text[:0], "02/Jan/2006:15:04:05 -0700")
-		s.sec, s.zone = sec, off
-	}
-	return append(b, s.text...)
 }
 
 type loggingWriter struct {
