@@ -427,7 +427,7 @@ func writeFile(t *testing.T, dir, name, s string) string {
 // citusFaultRows is the rows of each run's manifest, citusFaultBatch its batches' size and
 // citusFaultAfter the batches it commits before the fault.
 const (
-	citusFaultRows  = 3_000 // as the import's summary prints it: 3,000
+	citusFaultRows  = 10_000 // as the import's summary prints it: 10,000
 	citusFaultBatch = 100
 	citusFaultAfter = 4
 	// citusFaultUpdateRows is the rows of each update manifest: ARKs of one mint case
@@ -618,7 +618,7 @@ func TestCitusFaults(t *testing.T) {
 				}, nil, []string{"the same command completes the job"},
 					"import", "--input-format", "arklet-csv", "--batch", fmt.Sprint(batch),
 					"--rejects", filepath.Join(dir, fmt.Sprintf("import%d.rejects.csv", k)), in)
-				if o.rerun != nil && !strings.Contains(o.rerun.out, "imported     3,000 ARKs") {
+				if o.rerun != nil && !strings.Contains(o.rerun.out, "imported     10,000 ARKs") {
 					t.Errorf("the import that completed the job:\n%s", o.rerun.out)
 				}
 				conn = fc.ledgerConn(t)
