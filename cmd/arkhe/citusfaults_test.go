@@ -57,9 +57,6 @@ type faultCluster struct {
 	admins []*pgxpool.Pool // the "postgres" database of each node: coordinator, then workers
 	url    string          // the ledger on the coordinator
 	dir    string
-	// ready is a gate's transaction begun ahead of time (readyGate), which the next openGate
-	// takes, so a gate closes within one statement of being asked for
-	ready *gate
 }
 
 // startFaultCluster starts a Citus cluster of the test's own with a ledger initialized by
@@ -144,8 +141,9 @@ type gate struct {
 	gpid int64 // its Citus global process ID: its sessions on the workers are named after it
 }
 
-// readyGate connects to the ledger on the coordinator and begins a gate's transaction.
-func (fc *faultCluster) readyGate(t *testing.T) *gate {
+// openGate connects to the ledger on the coordinator and runs sql in a new transaction, the
+// gate's, which it leaves open.
+func (fc *faultCluster) openGate(t *testing.T, sql string, args ...any) *gate {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, fc.url)
@@ -159,19 +157,7 @@ func (fc *faultCluster) readyGate(t *testing.T) *gate {
 	if err := g.tx.QueryRow(ctx, `select citus_backend_gpid()`).Scan(&g.gpid); err != nil {
 		t.Fatal(err)
 	}
-	return g
-}
-
-// openGate runs sql in a gate's transaction on the coordinator: the one readyGate began, if
-// any, else a new one.
-func (fc *faultCluster) openGate(t *testing.T, sql string, args ...any) *gate {
-	t.Helper()
-	g := fc.ready
-	fc.ready = nil
-	if g == nil {
-		g = fc.readyGate(t)
-	}
-	if _, err := g.tx.Exec(context.Background(), sql, args...); err != nil {
+	if _, err := g.tx.Exec(ctx, sql, args...); err != nil {
 		t.Fatalf("gate: %s: %v", sql, err)
 	}
 	return g
@@ -260,34 +246,20 @@ type faultOutcome struct {
 	landed string // where the fault landed, for the log
 }
 
-// faultedCommand runs args with the gate opened by openGate (before the run starts; or, with
-// gateAfter set, once gateAfter returns: it is called with the run started and returns when
-// the run has committed the batches the fault should follow), injects fault while the run waits
-// at the gate, lets the run go, and waits for it. Frozen backends run again once the run says it
-// retries (after its batch deadline); for a command without one (import), 3 s after they
-// stopped. A run that exits otherwise than 0 must say what to do, in stderr's words want (any
-// of them); then the same command runs again, without a fault, and must exit 0.
-func (fc *faultCluster) faultedCommand(t *testing.T, fault citusFaultKind, openGate func() *gate, gateAfter func(done <-chan struct{}),
-	want []string, args ...string) faultOutcome {
+// faultedCommand runs args with the gate opened by openGate before the run starts (a lock on a
+// row only a batch after the first few touches, so the run cannot pass it unseen), injects fault
+// while the run waits at the gate, lets the run go, and waits for it. Frozen backends run again
+// once the run says it retries (after its batch deadline); for a command without one (import),
+// 3 s after they stopped. A run that exits otherwise than 0 must say what to do, in stderr's
+// words want (any of them); then the same command runs again, without a fault, and must exit 0.
+func (fc *faultCluster) faultedCommand(t *testing.T, fault citusFaultKind, openGate func() *gate, want []string, args ...string) faultOutcome {
 	t.Helper()
 	deadline := args[0] != "import" // mint and update have --batch-timeout; import has none
 	var fz frozen
 	t.Cleanup(fz.resume) // never leave a server process stopped
 	errOut := &lineWatch{want: "retrying in", then: fz.resume}
-	var g *gate
-	if gateAfter == nil {
-		g = openGate()
-	}
-	if gateAfter != nil {
-		// begun before the run, so that the gate closes within one statement of the batches
-		// having committed, not after a connection's start while the run goes on
-		fc.ready = fc.readyGate(t)
-	}
+	g := openGate()
 	res, done := fc.startCommand(errOut, args...)
-	if gateAfter != nil {
-		gateAfter(done)
-		g = openGate()
-	}
 	defer g.release()
 	at := fc.awaitWait(t, done)
 	other := 1 // a worker where the batch holds rows but does not wait
@@ -472,32 +444,17 @@ func TestCitusFaults(t *testing.T) {
 				mm := filepath.Join(dir, fmt.Sprintf("mint%d.map.csv", k))
 				conn := fc.ledgerConn(t)
 				var clientPK int64
-				var shoulderID int64
-				if err := conn.QueryRow(context.Background(), `select c.id, s.id from client c, shoulder s
-					where c.client_id = 'test-minter' and s.naan = '99999' and s.shoulder = '/x9'`).Scan(&clientPK, &shoulderID); err != nil {
+				if err := conn.QueryRow(context.Background(), `select id from client where client_id = 'test-minter'`).Scan(&clientPK); err != nil {
 					t.Fatal(err)
 				}
-				// the gate: the shoulder's tally row, which a batch updates last, after its COPY,
-				// taken once citusFaultAfter batches of this run committed
-				afterBatches := func(done <-chan struct{}) {
-					for deadline := time.Now().Add(2 * time.Minute); ; {
-						n := count(t, conn, `select count(*) from mint_receipt where client_pk = $1 and request_id like $2`, clientPK, fmt.Sprintf("m%d-%%", k))
-						if n >= citusFaultAfter*citusFaultBatch {
-							return
-						}
-						if time.Now().After(deadline) {
-							t.Fatalf("the run committed %d rows in 2 minutes", n)
-						}
-						select {
-						case <-done:
-							t.Fatal("the run ended before the gate")
-						case <-time.After(10 * time.Millisecond):
-						}
-					}
-				}
+				// the gate: the receipt of the first request ID of batch citusFaultAfter, inserted
+				// and not committed before the run starts; that batch's COPY of receipts waits on
+				// it, after its ARK rows went to both workers, while the batches before it commit
+				gateID := fmt.Sprintf("m%d-%d", k, citusFaultAfter*citusFaultBatch)
 				o := fc.faultedCommand(t, fault, func() *gate {
-					return fc.openGate(t, `select 1 from shoulder_tally where shoulder_id = $1 for update`, shoulderID)
-				}, afterBatches, []string{"the same command completes the job"},
+					return fc.openGate(t, `insert into receipt (client_pk, request_id, ark, payload_digest, created_at)
+						values ($1, $2, '99999/x9gate', '\x00000000000000000000000000000000'::bytea, now())`, clientPK, gateID)
+				}, []string{"the same command completes the job"},
 					"mint", "--client", "test-minter", "--batch", fmt.Sprint(citusFaultBatch), "--workers", "2",
 					"--batch-timeout", batchTimeout(fault), "--retry-for", "2m", "-o", mm, "--rejects", filepath.Join(dir, fmt.Sprintf("mint%d.rejects.csv", k)), in)
 				conn = fc.ledgerConn(t) // a coordinator restart ended the one before
@@ -557,7 +514,7 @@ func TestCitusFaults(t *testing.T) {
 				gateARK := arks[citusFaultAfter*citusFaultBatch]
 				o := fc.faultedCommand(t, fault, func() *gate {
 					return fc.openGate(t, `select 1 from ark where ark = $1 for update`, gateARK)
-				}, nil, []string{"the same command completes the job", "run it again", "again"},
+				}, []string{"the same command completes the job", "run it again", "again"},
 					"update", "--client", "test-minter", "--batch", fmt.Sprint(citusFaultBatch), "--batch-timeout", batchTimeout(fault), "--retry-for", "2m",
 					"-o", filepath.Join(dir, fmt.Sprintf("update%d.changes.csv", k)), "--rejects", filepath.Join(dir, fmt.Sprintf("update%d.rejects.csv", k)), in)
 				_ = o
@@ -615,7 +572,7 @@ func TestCitusFaults(t *testing.T) {
 				o := fc.faultedCommand(t, fault, func() *gate {
 					return fc.openGate(t, `insert into ark (ark, naan, shoulder_id, assigned_name, url, import_run_id) values ($1, $2, $3, $4, $5, $6)`,
 						gateARK, naan, shoulderID, strings.TrimPrefix(gateARK, naan+"/"), fmt.Sprintf("https://example.org/i%d/%d", k, g), preRun)
-				}, nil, []string{"the same command completes the job"},
+				}, []string{"the same command completes the job"},
 					"import", "--input-format", "arklet-csv", "--batch", fmt.Sprint(batch),
 					"--rejects", filepath.Join(dir, fmt.Sprintf("import%d.rejects.csv", k)), in)
 				if o.rerun != nil && !strings.Contains(o.rerun.out, "imported     10,000 ARKs") {
