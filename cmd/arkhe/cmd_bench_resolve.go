@@ -34,6 +34,7 @@ func benchResolveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "arklet", Value: "../shared/vendor/arklet/arklet-272c5e6.tar.gz", Usage: "arklet's source (tar.gz); \"\" skips arklet"},
 			&cli.StringSliceFlag{Name: "serve-flag", Usage: "a flag passed on to arkhe serve (repeatable, e.g. --serve-flag=--pool=8)"},
 			&cli.Int64Flag{Name: "hostile", Usage: "instead: send at least this many requests of a hostile mix to arkhe serve (bad escapes, over-long paths, control characters, dot-segments) while slow clients send a byte a second; report 5xx answers and whether ordinary requests were still answered"},
+			&cli.IntFlag{Name: "beside-mint", Usage: "instead: load arkhe serve alone, then while arkhe mint mints this many rows into a copy of the filled ledger (dropped after); report the latency of both"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of the filled ledger and of the mix"},
 			&cli.StringFlag{Name: "bench-dir", Usage: "keep the cluster and its filled ledger here", DefaultText: "a temporary directory, removed"},
 		},
@@ -61,6 +62,17 @@ func benchResolveCommand(e *env) *cli.Command {
 					return err
 				}
 				printBenchHostile(e.stdout, res, h)
+				return nil
+			}
+			if n := c.Int("beside-mint"); n != 0 {
+				if n < 0 {
+					return errors.New("bench resolve: --beside-mint must be positive")
+				}
+				res, b, err := bench.RunBesideMint(c.Context, cfg, n)
+				if err != nil {
+					return err
+				}
+				printBenchBesideMint(e.stdout, res, b)
 				return nil
 			}
 			res, err := bench.RunResolve(c.Context, cfg)
@@ -144,4 +156,30 @@ func printBenchHostile(w io.Writer, r *bench.ResolveResult, h *bench.HostileResu
 	fmt.Fprintf(w, "  ordinary requests beside the mix: %d of %d answered with their redirect (target all: %s)\n",
 		h.Probes-h.ProbeFailures, h.Probes, verdict(h.ProbeFailures == 0 && h.Probes > 0))
 	fmt.Fprintf(w, "  slow clients cut off by the header timeout: %d times\n", h.SlowCut)
+}
+
+// printBenchBesideMint writes the report of `arkhe bench resolve --beside-mint`.
+func printBenchBesideMint(w io.Writer, r *bench.ResolveResult, b *bench.BesideMintResult) {
+	fmt.Fprintf(w, "arkhe bench resolve --beside-mint: %s, on %s\n", plural(r.ARKs, "ARK", "ARKs"), r.Server)
+	fmt.Fprintf(w, "  mix: %s\n", r.Mix)
+	for _, l := range []struct {
+		name string
+		l    bench.LoadResult
+	}{{"alone", b.Alone}, {"beside", b.Beside}} {
+		cr, cd := l.l.CPUPerRequest()
+		fmt.Fprintf(w, "  %-7s %8.0f req/s, p50 %s, p99 %s, %d errors, %d non-2xx/3xx, RSS %d MB, CPU us/req %.0f + %.0f, load after %s\n", l.name,
+			l.l.RPS, fmtLatency(l.l.P50), fmtLatency(l.l.P99), l.l.Errors, l.l.Non2xx3xx, l.l.RSS>>20,
+			float64(cr)/float64(time.Microsecond), float64(cd)/float64(time.Microsecond), l.l.Load)
+	}
+	rate := 0.0
+	if b.MintElapsed > 0 {
+		rate = float64(b.Rows) / b.MintElapsed.Seconds()
+	}
+	fmt.Fprintf(w, "  the mint beside: %s in %s (%.0f rows/s), over %d wrk runs (p50: their median, p99: the worst run's)\n",
+		plural(b.Rows, "ARK", "ARKs"), b.MintElapsed.Round(100*time.Millisecond), rate, b.Rounds)
+	verdict := "met"
+	if b.Beside.P99 > bench.ResolveTargetP99 {
+		verdict = "MISSED"
+	}
+	fmt.Fprintf(w, "  arkhe serve beside the mint: p99 %s (<= %s: %s)\n", fmtLatency(b.Beside.P99), bench.ResolveTargetP99, verdict)
 }
