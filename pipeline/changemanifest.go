@@ -75,7 +75,7 @@ type ChangeReader struct {
 // manifest's name for it (a column m does not name is read under its own name). need lists
 // columns of which the header (CSV) or schema (Parquet) must hold at least one; a JSON line
 // lacking all of them is the reader's caller's to reject. Errors are *ManifestError (wrapping
-// ErrUnknownFormat, ErrNoHeader, ErrMissingColumn, the *fs.PathError of an unreadable file, or
+// ErrUnknownFormat, ErrNoHeader, ErrMissingColumn, ErrDuplicateColumn, the *fs.PathError of an unreadable file, or
 // the Parquet reader's error).
 func OpenChangeManifest(path string, m map[string]string, need ...string) (*ChangeReader, error) {
 	format, comp := changeFormat(path)
@@ -138,7 +138,14 @@ func OpenChangeManifest(path string, m map[string]string, need ...string) (*Chan
 				fmt.Errorf("column %d: invalid UTF-8 at octet %d", i+1, invalidUTF8At(h)+1))
 		}
 		h = strings.TrimSpace(h)
-		r.cols[r.column(h)] = i
+		c := r.column(h)
+		if j, ok := r.cols[c]; ok {
+			// which of the two values would count cannot be known: neither is chosen
+			_ = f.Close()
+			return nil, &ManifestError{Loc: textin.Location{File: path, Line: 1}, Op: "read the header",
+				Err: fmt.Errorf("%w: columns %d and %d both give %s", ErrDuplicateColumn, j+1, i+1, c)}
+		}
+		r.cols[c] = i
 	}
 	if err := r.checkNames(r.cols); err != nil {
 		_ = f.Close()

@@ -295,3 +295,20 @@ func TestChangeManifestParquetStrict(t *testing.T) {
 		t.Fatalf("no footer: %v", err)
 	}
 }
+
+// TestChangeManifestDuplicateColumn: a CSV header naming a column twice, or two names that stand
+// for one column under the mapping, is refused at line 1 naming both positions: which value would
+// be applied cannot be known.
+func TestChangeManifestDuplicateColumn(t *testing.T) {
+	t.Parallel()
+	p := writeTempBytes(t, "d.csv", []byte("ark,url,url\nark:/99999/x91,https://a.example.org/,https://b.example.org/\n"))
+	_, err := OpenChangeManifest(p, nil, "ark")
+	var me *ManifestError
+	if !errors.As(err, &me) || !errors.Is(err, ErrDuplicateColumn) || me.Loc.Line != 1 || !strings.Contains(err.Error(), "columns 2 and 3 both give url") {
+		t.Fatalf("url twice: %v", err)
+	}
+	p = writeTempBytes(t, "m.csv", []byte("ark,new_url,url\nark:/99999/x91,https://a.example.org/,https://b.example.org/\n"))
+	if _, err := OpenChangeManifest(p, map[string]string{"url": "new_url"}, "ark"); !errors.Is(err, ErrDuplicateColumn) || !strings.Contains(err.Error(), "columns 2 and 3 both give url") {
+		t.Fatalf("new_url mapped to url beside url: %v", err)
+	}
+}

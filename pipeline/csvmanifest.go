@@ -67,10 +67,15 @@ func newCSVManifest(path string, src io.Reader, closer io.Closer, m Mapping, max
 			continue
 		}
 		for i, h := range header {
-			if h == name {
-				r.cols[f] = i
-				break
+			if h != name {
+				continue
 			}
+			if r.cols[f] >= 0 {
+				// which of the two values would count cannot be known: neither is chosen
+				return nil, &ManifestError{Loc: textin.Location{File: path, Line: line}, Op: "header",
+					Err: fmt.Errorf("%w: columns %d and %d are both %q (%s)", ErrDuplicateColumn, r.cols[f]+1, i+1, name, f)}
+			}
+			r.cols[f] = i
 		}
 		if r.cols[f] < 0 && (f == FieldRequestID || m.Explicit(f)) {
 			return nil, &ManifestError{Loc: textin.Location{File: path, Line: line}, Op: "header",

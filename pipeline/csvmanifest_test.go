@@ -279,3 +279,24 @@ func FuzzCSVManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestCSVHeaderDuplicateColumn: a header naming a column the reader uses twice is refused at
+// line 1 with both positions (which value would count cannot be known); a column the mapping
+// does not use may repeat.
+func TestCSVHeaderDuplicateColumn(t *testing.T) {
+	t.Parallel()
+	_, err := OpenManifest(writeTemp(t, "d.csv", "request_id,url,what,url\na,https://a.example.org/,x,https://b.example.org/\n"), Mapping{})
+	var me *ManifestError
+	if !errors.As(err, &me) || !errors.Is(err, ErrDuplicateColumn) || me.Loc.Line != 1 || !strings.Contains(err.Error(), `columns 2 and 4 are both "url"`) {
+		t.Fatalf("url twice: %v", err)
+	}
+	m, _ := ParseMapping("request_id=id")
+	_, err = OpenManifest(writeTemp(t, "d2.csv", "id,note,id\na,x,b\n"), m)
+	if !errors.Is(err, ErrDuplicateColumn) || !strings.Contains(err.Error(), `columns 1 and 3 are both "id" (request_id)`) {
+		t.Fatalf("mapped request_id twice: %v", err)
+	}
+	recs, bad := drainManifest(t, mustOpen(t, writeTemp(t, "d3.csv", "request_id,note,note\na,x,y\n"), ""))
+	if len(bad) != 0 || len(recs) != 1 || recs[0].RequestID != "a" {
+		t.Fatalf("an unused column twice: records %+v, rejects %v", recs, bad)
+	}
+}

@@ -183,6 +183,10 @@ var (
 	// ErrMissingColumn: the request ID column, or a column the mapping names
 	// explicitly, is not in the CSV header or the Parquet schema.
 	ErrMissingColumn = errors.New("mapped column not found")
+	// ErrDuplicateColumn: a CSV header names a column the reader uses twice (or, in a change
+	// manifest, two of its names stand for one column under the mapping); which of the two
+	// values would count cannot be known, so the manifest is refused.
+	ErrDuplicateColumn = errors.New("column named twice in the header")
 )
 
 // MaxRecordBytes bounds the raw size of one manifest record (one CSV record, one JSON line), so
