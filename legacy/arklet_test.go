@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -243,5 +244,10 @@ func TestArkletCSV(t *testing.T) {
 	}
 	if _, err := NewReader(strings.NewReader("id,url\n"), "x.csv", ArkletCSV); err == nil {
 		t.Error("header without ark column accepted")
+	}
+	// a column named twice: neither of its values is chosen
+	_, err := NewReader(strings.NewReader("ark,url, URL\n12345/x6a,https://a,https://b\n"), "x.csv", ArkletCSV)
+	if !errors.Is(err, ErrDuplicateColumn) || !strings.Contains(err.Error(), `x.csv:1: ark_ark CSV header names column "url" twice (columns 2 and 3)`) {
+		t.Errorf("url twice: %v", err)
 	}
 }

@@ -116,6 +116,14 @@ func openKeyedCSV(name string, br *bufio.Reader, what, key, hint string, lower b
 	if k.key < 0 {
 		return nil, fmt.Errorf("%s:1: %s header %q has no %s column (%s): %w", name, what, clip(strings.Join(h, ","), 200), key, hint, ErrUnknownFormat)
 	}
+	// a column named twice: which of its two values would be imported cannot be known
+	seen := make(map[string]int, len(h))
+	for i, n := range h {
+		if j, ok := seen[n]; ok && n != "" {
+			return nil, fmt.Errorf("%s:1: %s header names column %q twice (columns %d and %d): %w", name, what, n, j+1, i+1, ErrDuplicateColumn)
+		}
+		seen[n] = i
+	}
 	return k, nil
 }
 

@@ -254,6 +254,10 @@ func (e *TruncatedError) Error() string {
 // format cannot be recognised or is not one of Formats().
 var ErrUnknownFormat = errors.New("unknown legacy export format")
 
+// ErrDuplicateColumn is wrapped by Open and NewReader when a CSV export's header names a column
+// twice: which of its two values would be imported cannot be known, so the export is refused.
+var ErrDuplicateColumn = errors.New("column named twice in the header")
+
 // maxRaw bounds textin.RowError.Raw.
 const maxRaw = 64 << 10
 
