@@ -1,8 +1,10 @@
 package ledger_test
 
 import (
+	"errors"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -49,5 +51,70 @@ func TestCredentialKindFitsSubject(t *testing.T) {
 			where c.client_id = 'c1' and k.kind = 'api_key' and k.active`), len(db.NodeURLs())+1; n != want {
 			t.Fatalf("machine keys: %d, want %d (one per node and %s)", n, want, k.Prefix)
 		}
+	})
+}
+
+// TestKeyHold: HoldKey accepts an active key and holds it until the transaction ends: a
+// revocation sent through any node meanwhile waits (found waiting for a lock on the holder's
+// node) and goes through once the transaction has ended; holding the same key or another one
+// meanwhile does not wait. A revoked key is then refused (a *KeyError "revoked"), and a prefix
+// that names no key is "unknown".
+func TestKeyHold(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		l, ctx := registeredIn(t, db)
+		must(t, l.AddClient(ctx, ledger.Client{ClientID: "c2", NAAN: "99999", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}))
+		other, err := l.CreateKey(ctx, "c2")
+		must(t, err)
+		for n, u := range db.NodeURLs() {
+			k, err := l.CreateKey(ctx, "c1")
+			must(t, err)
+			tx, err := l.Pool.Begin(ctx)
+			must(t, err)
+			must(t, ledger.HoldKey(ctx, tx, k.Prefix))
+			for _, p := range []string{k.Prefix, other.Prefix} {
+				tx2, err := l.Pool.Begin(ctx)
+				must(t, err)
+				must(t, ledger.HoldKey(ctx, tx2, p))
+				must(t, tx2.Rollback(ctx))
+			}
+			pool, err := pgxpool.New(ctx, u)
+			must(t, err)
+			t.Cleanup(pool.Close)
+			done := make(chan error, 1)
+			go func() {
+				_, err := (&ledger.Ledger{Pool: pool}).RevokeKey(ctx, k.Prefix)
+				done <- err
+			}()
+			for waiting, end := 0, time.Now().Add(time.Minute); waiting == 0; {
+				if time.Now().After(end) {
+					t.Fatalf("node %d: the revocation neither waited for the holder nor ended within a minute", n)
+				}
+				select {
+				case err := <-done:
+					t.Fatalf("node %d: the key was revoked while held (%v)", n, err)
+				default:
+				}
+				time.Sleep(10 * time.Millisecond)
+				waiting = count(t, l.Pool, `select count(*) from pg_locks
+					where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`)
+			}
+			must(t, tx.Commit(ctx))
+			must(t, <-done)
+			tx, err = l.Pool.Begin(ctx)
+			must(t, err)
+			var ke *ledger.KeyError
+			if err := ledger.HoldKey(ctx, tx, k.Prefix); !errors.As(err, &ke) || ke.Reason != "revoked" {
+				t.Errorf("node %d: HoldKey of the revoked key: %v, want a KeyError \"revoked\"", n, err)
+			}
+			must(t, tx.Rollback(ctx))
+		}
+		tx, err := l.Pool.Begin(ctx)
+		must(t, err)
+		var ke *ledger.KeyError
+		if err := ledger.HoldKey(ctx, tx, "nokeyhere234"); !errors.As(err, &ke) || ke.Reason != "unknown" {
+			t.Errorf("HoldKey of no key: %v, want a KeyError \"unknown\"", err)
+		}
+		must(t, tx.Rollback(ctx))
 	})
 }
