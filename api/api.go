@@ -66,7 +66,8 @@ type Config struct {
 	// Blades returns the blade source of one mint (nil: ark.NewRandomBlades). Tests script
 	// blades to force collisions.
 	Blades func() ark.BladeSource
-	// OnError, if set, is told of every request answered 503 (the ledger did not answer).
+	// OnError, if set, is told of every request answered 503: a *LedgerError (the ledger did
+	// not answer) or an *IssuerError (a token's issuer could not be reached to check it).
 	OnError func(error)
 }
 
@@ -238,9 +239,16 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, 
 		remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 		id, ok, err := s.cfg.Tokens.AuthenticateToken(ctx, cred, remote.Addr())
 		var te *TokenError
+		var ie *IssuerError
 		switch {
 		case errors.As(err, &te):
 			return principal{}, tokenRefused(te.Reason)
+		case errors.As(err, &ie):
+			if s.cfg.OnError != nil {
+				s.cfg.OnError(ie)
+			}
+			return principal{}, &answer{status: http.StatusServiceUnavailable,
+				text: "the token's issuer " + ie.Issuer + " could not be reached to check it; try again"}
 		case err != nil:
 			return principal{}, s.unavailable("authenticate token", err)
 		case !ok:
