@@ -40,10 +40,11 @@ import (
 
 // answer is an HTTP answer: a status with a JSON value, or a text.
 type answer struct {
-	status int
-	json   any
-	text   string
-	header map[string]string
+	status    int
+	json      any
+	text      string
+	header    map[string]string
+	throttled bool // a 429 of the per-client rate limit (throttle)
 }
 
 func forbidden(text string) *answer { return &answer{status: http.StatusForbidden, text: text} }

@@ -147,7 +147,7 @@ func (s *Server) writeEZID(w http.ResponseWriter, a *ezidAnswer) {
 // ezidPrincipal reads the caller's credentials: HTTP Basic (user name the client's id, password
 // its API key, checked as every key is: authenticateKey), else an Authorization header as the
 // arklet paths read it. ok is false when none is presented; a refusal is a 401 (a 503 when the
-// ledger cannot tell).
+// ledger cannot tell), a client past its rate limit a 429.
 func (s *Server) ezidPrincipal(ctx context.Context, r *http.Request) (p principal, ok bool, refusal *ezidAnswer) {
 	if user, pass, basic := r.BasicAuth(); basic {
 		prefix, secret, err := ledger.ParseKey(pass)
@@ -161,13 +161,19 @@ func (s *Server) ezidPrincipal(ctx context.Context, r *http.Request) (p principa
 		if p.clientID != user {
 			return principal{}, false, ezidUnauthorized(fmt.Sprintf("the API key is not a key of client %q", user))
 		}
+		if a := s.throttle(p); a != nil {
+			return principal{}, false, ezidThrottled(a)
+		}
 		return p, true, nil
 	}
 	if r.Header.Get("Authorization") == "" {
 		return p, false, nil
 	}
 	p, a := s.authenticate(ctx, r)
-	if a != nil {
+	switch {
+	case a != nil && a.throttled:
+		return p, false, ezidThrottled(a)
+	case a != nil:
 		return p, false, ezidRefusedKey(a)
 	}
 	return p, true, nil
