@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"math"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/time/rate"
 
 	"github.com/arkhe-ledger/arkhe/ark"
 	"github.com/arkhe-ledger/arkhe/ledger"
@@ -66,7 +68,15 @@ type Config struct {
 	// Blades returns the blade source of one mint (nil: ark.NewRandomBlades). Tests script
 	// blades to force collisions.
 	Blades func() ark.BladeSource
-	// OnError, if set, is told of every request answered 503 (the ledger did not answer).
+	// RatePerSecond is the requests one client may make a second on average on the API's paths
+	// (a token bucket per registered client, refilled at this rate); more are answered 429 with
+	// Retry-After and the rule. 0: no limit.
+	RatePerSecond float64
+	// RateBurst is the requests one client may make at once, the bucket's size (0: RatePerSecond
+	// rounded up, at least 1). Only with RatePerSecond.
+	RateBurst int
+	// OnError, if set, is told of every request answered 503: a *LedgerError (the ledger did
+	// not answer) or an *IssuerError (a token's issuer could not be reached to check it).
 	OnError func(error)
 }
 
@@ -76,6 +86,7 @@ type Stats struct {
 	Refused                   int64 // requests refused (4xx)
 	Failed                    int64 // requests answered 5xx
 	KeyDerivations            int64 // Argon2id derivations of presented API keys
+	Throttled                 int64 // requests answered 429 by the per-client rate limit (counted in Refused too)
 }
 
 // Server is the API. Create it with New; it is safe for concurrent use.
@@ -91,7 +102,9 @@ type Server struct {
 
 	shoulders sync.Map // "NAAN/shoulder" (stored form) → ledger.ShoulderInfo
 
-	minted, replayed, updated, refused, failed, derivations atomic.Int64
+	limits *clientLimits // nil: no rate limit
+
+	minted, replayed, updated, refused, failed, derivations, throttled atomic.Int64
 }
 
 // flight is a key check under way, run by a goroutine of its own; the requests presenting the
@@ -130,6 +143,12 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Server, error) {
 		return nil, &ConfigError{Field: "MaxRecords", Rule: "at least 0"}
 	case cfg.MaxDraws < 0 || cfg.MaxDraws > 100:
 		return nil, &ConfigError{Field: "MaxDraws", Rule: "from 0 to 100"}
+	case cfg.RatePerSecond < 0 || math.IsNaN(cfg.RatePerSecond) || math.IsInf(cfg.RatePerSecond, 0):
+		return nil, &ConfigError{Field: "RatePerSecond", Rule: "a finite number of requests a second, at least 0 (0: no limit)"}
+	case cfg.RateBurst < 0:
+		return nil, &ConfigError{Field: "RateBurst", Rule: "at least 0"}
+	case cfg.RateBurst > 0 && cfg.RatePerSecond == 0:
+		return nil, &ConfigError{Field: "RateBurst", Rule: "only with a rate (RatePerSecond)"}
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -144,6 +163,13 @@ func New(ctx context.Context, pool *pgxpool.Pool, cfg Config) (*Server, error) {
 		cfg.Blades = func() ark.BladeSource { return ark.NewRandomBlades() }
 	}
 	s := &Server{pool: pool, cfg: cfg, keys: map[string]provedKey{}, flights: map[string]*flight{}, checks: make(chan struct{}, maxChecks)}
+	if cfg.RatePerSecond > 0 {
+		burst := cfg.RateBurst
+		if burst == 0 {
+			burst = max(1, int(math.Ceil(cfg.RatePerSecond)))
+		}
+		s.limits = &clientLimits{perSecond: cfg.RatePerSecond, burst: burst, buckets: map[string]*rate.Limiter{}}
+	}
 	if pool != nil {
 		on, err := ledger.KeysRequired(ctx, pool)
 		if err != nil {
@@ -184,7 +210,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Stats returns the server's counts.
 func (s *Server) Stats() Stats {
 	return Stats{Minted: s.minted.Load(), Replayed: s.replayed.Load(), Updated: s.updated.Load(),
-		Refused: s.refused.Load(), Failed: s.failed.Load(), KeyDerivations: s.derivations.Load()}
+		Refused: s.refused.Load(), Failed: s.failed.Load(), KeyDerivations: s.derivations.Load(), Throttled: s.throttled.Load()}
 }
 
 // Metrics returns the server's counts as metric families (arkhe_api_*).
@@ -200,6 +226,7 @@ func (s *Server) Metrics() []metrics.Family {
 		c("arkhe_api_refused_total", "API requests refused (4xx).", st.Refused),
 		c("arkhe_api_failed_total", "API requests the ledger could not answer (5xx).", st.Failed),
 		c("arkhe_api_key_derivations_total", "Argon2id derivations of presented API keys.", st.KeyDerivations),
+		c("arkhe_api_throttled_total", "API requests answered 429 by the per-client rate limit.", st.Throttled),
 	}
 }
 
@@ -222,8 +249,18 @@ func (p principal) prefix() string {
 // so a bare credential is accepted too). An API key whose secret the server proved before is
 // accepted without hashing (conn checks once per request that it is still active and not
 // locked); any other is checked by the ledger (ledger.CheckKey: a locked or revoked key without
-// hashing). A token that is not an API key goes to Config.Tokens.
+// hashing). A token that is not an API key goes to Config.Tokens. The client then spends one
+// request of its rate limit (throttle: 429 when it has none left).
 func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, *answer) {
+	p, a := s.authenticateBearer(ctx, r)
+	if a != nil {
+		return p, a
+	}
+	return p, s.throttle(p)
+}
+
+// authenticateBearer is authenticate without the rate limit.
+func (s *Server) authenticateBearer(ctx context.Context, r *http.Request) (principal, *answer) {
 	h := r.Header.Get("Authorization")
 	f := splitFields(h)
 	if len(f) == 0 {
@@ -238,9 +275,16 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request) (principal, 
 		remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 		id, ok, err := s.cfg.Tokens.AuthenticateToken(ctx, cred, remote.Addr())
 		var te *TokenError
+		var ie *IssuerError
 		switch {
 		case errors.As(err, &te):
 			return principal{}, tokenRefused(te.Reason)
+		case errors.As(err, &ie):
+			if s.cfg.OnError != nil {
+				s.cfg.OnError(ie)
+			}
+			return principal{}, &answer{status: http.StatusServiceUnavailable,
+				text: "the token's issuer " + ie.Issuer + " could not be reached to check it; try again"}
 		case err != nil:
 			return principal{}, s.unavailable("authenticate token", err)
 		case !ok:

@@ -40,10 +40,11 @@ import (
 
 // answer is an HTTP answer: a status with a JSON value, or a text.
 type answer struct {
-	status int
-	json   any
-	text   string
-	header map[string]string
+	status    int
+	json      any
+	text      string
+	header    map[string]string
+	throttled bool // a 429 of the per-client rate limit (throttle)
 }
 
 func forbidden(text string) *answer { return &answer{status: http.StatusForbidden, text: text} }
@@ -449,7 +450,7 @@ func (s *Server) serveMint(w http.ResponseWriter, r *http.Request) {
 	s.write(w, &answer{status: http.StatusOK, json: map[string]string{"ark": printed}})
 }
 
-// update applies u for p on c, whose key conn checked for this request: a new target through
+// update applies u for p on c (a transaction holding p's key: updateHeld): a new target through
 // the repoint path (one ARK_CHANGE row naming the client). A commitment or metadata given must
 // equal the ARK's: the API changes targets only.
 func (s *Server) update(ctx context.Context, c ledger.Querier, p principal, u updateRecord) (bool, *answer) {
@@ -471,6 +472,31 @@ func (s *Server) update(ctx context.Context, c ledger.Querier, p principal, u up
 	changed, err := ledger.RepointARKOn(ctx, c, u.a.Key(), u.url, p.clientID, "arkhe api")
 	if err != nil {
 		return false, s.updateRefusal(err)
+	}
+	return changed, nil
+}
+
+// updateHeld applies u for p (update) in a transaction of its own on c that first holds the key
+// p presented (ledger.HoldKey: registered, active, not locked, its row held until the commit),
+// so a key revoked after that check cannot let this write through: the revocation waits for
+// the commit, or committed first and the key is refused (403, 401 when locked).
+func (s *Server) updateHeld(ctx context.Context, c ledger.Querier, p principal, u updateRecord) (bool, *answer) {
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return false, s.unavailable("update", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if p.key != nil {
+		if err := ledger.HoldKey(ctx, tx, p.key.Prefix); err != nil {
+			return false, s.keyRefusal(err)
+		}
+	}
+	changed, a := s.update(ctx, tx, p, u)
+	if a != nil {
+		return false, a
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, s.unavailable("update: commit", err)
 	}
 	if changed {
 		s.updated.Add(1)
@@ -533,7 +559,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release(c)
-	if _, a := s.update(ctx, c, p, u); a != nil {
+	if _, a := s.updateHeld(ctx, c, p, u); a != nil {
 		s.write(w, a)
 		return
 	}
@@ -639,7 +665,8 @@ func (s *Server) serveBulkMint(w http.ResponseWriter, r *http.Request) {
 
 // serveBulkUpdate is PUT /bulk_update: {"records": [{"ark": ..., "url": ...}, ...]} →
 // {"updated": N, "unchanged": M}. Every record is validated first (a 400 names the record);
-// each is then applied on its own, through the repoint path; a refusal at record i answers with
+// each is then applied on its own, through the repoint path, in a transaction that holds the key
+// (updateHeld: a key revoked meanwhile stops the records after it); a refusal at record i answers with
 // its status, the record and the count applied before it.
 func (s *Server) serveBulkUpdate(w http.ResponseWriter, r *http.Request) {
 	if !s.only(w, r, http.MethodPut) {
@@ -676,7 +703,7 @@ func (s *Server) serveBulkUpdate(w http.ResponseWriter, r *http.Request) {
 	defer s.release(c)
 	updated, unchanged := 0, 0
 	for i, u := range recs {
-		changed, a := s.update(ctx, c, p, u)
+		changed, a := s.updateHeld(ctx, c, p, u)
 		if a != nil {
 			s.write(w, recordAnswer(i, a, map[string]int{"updated": updated, "unchanged": unchanged}))
 			return

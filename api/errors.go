@@ -63,3 +63,25 @@ func IsTokenError(err error) bool {
 	var t *TokenError
 	return errors.As(err, &t)
 }
+
+// IssuerError is a bearer token that could not be checked: the keys of the issuer that signed
+// it could not be fetched (the issuer unreachable, its key set not served or not decoded). The
+// token may be good; it is answered 503, not 401.
+type IssuerError struct {
+	Issuer string
+	Err    error
+}
+
+// Error returns "api: OIDC issuer ISSUER: its keys could not be fetched: ERR".
+func (e *IssuerError) Error() string {
+	return "api: OIDC issuer " + e.Issuer + ": its keys could not be fetched: " + e.Err.Error()
+}
+
+// Unwrap returns the fetch's error.
+func (e *IssuerError) Unwrap() error { return e.Err }
+
+// IsIssuerError reports whether err is an *IssuerError.
+func IsIssuerError(err error) bool {
+	var i *IssuerError
+	return errors.As(err, &i)
+}

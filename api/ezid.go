@@ -147,7 +147,7 @@ func (s *Server) writeEZID(w http.ResponseWriter, a *ezidAnswer) {
 // ezidPrincipal reads the caller's credentials: HTTP Basic (user name the client's id, password
 // its API key, checked as every key is: authenticateKey), else an Authorization header as the
 // arklet paths read it. ok is false when none is presented; a refusal is a 401 (a 503 when the
-// ledger cannot tell).
+// ledger cannot tell), a client past its rate limit a 429.
 func (s *Server) ezidPrincipal(ctx context.Context, r *http.Request) (p principal, ok bool, refusal *ezidAnswer) {
 	if user, pass, basic := r.BasicAuth(); basic {
 		prefix, secret, err := ledger.ParseKey(pass)
@@ -161,13 +161,19 @@ func (s *Server) ezidPrincipal(ctx context.Context, r *http.Request) (p principa
 		if p.clientID != user {
 			return principal{}, false, ezidUnauthorized(fmt.Sprintf("the API key is not a key of client %q", user))
 		}
+		if a := s.throttle(p); a != nil {
+			return principal{}, false, ezidThrottled(a)
+		}
 		return p, true, nil
 	}
 	if r.Header.Get("Authorization") == "" {
 		return p, false, nil
 	}
 	p, a := s.authenticate(ctx, r)
-	if a != nil {
+	switch {
+	case a != nil && a.throttled:
+		return p, false, ezidThrottled(a)
+	case a != nil:
 		return p, false, ezidRefusedKey(a)
 	}
 	return p, true, nil
@@ -689,16 +695,18 @@ func (s *Server) ezidModify(w http.ResponseWriter, r *http.Request) *ezidAnswer 
 		return ezidFrom(a2)
 	}
 	defer s.release(c)
-	if p.key != nil {
-		if err := ledger.KeyUsable(ctx, c, p.key.Prefix); err != nil {
-			return ezidRefusedKey(s.keyRefusal(err))
-		}
-	}
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return ezidFrom(s.unavailable("modify", err))
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// the key's check and the writes are one transaction: its row is held until the commit, so
+	// a revocation meanwhile waits (or committed first, and the key is refused)
+	if p.key != nil {
+		if err := ledger.HoldKey(ctx, tx, p.key.Prefix); err != nil {
+			return ezidRefusedKey(s.keyRefusal(err))
+		}
+	}
 	rec, found, err := readEZID(ctx, tx, id.Key())
 	if err != nil {
 		return ezidFrom(s.unavailable("read ARK", err))
@@ -720,7 +728,7 @@ func (s *Server) ezidModify(w http.ResponseWriter, r *http.Request) *ezidAnswer 
 			return ezidBad(k + ": metadata is changed with arkhe update, not online; send the ARK's own value or leave it out")
 		}
 	}
-	tombstone := false
+	tombstone, repointed := false, false
 	if f.has["_status"] {
 		switch {
 		case f.status == rec.status && (f.status != "unavailable" || f.reason == "" || f.reason == rec.reason):
@@ -741,12 +749,8 @@ func (s *Server) ezidModify(w http.ResponseWriter, r *http.Request) *ezidAnswer 
 		if f.target == "" {
 			return ezidBad("_target: an ARK's target is emptied with arkhe update, not online")
 		}
-		changed, err := ledger.RepointARKOn(ctx, tx, id.Key(), f.target, p.clientID, ezidByText)
-		if err != nil {
+		if repointed, err = ledger.RepointARKOn(ctx, tx, id.Key(), f.target, p.clientID, ezidByText); err != nil {
 			return ezidFrom(s.updateRefusal(err))
-		}
-		if changed {
-			s.updated.Add(1)
 		}
 	}
 	if tombstone {
@@ -756,6 +760,9 @@ func (s *Server) ezidModify(w http.ResponseWriter, r *http.Request) *ezidAnswer 
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return ezidFrom(s.unavailable("modify: commit", err))
+	}
+	if repointed {
+		s.updated.Add(1)
 	}
 	return &ezidAnswer{status: http.StatusOK, line: "success: ark:/" + id.Key()}
 }

@@ -2,8 +2,11 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,6 +39,39 @@ type OIDC struct {
 	verifier *oidc.IDTokenVerifier
 }
 
+// jwksTimeout bounds one fetch of the issuer's key set.
+const jwksTimeout = 10 * time.Second
+
+// fetchNote is the context key under which AuthenticateToken passes its *keyFetch to the key
+// set: go-oidc's verifier reports a failed verification as text only (it does not wrap the key
+// set's error), so the key set tells the request that it could not fetch the keys this way.
+type fetchNote struct{}
+
+// keyFetch records, for one verification, that the issuer's keys could not be fetched.
+type keyFetch struct{ err error }
+
+// remoteKeys is the issuer's key set (go-oidc's RemoteKeySet, which refetches the keys when a
+// token names a key it does not hold) with the fetch failures told apart from tokens that do
+// not verify: RemoteKeySet wraps the error of a failed fetch (%w) and returns the others, a
+// signature no key verifies included, unwrapped.
+type remoteKeys struct{ set *oidc.RemoteKeySet }
+
+// VerifySignature verifies jwt's signature (oidc.KeySet), noting a failed key fetch in the
+// context's *keyFetch.
+func (k remoteKeys) VerifySignature(ctx context.Context, jwt string) ([]byte, error) {
+	payload, err := k.set.VerifySignature(ctx, jwt)
+	if err != nil && errors.Unwrap(err) != nil {
+		if f, ok := ctx.Value(fetchNote{}).(*keyFetch); ok {
+			f.err = err
+		}
+	}
+	return payload, err
+}
+
+// signingAlgs are the signature algorithms go-oidc verifies.
+var signingAlgs = map[string]bool{oidc.RS256: true, oidc.RS384: true, oidc.RS512: true, oidc.ES256: true,
+	oidc.ES384: true, oidc.ES512: true, oidc.PS256: true, oidc.PS384: true, oidc.PS512: true, oidc.EdDSA: true}
+
 // NewOIDC returns an OIDC authenticator on pool (a login that may run
 // arkhe_note_unknown_subject: the writer role or the owner). It reads the issuer's discovery
 // document now, so an unreachable issuer or one whose document names another issuer fails here
@@ -52,20 +88,44 @@ func NewOIDC(ctx context.Context, pool *pgxpool.Pool, cfg OIDCConfig) (*OIDC, er
 	if err != nil {
 		return nil, fmt.Errorf("api: OIDC issuer %s: %w", cfg.Issuer, err)
 	}
-	// The key set's fetches after this call run under the context of the request that needs
-	// them; the provider keeps no other use of ctx.
-	v := p.Verifier(&oidc.Config{ClientID: cfg.Audience})
+	var doc struct {
+		JWKS string   `json:"jwks_uri"`
+		Algs []string `json:"id_token_signing_alg_values_supported"`
+	}
+	if err := p.Claims(&doc); err != nil {
+		return nil, fmt.Errorf("api: OIDC issuer %s: discovery document: %w", cfg.Issuer, err)
+	}
+	if doc.JWKS == "" {
+		return nil, fmt.Errorf("api: OIDC issuer %s: the discovery document names no jwks_uri", cfg.Issuer)
+	}
+	var algs []string
+	for _, a := range doc.Algs {
+		if signingAlgs[a] {
+			algs = append(algs, a)
+		}
+	}
+	// The key set fetches on its own context (each fetch bounded by jwksTimeout); a request
+	// waits for a fetch under way until its own context ends.
+	kctx := oidc.ClientContext(context.WithoutCancel(ctx), &http.Client{Timeout: jwksTimeout})
+	keys := remoteKeys{set: oidc.NewRemoteKeySet(kctx, doc.JWKS)}
+	v := oidc.NewVerifier(cfg.Issuer, keys, &oidc.Config{ClientID: cfg.Audience, SupportedSigningAlgs: algs})
 	return &OIDC{pool: pool, issuer: cfg.Issuer, verifier: v}, nil
 }
 
 // AuthenticateToken verifies token and returns the person client it stands for. A token that
 // does not verify (malformed, bad signature, expired, another issuer or audience), names no
 // authorized party, names a machine or a deactivated client, or names no registered client (then
-// recorded in unknown_subject from remote) is a *TokenError (the issuer's keys not being
-// fetched included: go-oidc does not tell that apart); an error of the ledger is returned wrapped.
+// recorded in unknown_subject from remote) is a *TokenError. When the issuer's keys, needed to
+// check the token, cannot be fetched (the issuer unreachable, its key set not served), the
+// token may be good and this server cannot tell: that is an *IssuerError (answered 503). An
+// error of the ledger is returned wrapped.
 func (o *OIDC) AuthenticateToken(ctx context.Context, token string, remote netip.Addr) (string, bool, error) {
-	idt, err := o.verifier.Verify(ctx, token)
+	var fetch keyFetch
+	idt, err := o.verifier.Verify(context.WithValue(ctx, fetchNote{}, &fetch), token)
 	if err != nil {
+		if fetch.err != nil {
+			return "", false, &IssuerError{Issuer: o.issuer, Err: fetch.err}
+		}
 		return "", false, &TokenError{Reason: "the token does not verify", Err: err}
 	}
 	var c struct {

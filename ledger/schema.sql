@@ -872,6 +872,10 @@ begin
         raise exception using errcode = 'AK002',
             message = 'a credential never changes owner, kind or secret, and a revoked one stays revoked';
     end if;
+    if tg_op = 'UPDATE' and ((old.active and not new.active)
+                             or (new.locked_until is not null and new.locked_until is distinct from old.locked_until)) then
+        perform pg_advisory_xact_lock(hashtext('arkhe.key'), hashtext(old.prefix));
+    end if;
     return new;
 end $_$;
 
@@ -898,10 +902,10 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    w text := arkhe_role('writer');
+    p text := arkhe_role('operator'); w text := arkhe_role('writer');
 begin
-    perform arkhe_grant_roles_before_0025();
-    execute format('grant execute on function arkhe_note_unknown_subject(text, text, inet) to %I', w);
+    perform arkhe_grant_roles_before_0028();
+    execute format('grant execute on function arkhe_key_hold(text) to %I, %I', p, w);
 end $$;
 
 --
@@ -1091,6 +1095,21 @@ begin
 end $$;
 
 --
+-- Name: arkhe_grant_roles_before_0028(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0028() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    w text := arkhe_role('writer');
+begin
+    perform arkhe_grant_roles_before_0025();
+    execute format('grant execute on function arkhe_note_unknown_subject(text, text, inet) to %I', w);
+end $$;
+
+--
 -- Name: arkhe_import_registration(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1132,6 +1151,32 @@ begin
     return g % 10000000000 = pg_backend_pid()
        and g / 10000000000 = (select n.nodeid from pg_dist_node n join pg_dist_local_group l using (groupid)
                               where n.noderole = 'primary' order by n.nodeid limit 1);
+end $$;
+
+--
+-- Name: arkhe_key_hold(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_key_hold(p_prefix text, OUT client_id text, OUT state text, OUT locked_until timestamp with time zone) RETURNS SETOF record
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare k record;
+begin
+    perform pg_advisory_xact_lock_shared(hashtext('arkhe.key'), hashtext(p_prefix));
+    -- plpgsql, not sql: Citus plans no parameterized statement of a SQL function; and this
+    -- read takes its snapshot after the lock
+    select c.client_pk, c.active, c.locked_until into k
+      from credential c where c.prefix = p_prefix and c.kind = 'api_key';
+    if not found then
+        return;
+    end if;
+    select l.client_id into client_id from client l where l.id = k.client_pk;
+    state := case when not k.active then 'revoked'
+                  when k.locked_until is not null and k.locked_until > now() then 'locked'
+                  else 'active' end;
+    locked_until := k.locked_until;
+    return next;
 end $$;
 
 --

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -41,6 +42,8 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "oidc-audience", Usage: "with --oidc-issuer: the audience (aud) the tokens must name"},
 			&cli.Int64Flag{Name: "api-max-body", Value: api.DefaultMaxBody, Usage: "with --api: the largest request body, in octets (more is 413)"},
 			&cli.IntFlag{Name: "api-max-records", Value: api.DefaultMaxRecords, Usage: "with --api: the most records of one bulk request (more is 400)"},
+			&cli.Float64Flag{Name: "api-rate", Value: api.DefaultRate, Usage: "with --api: the requests a second one client may make on average on the API's paths (a token bucket per client; more are 429 with Retry-After; resolution is not limited); 0: no limit"},
+			&cli.IntFlag{Name: "api-burst", Value: api.DefaultBurst, Usage: "with --api: the requests one client may make at once above --api-rate (the bucket's size)"},
 			&cli.DurationFlag{Name: "shutdown-timeout", Value: 10 * time.Second, Usage: "how long a stop waits for the requests in flight"},
 		},
 		Action: func(c *cli.Context) error { return runServe(c, e) },
@@ -62,6 +65,12 @@ func runServe(c *cli.Context, e *env) error {
 	}
 	if c.Int("batch") < 1 || c.Int("batch-queries") < 1 {
 		return usagef("serve: --batch %d, --batch-queries %d: at least 1", c.Int("batch"), c.Int("batch-queries"))
+	}
+	if r := c.Float64("api-rate"); r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		return usagef("serve: --api-rate %v: a number of requests a second, at least 0 (0: no limit)", r)
+	}
+	if c.Float64("api-rate") > 0 && c.Int("api-burst") < 1 {
+		return usagef("serve: --api-burst %d: at least 1", c.Int("api-burst"))
 	}
 	// the flags are checked before the ledger is reached
 	if _, err := resolver.New(nil, resolver.Config{ForwardUnknown: c.String("forward-unknown")}); err != nil {
@@ -103,7 +112,12 @@ func runServe(c *cli.Context, e *env) error {
 			}
 			tokens = o
 		}
+		burst := 0
+		if c.Float64("api-rate") > 0 {
+			burst = c.Int("api-burst")
+		}
 		apiServer, err = api.New(c.Context, l.Pool, api.Config{Tokens: tokens, MaxBody: c.Int64("api-max-body"), MaxRecords: c.Int("api-max-records"),
+			RatePerSecond: c.Float64("api-rate"), RateBurst: burst,
 			OnError: func(err error) { e.log.Warn("serve: api answered 503", "err", err) }})
 		if err != nil {
 			return fmt.Errorf("serve: --api: %w", err)
