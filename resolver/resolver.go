@@ -354,16 +354,16 @@ const (
 )
 
 func (r *Resolver) lookupARK(ctx context.Context, a ark.ARK) (arkRow, bool, error) {
-	keys := candidates(a)
 	if r.cache == nil {
-		return r.readARK(ctx, a, keys)
+		return r.readARK(ctx, a, candidates(a))
 	}
-	row, ok, state := r.cache.get(keys[0])
+	key := a.Key()
+	row, ok, state := r.cache.get(key)
 	if ok {
 		return row, true, nil
 	}
-	row, found, err := r.readARK(ctx, a, keys)
-	if err == nil && found && row.key == keys[0] {
+	row, found, err := r.readARK(ctx, a, candidates(a))
+	if err == nil && found && row.key == key {
 		r.cache.put(state, row)
 	}
 	return row, found, err
