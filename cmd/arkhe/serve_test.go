@@ -182,4 +182,13 @@ func TestServeAsResolverRole(t *testing.T) {
 	if s, _, _ := get("/healthz"); s != 200 {
 		t.Errorf("/healthz as the resolver role: %d", s)
 	}
+	// the cache's listener reads the notify triggers and listens as the resolver role too
+	for {
+		if _, _, m := get("/metrics"); strings.Contains(m, "\narkhe_resolver_cache_on 1\n") {
+			break
+		}
+		if t.Context().Err() != nil {
+			t.Fatalf("the cache never turned on as the resolver role; stderr:\n%s", errb)
+		}
+	}
 }
