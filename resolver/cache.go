@@ -198,7 +198,8 @@ func (c *cache) entries() int {
 // connection settings) listening on NotifyChannel until ctx ends: the cache is used only while
 // it listens, every notification drops what it holds, and a lost connection drops it and turns
 // it off until a LISTEN succeeds again (reconnecting with backoff; every failure is told to
-// Config.OnCacheError). It returns nil when ctx ends, or at once when Config.CacheEntries is 0.
+// Config.OnCacheError). Run it once per Resolver (one listener at a time). It returns nil when
+// ctx ends, or at once when Config.CacheEntries is 0.
 // Errors: a *CacheOffError, at once, for a ledger that does not announce its changes (a Citus
 // ledger, which has no notify triggers): the cache stays off and every request reads the ledger.
 func (r *Resolver) Listen(ctx context.Context) error {
