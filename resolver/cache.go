@@ -32,6 +32,14 @@ const (
 	listenBackoffMax = 5 * time.Second
 )
 
+// A listener that heard nothing for listenPingEvery pings the server, and gives its connection up
+// when no answer came within listenPingTimeout: a connection cut without a word (a network
+// partition) is noticed then, not when TCP gives up.
+const (
+	listenPingEvery   = 10 * time.Second
+	listenPingTimeout = 5 * time.Second
+)
+
 // notifyTriggersQuery counts the enabled triggers that announce a change on NotifyChannel: the
 // cache is used only on a ledger that has both (the single layout).
 const notifyTriggersQuery = `select count(*) from pg_trigger
@@ -60,7 +68,10 @@ type cache struct {
 	mu      sync.Mutex
 	changed chan struct{}
 
-	hits, misses, flushes, listens atomic.Int64
+	hits, misses, flushes, listens, pings atomic.Int64
+
+	// pingEvery is listenPingEvery, or a test's.
+	pingEvery time.Duration
 
 	// afterLookup, when set (by a test), is called with the key of a look-up of the ledger that
 	// found an exact match, after it and before its row is put.
@@ -83,7 +94,7 @@ type cacheEntry struct {
 // newCache returns a cache of at most entries rows (> 0), off until its listener connects.
 func newCache(entries int) *cache {
 	n := min(entries, cacheShards)
-	c := &cache{shards: make([]cacheShard, n), seed: maphash.MakeSeed(), changed: make(chan struct{})}
+	c := &cache{shards: make([]cacheShard, n), seed: maphash.MakeSeed(), changed: make(chan struct{}), pingEvery: listenPingEvery}
 	for i := range c.shards {
 		c.shards[i].m = make(map[string]cacheEntry)
 		c.shards[i].max = entries / n
@@ -162,6 +173,11 @@ func (c *cache) advance(on bool, count *atomic.Int64) {
 		sh.mu.Unlock()
 	}
 	count.Add(1)
+	c.wake()
+}
+
+// wake wakes the waiters of waitFor; c.mu is held.
+func (c *cache) wake() {
 	close(c.changed)
 	c.changed = make(chan struct{})
 }
@@ -198,7 +214,8 @@ func (c *cache) entries() int {
 // connection settings) listening on NotifyChannel until ctx ends: the cache is used only while
 // it listens, every notification drops what it holds, and a lost connection drops it and turns
 // it off until a LISTEN succeeds again (reconnecting with backoff; every failure is told to
-// Config.OnCacheError). Run it once per Resolver (one listener at a time). It returns nil when
+// Config.OnCacheError). A listener that heard nothing for a while pings the server, so that a
+// connection cut without a word is given up too. Run it once per Resolver (one listener at a time). It returns nil when
 // ctx ends, or at once when Config.CacheEntries is 0.
 // Errors: a *CacheOffError, at once, for a ledger that does not announce its changes (a Citus
 // ledger, which has no notify triggers): the cache stays off and every request reads the ledger.
@@ -264,11 +281,29 @@ func (c *cache) session(ctx context.Context, cfg *pgx.ConnConfig) (listened bool
 	// a lost connection may have lost a notification: off, and dropped, until the next LISTEN
 	defer c.advance(false, &c.flushes)
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		wctx, cancel := context.WithTimeout(ctx, c.pingEvery)
+		_, err := conn.WaitForNotification(wctx)
+		quiet := wctx.Err() == context.DeadlineExceeded && ctx.Err() == nil
+		cancel()
+		switch {
+		case err == nil:
+			// only this goroutine turns the cache on and off: it is on here
+			c.advance(true, &c.flushes)
+		case quiet && !conn.IsClosed():
+			// a notification arriving during the ping is kept by the connection for the next wait
+			pctx, cancel := context.WithTimeout(ctx, listenPingTimeout)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return true, fmt.Errorf("resolver: cache listener: ping: %w", err)
+			}
+			c.mu.Lock()
+			c.pings.Add(1)
+			c.wake()
+			c.mu.Unlock()
+		default:
 			return true, fmt.Errorf("resolver: cache listener: %w", err)
 		}
-		// only this goroutine turns the cache on and off: it is on here
-		c.advance(true, &c.flushes)
 	}
 }
 

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // CacheCounts is what a test reads of a resolver's cache.
 type CacheCounts struct {
-	Hits, Misses, Flushes, Listens int64
-	Entries                        int
-	On                             bool
+	Hits, Misses, Flushes, Listens, Pings int64
+	Entries                               int
+	On                                    bool
 }
 
 // CacheCountsOf returns r's cache figures (zero without a cache).
@@ -19,7 +20,7 @@ func CacheCountsOf(r *Resolver) CacheCounts {
 	if c == nil {
 		return CacheCounts{}
 	}
-	return CacheCounts{Hits: c.hits.Load(), Misses: c.misses.Load(), Flushes: c.flushes.Load(), Listens: c.listens.Load(),
+	return CacheCounts{Hits: c.hits.Load(), Misses: c.misses.Load(), Flushes: c.flushes.Load(), Listens: c.listens.Load(), Pings: c.pings.Load(),
 		Entries: c.entries(), On: c.state.Load()&1 == 1}
 }
 
@@ -35,6 +36,10 @@ func WaitCache(ctx context.Context, r *Resolver, cond func(CacheCounts) bool) er
 func SetCacheHooks(r *Resolver, afterLookup func(key string), beforeConnect func()) {
 	r.cache.afterLookup, r.cache.beforeConnect = afterLookup, beforeConnect
 }
+
+// SetCachePingEvery sets how long r's listener waits for a notification before it pings (before
+// Listen runs).
+func SetCachePingEvery(r *Resolver, d time.Duration) { r.cache.pingEvery = d }
 
 // TestCacheBound: a cache holds at most its entries, however many rows are put, and a put in a
 // state that has moved on, or while the cache is off, holds nothing.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -28,11 +29,14 @@ type cachedServer struct {
 
 // startCached serves a resolver with a cache of 1,000 rows over loopback, with the hooks given
 // (nil for none; afterLookup is given the resolver), and runs its listener until the test ends.
-func startCached(t *testing.T, pool *pgxpool.Pool, afterLookup func(*resolver.Resolver, string), beforeConnect func()) *cachedServer {
+func startCached(t *testing.T, pool *pgxpool.Pool, afterLookup func(*resolver.Resolver, string), beforeConnect func(), setup ...func(*resolver.Resolver)) *cachedServer {
 	t.Helper()
 	r, err := resolver.New(pool, resolver.Config{CacheEntries: 1000})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(r)
 	}
 	var hook func(string)
 	if afterLookup != nil {
@@ -328,5 +332,37 @@ func TestCacheListenerLost(t *testing.T) {
 	cs.redirects(t, "/ark:"+key, "https://example.org/offline")
 	if c := resolver.CacheCountsOf(cs.r); c.Hits != before.Hits+1 || c.Entries != 1 {
 		t.Errorf("back on: %+v, want %d hits, 1 entry", c, before.Hits+1)
+	}
+}
+
+// TestCachePings: a listener that hears nothing pings the server and keeps its connection (one
+// LISTEN, no flush, the cache still used), and a notification after the pings still drops the
+// cache.
+func TestCachePings(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.New(t)
+	ctx := t.Context()
+	if err := fixtures.FillLedger(ctx, pool, 3, 1, fixtures.FillOptions{Shoulders: []string{"/x9"}}); err != nil {
+		t.Fatal(err)
+	}
+	var key, url string
+	if err := pool.QueryRow(ctx, `select ark, url from ark order by ark limit 1`).Scan(&key, &url); err != nil {
+		t.Fatal(err)
+	}
+	cs := startCached(t, pool, nil, nil, func(r *resolver.Resolver) { resolver.SetCachePingEvery(r, time.Millisecond) })
+	cs.wait(t, "the listener", func(c resolver.CacheCounts) bool { return c.On })
+	cs.redirects(t, "/ark:"+key, url)
+	cs.wait(t, "three pings", func(c resolver.CacheCounts) bool { return c.Pings >= 3 })
+	cs.redirects(t, "/ark:"+key, url)
+	if c := resolver.CacheCountsOf(cs.r); c.Listens != 1 || c.Flushes != 0 || c.Hits != 1 || !c.On {
+		t.Errorf("after pings: %+v, want one LISTEN, no flush, 1 hit, on", c)
+	}
+	if err := repointSQL(ctx, pool, key, "https://example.org/pinged"); err != nil {
+		t.Fatal(err)
+	}
+	cs.wait(t, "the notification", func(c resolver.CacheCounts) bool { return c.Flushes == 1 })
+	cs.redirects(t, "/ark:"+key, "https://example.org/pinged")
+	if c := resolver.CacheCountsOf(cs.r); c.Listens != 1 {
+		t.Errorf("after the notification: %+v, want one LISTEN", c)
 	}
 }
