@@ -119,6 +119,10 @@ type LoadResult struct {
 	// (0 for nginx, and on a server of --database-url). Per request they stay comparable on a
 	// machine whose other jobs take a varying share of the cores, as rates do not.
 	CPUResolver, CPUDatabase time.Duration
+	// CacheHits and CacheMisses are arkhe serve's ARK look-ups answered from its cache and those
+	// that read the ledger, since it started (the warm-up included), as its /metrics has them; 0
+	// for the others, and without a cache.
+	CacheHits, CacheMisses int64
 }
 
 // CPUPerRequest returns the resolver's and the database's processor time per request.
@@ -705,7 +709,12 @@ func (r *resolveRun) arkhe(ctx context.Context) (LoadResult, error) {
 			return err
 		}
 		lr.RSS = treeHWM(pid)
-		return nil
+		m := "http://" + addr + "/metrics"
+		if lr.CacheHits, err = scrapeCounter(m, "arkhe_resolver_cache_hits_total"); err != nil {
+			return nil // no cache (--cache-entries=0)
+		}
+		lr.CacheMisses, err = scrapeCounter(m, "arkhe_resolver_cache_misses_total")
+		return err
 	})
 	return lr, err
 }
@@ -1127,6 +1136,11 @@ func slowClient(addr string, stop <-chan struct{}, cut *atomic.Int64) {
 
 // scrapeUnavailable reads arkhe_resolver_requests_total{outcome="unavailable"} off /metrics.
 func scrapeUnavailable(url string) (int64, error) {
+	return scrapeCounter(url, `arkhe_resolver_requests_total{outcome="unavailable"}`)
+}
+
+// scrapeCounter reads the sample named series (a name with its labels, as written) off /metrics.
+func scrapeCounter(url, series string) (int64, error) {
 	resp, err := http.Get(url)
 	if err != nil {
 		return 0, err
@@ -1137,10 +1151,10 @@ func scrapeUnavailable(url string) (int64, error) {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, `arkhe_resolver_requests_total{outcome="unavailable"} `); ok {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			return int64(f), err
 		}
 	}
-	return 0, fmt.Errorf("%s has no count of unavailable answers", url)
+	return 0, fmt.Errorf("%s has no %s", url, series)
 }

@@ -1462,6 +1462,19 @@ begin
 end $$;
 
 --
+-- Name: arkhe_notify_resolver(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_notify_resolver() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+begin
+    perform pg_notify('arkhe_resolver', '');
+    return null;
+end $$;
+
+--
 -- Name: arkhe_raise_ark_seq(bigint, text[], bigint[]); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -2699,6 +2712,12 @@ CREATE TRIGGER ark_no_delete BEFORE DELETE ON public.ark FOR EACH STATEMENT EXEC
 CREATE TRIGGER ark_no_truncate BEFORE TRUNCATE ON public.ark FOR EACH STATEMENT EXECUTE FUNCTION public.arkhe_refuse_delete();
 
 --
+-- Name: ark ark_notify_resolver; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER ark_notify_resolver AFTER UPDATE ON public.ark FOR EACH STATEMENT EXECUTE FUNCTION public.arkhe_notify_resolver();
+
+--
 -- Name: ark ark_reach; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -2967,6 +2986,12 @@ CREATE TRIGGER naan_no_delete BEFORE DELETE ON public.naan FOR EACH STATEMENT EX
 --
 
 CREATE TRIGGER naan_no_truncate BEFORE TRUNCATE ON public.naan FOR EACH STATEMENT EXECUTE FUNCTION public.arkhe_refuse_delete();
+
+--
+-- Name: naan naan_notify_resolver; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER naan_notify_resolver AFTER UPDATE ON public.naan FOR EACH STATEMENT EXECUTE FUNCTION public.arkhe_notify_resolver();
 
 --
 -- Name: receipt receipt_append_only; Type: TRIGGER; Schema: public; Owner: -

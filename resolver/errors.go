@@ -33,3 +33,18 @@ type ConfigError struct {
 
 // Error returns "resolver: FIELD: REASON".
 func (e *ConfigError) Error() string { return fmt.Sprintf("resolver: %s: %s", e.Field, e.Reason) }
+
+// CacheOffError reports a ledger whose changes the resolver cannot learn of (no notify
+// triggers: a Citus ledger): its cache stays off, and every request reads the ledger.
+type CacheOffError struct {
+	Reason string
+}
+
+// Error returns "resolver: cache off: REASON".
+func (e *CacheOffError) Error() string { return "resolver: cache off: " + e.Reason }
+
+// IsCacheOff reports whether err is (or wraps) a *CacheOffError.
+func IsCacheOff(err error) bool {
+	var e *CacheOffError
+	return errors.As(err, &e)
+}

@@ -118,14 +118,16 @@ func (r *Resolver) Count(o Outcome) int64 {
 // Metrics returns the resolver's figures as Prometheus families: arkhe_resolver_requests_total
 // (a counter) by outcome, and arkhe_resolver_request_seconds, a histogram of the time from a
 // request's handler being called to its answer written, in seconds (cumulative _bucket series
-// with le over Buckets and +Inf, _sum, _count).
+// with le over Buckets and +Inf, _sum, _count), and the cache's figures when it has one
+// (arkhe_resolver_cache_*, see Listen).
 func (r *Resolver) Metrics() []metrics.Family {
 	s := r.stats
 	req := metrics.Family{Name: "arkhe_resolver_requests_total", Help: "Requests answered, by outcome.", Type: metrics.Counter}
 	for _, o := range Outcomes() {
 		req.Samples = append(req.Samples, metrics.Sample{Labels: []metrics.Label{{Name: "outcome", Value: string(o)}}, Value: float64(s.byOutcome[o].Load())})
 	}
-	return []metrics.Family{req, s.latency.Family("arkhe_resolver_request_seconds", "Time to answer a request, in seconds.")}
+	fams := []metrics.Family{req, s.latency.Family("arkhe_resolver_request_seconds", "Time to answer a request, in seconds.")}
+	return append(fams, r.cacheMetrics()...)
 }
 
 // AccessLog wraps h so that every request writes one line to w in the Combined Log Format

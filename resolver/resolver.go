@@ -66,28 +66,40 @@ type Config struct {
 	// BatchQueries is how many of those queries run at once (each on a ledger connection of its
 	// own); 0 means DefaultBatchQueries. Not negative.
 	BatchQueries int
+	// CacheEntries is the most ARK rows the cache holds (exact matches only; see Listen, which
+	// must run for the cache to be used); 0 means no cache. Not negative.
+	CacheEntries int
+	// OnCacheError, when not nil, is told every failure of the cache's listener (each turned the
+	// cache off until it listens again).
+	OnCacheError func(error)
 }
 
 // Resolver answers ARK requests from the ledger: every request is one or two point lookups,
-// with no cache, so a repoint or a tombstone is answered from the next request on. On a single
-// node the ARK lookups of concurrent requests are read by one query (Config.Batch), each
-// request's after it arrived.
+// or, for an ARK that was an exact match of an earlier request, none while the cache holds its
+// row (Config.CacheEntries, Listen): a repoint or a tombstone is answered from the next request
+// on without a cache, and once its notification arrived with one. On a single node the ARK
+// lookups of concurrent requests are read by one query (Config.Batch), each request's after it
+// arrived.
 type Resolver struct {
 	pool  *pgxpool.Pool
 	cfg   Config
 	stats *Stats
 	batch *coalescer
+	cache *cache // nil: none
 }
 
 // New returns a resolver over pool (a ledger; its login needs only the resolver role's
 // column privileges). Errors: a *ConfigError for a ForwardUnknown that is not an absolute http
-// or https URL.
+// or https URL, or a negative Batch, BatchQueries or CacheEntries.
 func New(pool *pgxpool.Pool, cfg Config) (*Resolver, error) {
 	if cfg.ForwardUnknown != "" && !isHTTPURL(cfg.ForwardUnknown) {
 		return nil, &ConfigError{Field: "ForwardUnknown", Reason: fmt.Sprintf("%q is not an absolute http or https URL", cfg.ForwardUnknown)}
 	}
 	if cfg.Batch < 0 || cfg.BatchQueries < 0 {
 		return nil, &ConfigError{Field: "Batch", Reason: fmt.Sprintf("batch %d, %d queries: not negative", cfg.Batch, cfg.BatchQueries)}
+	}
+	if cfg.CacheEntries < 0 {
+		return nil, &ConfigError{Field: "CacheEntries", Reason: fmt.Sprintf("%d: not negative", cfg.CacheEntries)}
 	}
 	if cfg.Batch == 0 {
 		cfg.Batch = DefaultBatch
@@ -99,8 +111,12 @@ func New(pool *pgxpool.Pool, cfg Config) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resolver{pool: pool, cfg: cfg, stats: st,
-		batch: &coalescer{pool: pool, maxBatch: cfg.Batch, maxQueries: cfg.BatchQueries}}, nil
+	r := &Resolver{pool: pool, cfg: cfg, stats: st,
+		batch: &coalescer{pool: pool, maxBatch: cfg.Batch, maxQueries: cfg.BatchQueries}}
+	if cfg.CacheEntries > 0 {
+		r.cache = newCache(cfg.CacheEntries)
+	}
+	return r, nil
 }
 
 // Answer is the resolver's answer to one request.
@@ -338,7 +354,23 @@ const (
 )
 
 func (r *Resolver) lookupARK(ctx context.Context, a ark.ARK) (arkRow, bool, error) {
-	keys := candidates(a)
+	if r.cache == nil {
+		return r.readARK(ctx, a, candidates(a))
+	}
+	key := a.Key()
+	row, ok, state := r.cache.get(key)
+	if ok {
+		return row, true, nil
+	}
+	row, found, err := r.readARK(ctx, a, candidates(a))
+	if err == nil && found && row.key == key {
+		r.cache.put(state, row)
+	}
+	return row, found, err
+}
+
+// readARK reads the row of the longest of keys that is an ARK from the ledger.
+func (r *Resolver) readARK(ctx context.Context, a ark.ARK, keys []string) (arkRow, bool, error) {
 	if r.batch.useBatches(ctx) {
 		return r.batch.do(ctx, keys)
 	}

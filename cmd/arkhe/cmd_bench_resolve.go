@@ -118,6 +118,10 @@ func printBenchResolve(w io.Writer, r *bench.ResolveResult) {
 		return
 	}
 	fmt.Fprintf(w, "  CPU us/req: processor time per request of the resolver's processes and of PostgreSQL during the measured run\n")
+	if n := a.CacheHits + a.CacheMisses; n > 0 {
+		fmt.Fprintf(w, "  arkhe serve's cache: %.1f%% of its ARK look-ups were hits (%d of %d, warm-up included)\n",
+			100*float64(a.CacheHits)/float64(n), a.CacheHits, n)
+	}
 	var goals []string
 	goals = append(goals, fmt.Sprintf("%.0f req/s (>= %d: %s)", a.RPS, bench.ResolveTargetRPS, verdict(a.RPS >= bench.ResolveTargetRPS)))
 	goals = append(goals, fmt.Sprintf("p99 %s (<= %s: %s)", fmtLatency(a.P99), bench.ResolveTargetP99, verdict(a.P99 <= bench.ResolveTargetP99)))

@@ -24,10 +24,13 @@ func serveCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "resolve the ledger's ARKs over HTTP: 302 to the target (suffixes passed through), ?info/?? descriptions, 410 for tombstones, forwarding NAANs and shoulders; /healthz and /metrics",
-		Description: "Every request is answered from the ledger, with no cache: a repoint or a tombstone is answered from\n" +
-			"the next request on. On a single node the ARK lookups of concurrent requests are read by one query\n" +
-			"(--batch, --batch-queries). The login needs only the resolver role (arkhe init --roles). SIGTERM or SIGINT\n" +
-			"stops accepting and lets the requests in flight finish (up to --shutdown-timeout).",
+		Description: "Every request is answered from the ledger, but for the ARKs a request named exactly, whose rows a\n" +
+			"cache holds (--cache-entries) on a single node: the ledger announces every change to an ARK or a NAAN\n" +
+			"(LISTEN/NOTIFY) and the cache is dropped when the announcement arrives, within milliseconds of the commit;\n" +
+			"while its listening connection is lost the cache is off. On Citus there is no cache: a repoint or a\n" +
+			"tombstone is answered from the next request on. On a single node the ARK lookups of concurrent requests are\n" +
+			"read by one query (--batch, --batch-queries). The login needs only the resolver role (arkhe init --roles).\n" +
+			"SIGTERM or SIGINT stops accepting and lets the requests in flight finish (up to --shutdown-timeout).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (host:port; port 0 picks one, printed on stdout)"},
 			&cli.StringFlag{Name: "forward-unknown", Usage: "where a request under a NAAN the ledger does not know goes (e.g. https://n2t.net/; ${pid}, ${content}, ${value} or ark:NAAN/name appended); without it, 404"},
@@ -36,6 +39,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "pool", Value: 16, Usage: "ledger connections"},
 			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most ARK lookups of concurrent requests one query reads on a single node (1: a query per request; Citus always has one per request)"},
 			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those queries running at once"},
+			&cli.IntFlag{Name: "cache-entries", Value: resolver.DefaultCacheEntries, Usage: "most ARK rows cached (ARKs a request named exactly; dropped on every change the ledger announces); 0: no cache. On Citus the cache is off"},
 			&cli.DurationFlag{Name: "header-timeout", Value: 5 * time.Second, Usage: "how long a client may take to send a request's headers (a slow client is cut off after it)"},
 			&cli.BoolFlag{Name: "api", Usage: "also answer arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) and EZID's for ARKs (/shoulder/ark:/..., /id/ark:/...) with API keys; the login must be the writer role (docs/api.md)"},
 			&cli.StringFlag{Name: "oidc-issuer", Usage: "with --api: also accept OIDC bearer tokens of people signed by this issuer (its URL, as the tokens' iss claim says); the client is matched by the token's azp"},
@@ -72,6 +76,9 @@ func runServe(c *cli.Context, e *env) error {
 	if c.Float64("api-rate") > 0 && c.Int("api-burst") < 1 {
 		return usagef("serve: --api-burst %d: at least 1", c.Int("api-burst"))
 	}
+	if n := c.Int("cache-entries"); n < 0 {
+		return usagef("serve: --cache-entries %d: not negative", n)
+	}
 	// the flags are checked before the ledger is reached
 	if _, err := resolver.New(nil, resolver.Config{ForwardUnknown: c.String("forward-unknown")}); err != nil {
 		return usagef("serve: --forward-unknown: %w", err)
@@ -95,10 +102,18 @@ func runServe(c *cli.Context, e *env) error {
 	defer l.Close()
 	onError := func(err error) { e.log.Warn("serve: answered 503", "err", err) }
 	r, err := resolver.New(l.Pool, resolver.Config{ForwardUnknown: c.String("forward-unknown"), OnError: onError,
-		Batch: c.Int("batch"), BatchQueries: c.Int("batch-queries")})
+		Batch: c.Int("batch"), BatchQueries: c.Int("batch-queries"), CacheEntries: c.Int("cache-entries"),
+		OnCacheError: func(err error) { e.log.Warn("serve: cache off until its listener listens again", "err", err) }})
 	if err != nil {
 		return err
 	}
+	listenCtx, stopListen := context.WithCancel(c.Context)
+	defer stopListen()
+	go func() {
+		if err := r.Listen(listenCtx); err != nil {
+			e.log.Info("serve: no cache", "err", err)
+		}
+	}()
 	var apiServer *api.Server
 	if (c.IsSet("oidc-issuer") || c.IsSet("oidc-audience")) && !c.Bool("api") {
 		return fmt.Errorf("serve: --oidc-issuer and --oidc-audience need --api")

@@ -19,16 +19,16 @@ import (
 	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
-// TestServe runs `arkhe serve` as a process of its own and asks it with curl: a redirect (HEAD),
-// a description (?info), a repoint answered at once, /healthz, /metrics, the access log, and a
-// graceful stop on SIGTERM.
+// TestServe runs `arkhe serve` without its cache as a process of its own and asks it with curl: a
+// redirect (HEAD), a description (?info), a repoint answered at once, /healthz, /metrics, the
+// access log, and a graceful stop on SIGTERM. TestServeCache runs it with its cache.
 func TestServe(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
 	seedSizingLedger(t, pool, 3)
 	logPath := filepath.Join(t.TempDir(), "access.log")
-	cmd, sc, errb, base := startServe(t, url, "--access-log", logPath)
+	cmd, sc, errb, base := startServe(t, url, "--access-log", logPath, "--cache-entries", "0")
 	curl := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command("curl", append([]string{"-sS"}, args...)...).Output()
@@ -181,5 +181,14 @@ func TestServeAsResolverRole(t *testing.T) {
 	}
 	if s, _, _ := get("/healthz"); s != 200 {
 		t.Errorf("/healthz as the resolver role: %d", s)
+	}
+	// the cache's listener reads the notify triggers and listens as the resolver role too
+	for {
+		if _, _, m := get("/metrics"); strings.Contains(m, "\narkhe_resolver_cache_on 1\n") {
+			break
+		}
+		if t.Context().Err() != nil {
+			t.Fatalf("the cache never turned on as the resolver role; stderr:\n%s", errb)
+		}
 	}
 }
