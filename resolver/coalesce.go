@@ -58,6 +58,17 @@ type coalescer struct {
 	mu      sync.Mutex
 	pending []*lookup
 	running int
+
+	// lookups holds *lookup whose reply was read, for the next request; batches holds *batch.
+	lookups sync.Pool
+	batches sync.Pool
+}
+
+// batch is what one coalesced query works in, reused by the next.
+type batch struct {
+	lookups []*lookup
+	keys    []string
+	found   map[string]arkRow
 }
 
 // useBatches reports whether lookups on this ledger are coalesced: the layout is read once (a
@@ -87,7 +98,11 @@ func (c *coalescer) useBatches(ctx context.Context) bool {
 
 // do looks up keys (the longest first) and returns the row of the longest that is an ARK.
 func (c *coalescer) do(ctx context.Context, keys []string) (arkRow, bool, error) {
-	l := &lookup{keys: keys, reply: make(chan lookupResult, 1)}
+	l, _ := c.lookups.Get().(*lookup)
+	if l == nil {
+		l = &lookup{reply: make(chan lookupResult, 1)}
+	}
+	l.keys = keys
 	c.mu.Lock()
 	c.pending = append(c.pending, l)
 	lead := c.running < c.maxQueries
@@ -100,8 +115,11 @@ func (c *coalescer) do(ctx context.Context, keys []string) (arkRow, bool, error)
 	}
 	select {
 	case r := <-l.reply:
+		l.keys = nil
+		c.lookups.Put(l)
 		return r.row, r.found, r.err
 	case <-ctx.Done():
+		// the reply is still to come: l is not reused
 		return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", keys[0], ctx.Err())
 	}
 }
@@ -118,11 +136,20 @@ func (c *coalescer) flush(ctx context.Context, first bool) {
 			return
 		}
 		n := min(len(c.pending), c.maxBatch)
-		batch := make([]*lookup, n)
-		copy(batch, c.pending)
-		c.pending = append(c.pending[:0], c.pending[n:]...)
+		b, _ := c.batches.Get().(*batch)
+		if b == nil {
+			b = &batch{found: make(map[string]arkRow)}
+		}
+		b.lookups = append(b.lookups[:0], c.pending[:n]...)
+		rest := copy(c.pending, c.pending[n:])
+		clear(c.pending[rest:])
+		c.pending = c.pending[:rest]
 		c.mu.Unlock()
-		c.query(ctx, batch)
+		c.query(ctx, b)
+		clear(b.lookups)
+		clear(b.keys)
+		clear(b.found)
+		c.batches.Put(b)
 		if first {
 			c.mu.Lock()
 			more := len(c.pending) > 0
@@ -140,20 +167,19 @@ func (c *coalescer) flush(ctx context.Context, first bool) {
 
 // query reads the candidates of every lookup of batch in one statement and answers each with
 // the longest of its candidates that is an ARK.
-func (c *coalescer) query(ctx context.Context, batch []*lookup) {
-	var keys []string
-	for _, l := range batch {
-		keys = append(keys, l.keys...)
+func (c *coalescer) query(ctx context.Context, b *batch) {
+	b.keys = b.keys[:0]
+	for _, l := range b.lookups {
+		b.keys = append(b.keys, l.keys...)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
 	defer cancel()
-	rows, err := c.pool.Query(ctx, arkBatchQuery, keys)
-	found := make(map[string]arkRow, len(batch))
+	rows, err := c.pool.Query(ctx, arkBatchQuery, b.keys)
+	found := b.found
 	if err == nil {
 		for rows.Next() {
 			var row arkRow
-			if err = rows.Scan(&row.key, &row.target, &row.status, &row.reason, &row.tombstonedAt, &row.who,
-				&row.what, &row.when, &row.cmt, &row.policy, &row.naanName); err != nil {
+			if row, err = readARKRow(rows); err != nil {
 				break
 			}
 			found[row.key] = row
@@ -163,7 +189,7 @@ func (c *coalescer) query(ctx context.Context, batch []*lookup) {
 			err = rows.Err()
 		}
 	}
-	for _, l := range batch {
+	for _, l := range b.lookups {
 		if err != nil {
 			l.reply <- lookupResult{err: fmt.Errorf("resolver: look up %s: %w", l.keys[0], err)}
 			continue

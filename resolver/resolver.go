@@ -154,19 +154,44 @@ func parseTarget(target string) (request, error) {
 			}
 		}
 	}
-	for _, seg := range strings.Split(r.path, "/") {
-		switch strings.ToLower(seg) {
-		case "..", ".%2e", "%2e.", "%2e%2e":
+	for rest := r.path; ; {
+		seg, more, found := strings.Cut(rest, "/")
+		if isDotDot(seg) {
 			return request{}, &BadRequestError{Rule: "dot-segment", Detail: `a path segment ".." (RFC 3986 §3.3) is not part of an ARK`}
 		}
+		if !found {
+			break
+		}
+		rest = more
 	}
-	for _, p := range strings.Split(r.query, "&") {
+	for rest := r.query; ; {
+		p, more, found := strings.Cut(rest, "&")
 		if p == "json" {
 			r.json = true
 		}
+		if !found {
+			break
+		}
+		rest = more
 	}
 	return r, nil
 }
+
+// isDotDot reports whether seg is the segment "..", either dot %-encoded (any case).
+func isDotDot(seg string) bool {
+	switch len(seg) {
+	case 2:
+		return seg == ".."
+	case 4:
+		return seg[0] == '.' && isEncodedDot(seg[1:]) || isEncodedDot(seg[:3]) && seg[3] == '.'
+	case 6:
+		return isEncodedDot(seg[:3]) && isEncodedDot(seg[3:])
+	}
+	return false
+}
+
+// isEncodedDot reports whether s is "%2e" or "%2E".
+func isEncodedDot(s string) bool { return s[0] == '%' && s[1] == '2' && s[2]|0x20 == 'e' }
 
 // Resolve answers one GET (or HEAD) of target, the request target as sent (path and query,
 // %-escapes as they are). It never returns a 500: a request it cannot read is a 400, a
@@ -309,9 +334,9 @@ func labelAt(path string) int {
 // arkRow is what resolution reads of an ARK and its NAAN.
 type arkRow struct {
 	key, target, status          string
-	reason, who, what, when, cmt *string
+	reason, who, what, when, cmt string // "" where the ledger holds NULL
 	tombstonedAt                 *time.Time
-	policy, naanName             *string
+	policy, naanName             string // "" where the ledger holds NULL
 }
 
 // candidates returns the ledger keys a request may resolve through, the longest first: the
@@ -329,6 +354,13 @@ func candidates(a ark.ARK) []string {
 const arkColumns = `select a.ark, coalesce(a.url, ''), coalesce(a.status::text, 'public'), a.tombstone_reason, a.tombstoned_at,
 		a.erc_who, a.erc_what, a.erc_when, a.commitment, n.na_policy, n.name
 	from ark a left join naan n on n.naan = a.naan`
+
+// arkColumnCount is the number of columns of arkColumns; arkTombstonedAt the index of its one
+// column that is not text.
+const (
+	arkColumnCount  = 11
+	arkTombstonedAt = 4
+)
 
 // arkQuery reads the ARK the name is; arkPrefixQuery the longest of its prefixes that is one,
 // asked only when the name itself is not (an exact match is one index probe without a sort).
@@ -350,23 +382,67 @@ func (r *Resolver) lookupARK(ctx context.Context, a ark.ARK) (arkRow, bool, erro
 }
 
 func (r *Resolver) queryARK(ctx context.Context, a ark.ARK, q string, arg any) (arkRow, bool, error) {
-	var row arkRow
-	err := r.pool.QueryRow(ctx, q, arg).Scan(&row.key, &row.target, &row.status, &row.reason,
-		&row.tombstonedAt, &row.who, &row.what, &row.when, &row.cmt, &row.policy, &row.naanName)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return row, false, nil
-	}
+	rows, err := r.pool.Query(ctx, q, arg)
 	if err != nil {
-		return row, false, fmt.Errorf("resolver: look up %s: %w", a, err)
+		return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", a, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", a, err)
+		}
+		return arkRow{}, false, nil
+	}
+	row, err := readARKRow(rows)
+	if err != nil {
+		return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", a, err)
 	}
 	return row, true, nil
+}
+
+// readARKRow reads the current row of a query of arkColumns from its raw values: the text
+// columns into one string of their own (one allocation a row), the time of a tombstone through
+// the connection's type map.
+func readARKRow(rows pgx.Rows) (arkRow, error) {
+	vals := rows.RawValues()
+	if len(vals) != arkColumnCount {
+		return arkRow{}, fmt.Errorf("read ARK: %d columns, want %d", len(vals), arkColumnCount)
+	}
+	n := 0
+	for _, v := range vals {
+		n += len(v)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, v := range vals {
+		if i != arkTombstonedAt {
+			b.Write(v)
+		}
+	}
+	all, off := b.String(), 0
+	next := func(i int) string {
+		s := all[off : off+len(vals[i])]
+		off += len(vals[i])
+		return s
+	}
+	row := arkRow{key: next(0), target: next(1), status: next(2), reason: next(3)}
+	row.who, row.what, row.when, row.cmt, row.policy, row.naanName = next(5), next(6), next(7), next(8), next(9), next(10)
+	if v := vals[arkTombstonedAt]; v != nil {
+		fd := rows.FieldDescriptions()[arkTombstonedAt]
+		var t time.Time
+		if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &t); err != nil {
+			return arkRow{}, fmt.Errorf("read ARK %s: tombstoned_at: %w", row.key, err)
+		}
+		row.tombstonedAt = &t
+	}
+	return row, nil
 }
 
 func answerARK(a ark.ARK, row arkRow, req request) Answer {
 	suffix := a.Key()[len(row.key):]
 	switch row.status {
 	case "reserved":
-		return notFoundUnder(a, naanRow{name: row.naanName})
+		return notFoundUnder(a, naanRow{name: &row.naanName})
 	case "unavailable":
 		return Answer{Outcome: OutcomeGone, Status: 410, Description: arkDescription(row)}
 	}
