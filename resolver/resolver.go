@@ -59,24 +59,26 @@ type Config struct {
 	ForwardUnknown string
 	// OnError, when not nil, is told every error of the ledger that made an answer a 503.
 	OnError func(error)
-	// Batch is the most ARK lookups of concurrent requests read by one query on a single-node
-	// ledger (where ark = any($1)); 0 means DefaultBatch, 1 one query per request. A Citus
-	// ledger always has one query per request, routed to the ARK's shard. Not negative.
+	// Batch is the most lookups of concurrent requests read by one round trip on a single-node
+	// ledger (the ARK lookups by one query, where ark = any($1), the NAAN lookups of names that
+	// are no ARK by another, sent with it); 0 means DefaultBatch, 1 one query per lookup. A
+	// Citus ledger always has one query per lookup, routed to the ARK's shard. Not negative.
 	Batch int
-	// BatchQueries is how many of those queries run at once (each on a ledger connection of its
+	// BatchQueries is how many of those round trips run at once (each on a ledger connection of its
 	// own); 0 means DefaultBatchQueries. Not negative.
 	BatchQueries int
 }
 
 // Resolver answers ARK requests from the ledger: every request is one or two point lookups,
 // with no cache, so a repoint or a tombstone is answered from the next request on. On a single
-// node the ARK lookups of concurrent requests are read by one query (Config.Batch), each
+// node the lookups of concurrent requests are read by one round trip (Config.Batch), each
 // request's after it arrived.
 type Resolver struct {
-	pool  *pgxpool.Pool
-	cfg   Config
-	stats *Stats
-	batch *coalescer
+	pool   *pgxpool.Pool
+	cfg    Config
+	stats  *Stats
+	layout *layout
+	batch  *coalescer
 }
 
 // New returns a resolver over pool (a ledger; its login needs only the resolver role's
@@ -99,7 +101,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Resolver{pool: pool, cfg: cfg, stats: st,
+	return &Resolver{pool: pool, cfg: cfg, stats: st, layout: &layout{pool: pool},
 		batch: &coalescer{pool: pool, maxBatch: cfg.Batch, maxQueries: cfg.BatchQueries}}, nil
 }
 
@@ -371,8 +373,12 @@ const (
 
 func (r *Resolver) lookupARK(ctx context.Context, a ark.ARK) (arkRow, bool, error) {
 	keys := candidates(a)
-	if r.batch.useBatches(ctx) {
-		return r.batch.do(ctx, keys)
+	if r.useBatches(ctx) {
+		f, err := r.batch.lookupARK(ctx, keys)
+		if err != nil {
+			return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", keys[0], err)
+		}
+		return f.row, f.found, nil
 	}
 	row, found, err := r.queryARK(ctx, a, arkQuery, keys[0])
 	if found || err != nil || len(keys) == 1 {
@@ -466,7 +472,19 @@ const naanQuery = `select n.is_authoritative, coalesce(n.redirect, ''), n.name,
 			order by length(s.shoulder) desc limit 1), '')
 	from naan n where n.naan = $1`
 
+// useBatches reports whether lookups are coalesced: Config.Batch above 1 on a single node.
+func (r *Resolver) useBatches(ctx context.Context) bool {
+	return r.cfg.Batch > 1 && r.layout.single(ctx)
+}
+
 func (r *Resolver) lookupNAAN(ctx context.Context, naan, storedName string) (naanRow, bool, error) {
+	if r.useBatches(ctx) {
+		f, err := r.batch.lookupNAAN(ctx, naanKey{naan: naan, name: storedName})
+		if err != nil {
+			return naanRow{}, false, fmt.Errorf("resolver: look up NAAN %s: %w", naan, err)
+		}
+		return f.row, f.known, nil
+	}
 	var n naanRow
 	err := r.pool.QueryRow(ctx, naanQuery, naan, storedName).Scan(&n.authoritative, &n.redirect, &n.name, &n.shoulderRedirect)
 	if errors.Is(err, pgx.ErrNoRows) {
