@@ -14,8 +14,9 @@ import (
 // DefaultBatch is the most ARK lookups one coalesced query holds when Config.Batch is 0.
 const DefaultBatch = 128
 
-// DefaultBatchQueries is how many coalesced queries run at once when Config.BatchQueries is 0.
-const DefaultBatchQueries = 4
+// DefaultBatchQueries is how many coalesced round trips run at once when Config.BatchQueries is
+// 0: fewer at once make each hold more lookups, which costs the ledger less per lookup.
+const DefaultBatchQueries = 2
 
 // batchTimeout bounds one coalesced query: it runs for every request of its batch, so no single
 // request's context (or its cancellation) governs it.

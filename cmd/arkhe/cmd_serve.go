@@ -24,7 +24,7 @@ func serveCommand(e *env) *cli.Command {
 		Name:  "serve",
 		Usage: "resolve the ledger's ARKs over HTTP: 302 to the target (suffixes passed through), ?info/?? descriptions, 410 for tombstones, forwarding NAANs and shoulders; /healthz and /metrics",
 		Description: "Every request is answered from the ledger, with no cache: a repoint or a tombstone is answered from\n" +
-			"the next request on. On a single node the ARK lookups of concurrent requests are read by one query\n" +
+			"the next request on. On a single node the lookups of concurrent requests are read by one round trip\n" +
 			"(--batch, --batch-queries). The login needs only the resolver role (arkhe init --roles). SIGTERM or SIGINT\n" +
 			"stops accepting and lets the requests in flight finish (up to --shutdown-timeout).",
 		Flags: []cli.Flag{
@@ -33,8 +33,8 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "access-log", Usage: "file the access log (Combined Log Format) is appended to", DefaultText: "stderr"},
 			&cli.IntFlag{Name: "max-connections", Value: 1024, Usage: "connections held open at once; more wait to be accepted"},
 			&cli.IntFlag{Name: "pool", Value: 16, Usage: "ledger connections"},
-			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most ARK lookups of concurrent requests one query reads on a single node (1: a query per request; Citus always has one per request)"},
-			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those queries running at once"},
+			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most lookups of concurrent requests one round trip reads on a single node (1: a query per lookup; Citus always has one per lookup)"},
+			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those round trips running at once"},
 			&cli.DurationFlag{Name: "header-timeout", Value: 5 * time.Second, Usage: "how long a client may take to send a request's headers (a slow client is cut off after it)"},
 			&cli.BoolFlag{Name: "api", Usage: "also answer arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) and EZID's for ARKs (/shoulder/ark:/..., /id/ark:/...) with API keys; the login must be the writer role (docs/api.md)"},
 			&cli.StringFlag{Name: "oidc-issuer", Usage: "with --api: also accept OIDC bearer tokens of people signed by this issuer (its URL, as the tokens' iss claim says); the client is matched by the token's azp"},
