@@ -492,9 +492,14 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitListen waits until addr accepts a connection (each try a connect), up to a minute.
+// listenWait is how long a server started by the benchmark may take to listen: nginx builds the
+// hash of a map of millions of ARKs before it does, slowly on a busy machine.
+const listenWait = 5 * time.Minute
+
+// waitListen waits until addr accepts a connection (each try a connect), up to listenWait, or
+// until the server exits.
 func waitListen(ctx context.Context, addr string, exited <-chan struct{}) error {
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(listenWait)
 	for {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {

@@ -7,14 +7,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DefaultBatch is the most ARK lookups one coalesced query holds when Config.Batch is 0.
 const DefaultBatch = 128
 
-// DefaultBatchQueries is how many coalesced queries run at once when Config.BatchQueries is 0.
-const DefaultBatchQueries = 4
+// DefaultBatchQueries is how many coalesced round trips run at once when Config.BatchQueries is
+// 0: fewer at once make each hold more lookups, which costs the ledger less per lookup.
+const DefaultBatchQueries = 2
 
 // batchTimeout bounds one coalesced query: it runs for every request of its batch, so no single
 // request's context (or its cancellation) governs it.
@@ -23,71 +25,137 @@ const batchTimeout = 5 * time.Second
 // arkBatchQuery reads every ARK of a set of keys: the candidates of many requests at once.
 const arkBatchQuery = arkColumns + ` where a.ark = any($1::text[])`
 
-// layout states of coalescer.layout.
+// naanBatchQuery is naanQuery for many requests at once: for each (NAAN, name) pair, its index
+// in the arrays (from 1) and what naanQuery reads; a pair whose NAAN is not one of the ledger's
+// has no row.
+const naanBatchQuery = `select q.i, n.is_authoritative, coalesce(n.redirect, ''), n.name,
+		coalesce((select s.redirect from shoulder s
+			where s.naan = n.naan and coalesce(s.redirect, '') <> '' and starts_with(q.name, s.shoulder)
+			order by length(s.shoulder) desc limit 1), '')
+	from unnest($1::text[], $2::text[]) with ordinality as q(naan, name, i)
+	join naan n on n.naan = q.naan`
+
+// layout states of layout.state.
 const (
 	layoutUnknown int32 = iota // not read yet (or the read failed)
 	layoutSingle               // one node: lookups are coalesced
 	layoutCitus                // Citus: every lookup is its own query, routed to one shard
 )
 
-// lookup is one request's wait for its ARK: its candidate keys, the longest first.
-type lookup struct {
-	keys  []string
-	reply chan lookupResult // buffered, one answer
+// layout is what the resolver knows of its ledger's layout.
+type layout struct {
+	pool  *pgxpool.Pool
+	state atomic.Int32
 }
 
-type lookupResult struct {
-	row   arkRow
-	found bool
-	err   error
-}
-
-// coalescer gathers the ARK lookups of concurrent requests into one query of many keys (on a
-// single node; a Citus ledger keeps one query per request, which Citus routes to the shard of
-// the ARK). There is no background goroutine: a request that finds fewer than maxQueries
-// queries running runs one itself, with every lookup waiting (up to maxBatch), and hands the
-// rest on to a goroutine of its own when more arrived meanwhile. A lookup never waits for a
-// timer: under light load every batch holds one lookup. Nothing is cached: every lookup reads
-// the ledger after it was asked.
-type coalescer struct {
-	pool       *pgxpool.Pool
-	maxBatch   int
-	maxQueries int
-	layout     atomic.Int32
-
-	mu      sync.Mutex
-	pending []*lookup
-	running int
-}
-
-// useBatches reports whether lookups on this ledger are coalesced: the layout is read once (a
-// ledger is laid out for Citus when the citus extension is in its database; the resolver role
-// reads pg_extension like any role), and again after a failed read.
-func (c *coalescer) useBatches(ctx context.Context) bool {
-	if c.maxBatch <= 1 {
-		return false
-	}
-	switch c.layout.Load() {
+// single reports whether the ledger is a single node (its lookups are coalesced): the layout is
+// read once (a ledger is laid out for Citus when the citus extension is in its database; the
+// resolver role reads pg_extension like any role), and again after a failed read.
+func (l *layout) single(ctx context.Context) bool {
+	switch l.state.Load() {
 	case layoutSingle:
 		return true
 	case layoutCitus:
 		return false
 	}
 	var citus bool
-	if err := c.pool.QueryRow(ctx, `select exists (select 1 from pg_extension where extname = 'citus')`).Scan(&citus); err != nil {
+	if err := l.pool.QueryRow(ctx, `select exists (select 1 from pg_extension where extname = 'citus')`).Scan(&citus); err != nil {
 		return false
 	}
 	if citus {
-		c.layout.Store(layoutCitus)
+		l.state.Store(layoutCitus)
 		return false
 	}
-	c.layout.Store(layoutSingle)
+	l.state.Store(layoutSingle)
 	return true
 }
 
-// do looks up keys (the longest first) and returns the row of the longest that is an ARK.
-func (c *coalescer) do(ctx context.Context, keys []string) (arkRow, bool, error) {
-	l := &lookup{keys: keys, reply: make(chan lookupResult, 1)}
+// lookup is one request's wait for its answer: an ARK's (keys, its candidates, the longest
+// first) or a NAAN's (naan, when keys is nil).
+type lookup struct {
+	keys  []string
+	naan  naanKey
+	reply chan lookupResult // buffered, one answer
+}
+
+type lookupResult struct {
+	ark  arkFound
+	naan naanFound
+	err  error
+}
+
+// arkFound is the answer of one ARK lookup: the row of the longest of its candidates that is an
+// ARK, if any.
+type arkFound struct {
+	row   arkRow
+	found bool
+}
+
+// naanKey is one NAAN lookup: the NAAN and the name as the ledger stores it ("/" and the name).
+type naanKey struct {
+	naan, name string
+}
+
+// naanFound is the answer of one NAAN lookup: what naanQuery reads, and whether the NAAN is one
+// of the ledger's.
+type naanFound struct {
+	row   naanRow
+	known bool
+}
+
+// coalescer gathers the lookups of concurrent requests into one round trip to the ledger (on a
+// single node; a Citus ledger keeps one query per request, which Citus routes to the shard of
+// the ARK): the ARK lookups waiting in one query of many keys (arkBatchQuery), the NAAN lookups
+// waiting (those of names that are no ARK) in another (naanBatchQuery), both sent at once. There
+// is no background goroutine: a request that finds fewer than maxQueries round trips running
+// runs one itself, with every lookup waiting (up to maxBatch), and hands the rest on to a
+// goroutine of its own when more arrived meanwhile. A lookup never waits for a timer: under
+// light load every batch holds one lookup. Nothing is cached: every lookup reads the ledger
+// after it was asked.
+type coalescer struct {
+	pool       *pgxpool.Pool
+	maxBatch   int
+	maxQueries int
+
+	mu      sync.Mutex
+	pending []*lookup
+	running int
+
+	// lookups holds *lookup whose reply was read, for the next request; batches holds *batch.
+	lookups sync.Pool
+	batches sync.Pool
+}
+
+// batch is what one round trip works in, reused by the next.
+type batch struct {
+	lookups      []*lookup
+	keys         []string // the candidates of the ARK lookups
+	naans, names []string // the NAAN lookups' pairs
+	naanOf       []int    // the index in lookups of each NAAN lookup
+	found        map[string]arkRow
+	res          []lookupResult
+}
+
+// lookupARK looks up keys (the longest first) with the lookups of other requests and returns
+// the row of the longest that is an ARK; an error is the round trip's, or ctx's when it ended
+// first.
+func (c *coalescer) lookupARK(ctx context.Context, keys []string) (arkFound, error) {
+	r, err := c.do(ctx, keys, naanKey{})
+	return r.ark, err
+}
+
+// lookupNAAN looks up what naanQuery reads of k with the lookups of other requests.
+func (c *coalescer) lookupNAAN(ctx context.Context, k naanKey) (naanFound, error) {
+	r, err := c.do(ctx, nil, k)
+	return r.naan, err
+}
+
+func (c *coalescer) do(ctx context.Context, keys []string, naan naanKey) (lookupResult, error) {
+	l, _ := c.lookups.Get().(*lookup)
+	if l == nil {
+		l = &lookup{reply: make(chan lookupResult, 1)}
+	}
+	l.keys, l.naan = keys, naan
 	c.mu.Lock()
 	c.pending = append(c.pending, l)
 	lead := c.running < c.maxQueries
@@ -100,15 +168,18 @@ func (c *coalescer) do(ctx context.Context, keys []string) (arkRow, bool, error)
 	}
 	select {
 	case r := <-l.reply:
-		return r.row, r.found, r.err
+		l.keys, l.naan = nil, naanKey{}
+		c.lookups.Put(l)
+		return r, r.err
 	case <-ctx.Done():
-		return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", keys[0], ctx.Err())
+		// the reply is still to come: l is not reused
+		return lookupResult{}, ctx.Err()
 	}
 }
 
-// flush runs one query for the lookups waiting (up to maxBatch) and answers them; when more are
-// waiting after it, a goroutine of its own runs on (first is the calling request's own flush,
-// which returns to answer its request).
+// flush runs one round trip for the lookups waiting (up to maxBatch) and answers them; when more
+// are waiting after it, a goroutine of its own runs on (first is the calling request's own
+// flush, which returns to answer its request).
 func (c *coalescer) flush(ctx context.Context, first bool) {
 	for {
 		c.mu.Lock()
@@ -118,11 +189,17 @@ func (c *coalescer) flush(ctx context.Context, first bool) {
 			return
 		}
 		n := min(len(c.pending), c.maxBatch)
-		batch := make([]*lookup, n)
-		copy(batch, c.pending)
-		c.pending = append(c.pending[:0], c.pending[n:]...)
+		b, _ := c.batches.Get().(*batch)
+		if b == nil {
+			b = &batch{found: make(map[string]arkRow)}
+		}
+		b.lookups = append(b.lookups[:0], c.pending[:n]...)
+		rest := copy(c.pending, c.pending[n:])
+		clear(c.pending[rest:])
+		c.pending = c.pending[:rest]
 		c.mu.Unlock()
-		c.query(ctx, batch)
+		c.answer(ctx, b)
+		c.batches.Put(b)
 		if first {
 			c.mu.Lock()
 			more := len(c.pending) > 0
@@ -138,43 +215,108 @@ func (c *coalescer) flush(ctx context.Context, first bool) {
 	}
 }
 
-// query reads the candidates of every lookup of batch in one statement and answers each with
-// the longest of its candidates that is an ARK.
-func (c *coalescer) query(ctx context.Context, batch []*lookup) {
-	var keys []string
-	for _, l := range batch {
-		keys = append(keys, l.keys...)
+// answer reads what every lookup of b asks in one round trip and answers each: an ARK lookup
+// with the longest of its candidates that is an ARK, a NAAN lookup with its NAAN's row.
+func (c *coalescer) answer(ctx context.Context, b *batch) {
+	b.keys, b.naans, b.names, b.naanOf = b.keys[:0], b.naans[:0], b.names[:0], b.naanOf[:0]
+	for i, l := range b.lookups {
+		if l.keys != nil {
+			b.keys = append(b.keys, l.keys...)
+		} else {
+			b.naans, b.names, b.naanOf = append(b.naans, l.naan.naan), append(b.names, l.naan.name), append(b.naanOf, i)
+		}
 	}
+	b.res = append(b.res[:0], make([]lookupResult, len(b.lookups))...)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
-	defer cancel()
-	rows, err := c.pool.Query(ctx, arkBatchQuery, keys)
-	found := make(map[string]arkRow, len(batch))
-	if err == nil {
-		for rows.Next() {
-			var row arkRow
-			if err = rows.Scan(&row.key, &row.target, &row.status, &row.reason, &row.tombstonedAt, &row.who,
-				&row.what, &row.when, &row.cmt, &row.policy, &row.naanName); err != nil {
-				break
+	err := c.query(ctx, b)
+	cancel()
+	for i, l := range b.lookups {
+		switch {
+		case err != nil:
+			l.reply <- lookupResult{err: err}
+		case l.keys != nil:
+			for _, k := range l.keys {
+				if row, ok := b.found[k]; ok {
+					b.res[i].ark = arkFound{row: row, found: true}
+					break
+				}
 			}
-			found[row.key] = row
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
+			l.reply <- b.res[i]
+		default:
+			l.reply <- b.res[i]
 		}
 	}
-	for _, l := range batch {
+	clear(b.lookups)
+	clear(b.keys)
+	clear(b.naans)
+	clear(b.names)
+	clear(b.found)
+	clear(b.res)
+}
+
+// query sends the queries of b (the ARK lookups', the NAAN lookups', or both in one batch) and
+// reads their rows into b.found and b.res.
+func (c *coalescer) query(ctx context.Context, b *batch) error {
+	switch {
+	case len(b.naans) == 0:
+		rows, err := c.pool.Query(ctx, arkBatchQuery, b.keys)
 		if err != nil {
-			l.reply <- lookupResult{err: fmt.Errorf("resolver: look up %s: %w", l.keys[0], err)}
-			continue
+			return err
 		}
-		var r lookupResult
-		for _, k := range l.keys {
-			if row, ok := found[k]; ok {
-				r = lookupResult{row: row, found: true}
-				break
-			}
+		return readARKRows(rows, b.found)
+	case len(b.keys) == 0:
+		rows, err := c.pool.Query(ctx, naanBatchQuery, b.naans, b.names)
+		if err != nil {
+			return err
 		}
-		l.reply <- r
+		return readNAANRows(rows, b)
 	}
+	q := &pgx.Batch{}
+	q.Queue(arkBatchQuery, b.keys)
+	q.Queue(naanBatchQuery, b.naans, b.names)
+	br := c.pool.SendBatch(ctx, q)
+	rows, err := br.Query()
+	if err == nil {
+		err = readARKRows(rows, b.found)
+	}
+	if err == nil {
+		if rows, err = br.Query(); err == nil {
+			err = readNAANRows(rows, b)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readARKRows reads rows of arkColumns into found, by key, and closes rows.
+func readARKRows(rows pgx.Rows, found map[string]arkRow) error {
+	defer rows.Close()
+	for rows.Next() {
+		row, err := readARKRow(rows)
+		if err != nil {
+			return err
+		}
+		found[row.key] = row
+	}
+	return rows.Err()
+}
+
+// readNAANRows reads rows of naanBatchQuery into the results of b's NAAN lookups, and closes
+// rows.
+func readNAANRows(rows pgx.Rows, b *batch) error {
+	defer rows.Close()
+	for rows.Next() {
+		var i int64
+		var n naanRow
+		if err := rows.Scan(&i, &n.authoritative, &n.redirect, &n.name, &n.shoulderRedirect); err != nil {
+			return err
+		}
+		if i < 1 || i > int64(len(b.naanOf)) {
+			return fmt.Errorf("NAAN lookups: a row of pair %d, of %d", i, len(b.naanOf))
+		}
+		b.res[b.naanOf[i-1]].naan = naanFound{row: n, known: true}
+	}
+	return rows.Err()
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // TestCoalescedLookups: many requests at once, each with its own ARK (some with a suffix, some
-// unknown), get each its own answer whether their lookups are coalesced (Batch 0, the default)
+// unknown, some under an unknown NAAN or a forwarding shoulder), get each its own answer whether their lookups are coalesced (Batch 0, the default)
 // or not (Batch 1), and a repoint is answered by the next request after it committed.
 func TestCoalescedLookups(t *testing.T) {
 	t.Parallel()
@@ -38,6 +38,10 @@ func TestCoalescedLookups(t *testing.T) {
 		if err != nil || len(arks) != 300 {
 			t.Fatalf("%d ARKs, %v", len(arks), err)
 		}
+		naan, _, _ := strings.Cut(arks[0].key, "/")
+		if _, err := db.Pool.Exec(ctx, `insert into shoulder (naan, shoulder, status, redirect) values ($1, '/fw', 'delegated', 'https://fw.example.org/${value}')`, naan); err != nil {
+			t.Fatal(err)
+		}
 		for _, batch := range []int{0, 1} {
 			r, err := resolver.New(db.Pool, resolver.Config{Batch: batch, BatchQueries: 2})
 			if err != nil {
@@ -49,15 +53,19 @@ func TestCoalescedLookups(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					path, want, loc := "/ark:"+a.key, 302, a.url
-					switch i % 3 {
+					path, want, loc, msg := "/ark:"+a.key, 302, a.url, ""
+					switch i % 6 {
 					case 1:
 						path, loc = path+"/page/3.jpg", a.url+"/page/3.jpg"
 					case 2:
-						path, want, loc = path+"zzznosuch", 404, ""
+						path, want, loc, msg = path+"zzznosuch", 404, "", "no ARK ark:"+a.key+"zzznosuch is published under NAAN "+naan
+					case 3:
+						path, want, loc, msg = fmt.Sprintf("/ark:99990/x%d", i), 404, "", "NAAN 99990 is not one this resolver knows"
+					case 4:
+						path, loc = fmt.Sprintf("/ark:/%s/fw%d", naan, i), fmt.Sprintf("https://fw.example.org/fw%d", i)
 					}
-					if got := r.Resolve(ctx, path); got.Status != want || got.Location != loc {
-						errs <- fmt.Sprintf("batch %d: %s: %d %q, want %d %q (%s)", batch, path, got.Status, got.Location, want, loc, got.Message)
+					if got := r.Resolve(ctx, path); got.Status != want || got.Location != loc || !strings.HasPrefix(got.Message, msg) {
+						errs <- fmt.Sprintf("batch %d: %s: %d %q (%s), want %d %q (%s)", batch, path, got.Status, got.Location, got.Message, want, loc, msg)
 					}
 				}()
 			}

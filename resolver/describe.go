@@ -43,11 +43,20 @@ func (d *Description) Get(name string) string {
 	return ""
 }
 
-func val(p *string) string {
-	if p == nil || strings.TrimSpace(*p) == "" {
+// val is s, or Unavailable when s is blank.
+func val(s string) string {
+	if strings.TrimSpace(s) == "" {
 		return Unavailable
 	}
-	return *p
+	return s
+}
+
+// valPtr is val(*p), Unavailable for nil.
+func valPtr(p *string) string {
+	if p == nil {
+		return Unavailable
+	}
+	return val(*p)
 }
 
 func timeVal(t *time.Time) string {
@@ -63,7 +72,7 @@ func arkDescription(row arkRow) *Description {
 	d := &Description{Kind: "ark", Fields: []Field{
 		{"who", val(row.who)}, {"what", val(row.what)}, {"when", val(row.when)}, {"where", "ark:" + row.key},
 		{"commitment", val(row.cmt)}, {"policy", val(row.policy)}, {"status", row.status},
-		{"target", val(&row.target)},
+		{"target", val(row.target)},
 	}}
 	if row.status == "unavailable" {
 		d.Fields = append(d.Fields, Field{"tombstone_reason", val(row.reason)}, Field{"tombstoned_at", timeVal(row.tombstonedAt)})
@@ -95,8 +104,8 @@ func (r *Resolver) describeShoulder(ctx context.Context, a ark.ARK) (*Descriptio
 		return nil, false, fmt.Errorf("resolver: look up shoulder %s: %w", a, err)
 	}
 	return &Description{Kind: "shoulder", Fields: []Field{
-		{"who", val(&who)}, {"what", "shoulder " + a.String()}, {"when", timeVal(&created)}, {"where", a.String()},
-		{"status", status}, {"arks", strconv.FormatInt(n, 10)}, {"redirect", val(&redirect)},
+		{"who", val(who)}, {"what", "shoulder " + a.String()}, {"when", timeVal(&created)}, {"where", a.String()},
+		{"status", status}, {"arks", strconv.FormatInt(n, 10)}, {"redirect", val(redirect)},
 	}}, true, nil
 }
 
@@ -126,8 +135,8 @@ func (r *Resolver) resolveNAAN(ctx context.Context, naan string, req request) An
 		where = &s
 	}
 	return Answer{Outcome: OutcomeDescription, Status: 200, Description: &Description{Kind: "naan", Fields: []Field{
-		{"who", val(who)}, {"what", "NAAN " + naan + " " + strings.TrimSpace(val(name))}, {"when", timeVal(registered)},
-		{"where", *where}, {"policy", val(policy)}, {"authoritative", strconv.FormatBool(auth)}, {"redirect", val(&redirect)},
+		{"who", valPtr(who)}, {"what", "NAAN " + naan + " " + strings.TrimSpace(valPtr(name))}, {"when", timeVal(registered)},
+		{"where", *where}, {"policy", valPtr(policy)}, {"authoritative", strconv.FormatBool(auth)}, {"redirect", val(redirect)},
 	}}}
 }
 

@@ -59,11 +59,12 @@ type Config struct {
 	ForwardUnknown string
 	// OnError, when not nil, is told every error of the ledger that made an answer a 503.
 	OnError func(error)
-	// Batch is the most ARK lookups of concurrent requests read by one query on a single-node
-	// ledger (where ark = any($1)); 0 means DefaultBatch, 1 one query per request. A Citus
-	// ledger always has one query per request, routed to the ARK's shard. Not negative.
+	// Batch is the most lookups of concurrent requests read by one round trip on a single-node
+	// ledger (the ARK lookups by one query, where ark = any($1), the NAAN lookups of names that
+	// are no ARK by another, sent with it); 0 means DefaultBatch, 1 one query per lookup. A
+	// Citus ledger always has one query per lookup, routed to the ARK's shard. Not negative.
 	Batch int
-	// BatchQueries is how many of those queries run at once (each on a ledger connection of its
+	// BatchQueries is how many of those round trips run at once (each on a ledger connection of its
 	// own); 0 means DefaultBatchQueries. Not negative.
 	BatchQueries int
 	// CacheEntries is the most ARK rows the cache holds (exact matches only; see Listen, which
@@ -77,15 +78,16 @@ type Config struct {
 // Resolver answers ARK requests from the ledger: every request is one or two point lookups,
 // or, for an ARK that was an exact match of an earlier request, none while the cache holds its
 // row (Config.CacheEntries, Listen): a repoint or a tombstone is answered from the next request
-// on without a cache, and once its notification arrived with one. On a single node the ARK
-// lookups of concurrent requests are read by one query (Config.Batch), each request's after it
+// on without a cache, and once its notification arrived with one. On a single node the lookups
+// of concurrent requests are read by one round trip (Config.Batch), each request's after it
 // arrived.
 type Resolver struct {
-	pool  *pgxpool.Pool
-	cfg   Config
-	stats *Stats
-	batch *coalescer
-	cache *cache // nil: none
+	pool   *pgxpool.Pool
+	cfg    Config
+	stats  *Stats
+	layout *layout
+	batch  *coalescer
+	cache  *cache // nil: none
 }
 
 // New returns a resolver over pool (a ledger; its login needs only the resolver role's
@@ -111,7 +113,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolver{pool: pool, cfg: cfg, stats: st,
+	r := &Resolver{pool: pool, cfg: cfg, stats: st, layout: &layout{pool: pool},
 		batch: &coalescer{pool: pool, maxBatch: cfg.Batch, maxQueries: cfg.BatchQueries}}
 	if cfg.CacheEntries > 0 {
 		r.cache = newCache(cfg.CacheEntries)
@@ -170,19 +172,44 @@ func parseTarget(target string) (request, error) {
 			}
 		}
 	}
-	for _, seg := range strings.Split(r.path, "/") {
-		switch strings.ToLower(seg) {
-		case "..", ".%2e", "%2e.", "%2e%2e":
+	for rest := r.path; ; {
+		seg, more, found := strings.Cut(rest, "/")
+		if isDotDot(seg) {
 			return request{}, &BadRequestError{Rule: "dot-segment", Detail: `a path segment ".." (RFC 3986 §3.3) is not part of an ARK`}
 		}
+		if !found {
+			break
+		}
+		rest = more
 	}
-	for _, p := range strings.Split(r.query, "&") {
+	for rest := r.query; ; {
+		p, more, found := strings.Cut(rest, "&")
 		if p == "json" {
 			r.json = true
 		}
+		if !found {
+			break
+		}
+		rest = more
 	}
 	return r, nil
 }
+
+// isDotDot reports whether seg is the segment "..", either dot %-encoded (any case).
+func isDotDot(seg string) bool {
+	switch len(seg) {
+	case 2:
+		return seg == ".."
+	case 4:
+		return seg[0] == '.' && isEncodedDot(seg[1:]) || isEncodedDot(seg[:3]) && seg[3] == '.'
+	case 6:
+		return isEncodedDot(seg[:3]) && isEncodedDot(seg[3:])
+	}
+	return false
+}
+
+// isEncodedDot reports whether s is "%2e" or "%2E".
+func isEncodedDot(s string) bool { return s[0] == '%' && s[1] == '2' && s[2]|0x20 == 'e' }
 
 // Resolve answers one GET (or HEAD) of target, the request target as sent (path and query,
 // %-escapes as they are). It never returns a 500: a request it cannot read is a 400, a
@@ -325,9 +352,9 @@ func labelAt(path string) int {
 // arkRow is what resolution reads of an ARK and its NAAN.
 type arkRow struct {
 	key, target, status          string
-	reason, who, what, when, cmt *string
+	reason, who, what, when, cmt string // "" where the ledger holds NULL
 	tombstonedAt                 *time.Time
-	policy, naanName             *string
+	policy, naanName             string // "" where the ledger holds NULL
 }
 
 // candidates returns the ledger keys a request may resolve through, the longest first: the
@@ -345,6 +372,13 @@ func candidates(a ark.ARK) []string {
 const arkColumns = `select a.ark, coalesce(a.url, ''), coalesce(a.status::text, 'public'), a.tombstone_reason, a.tombstoned_at,
 		a.erc_who, a.erc_what, a.erc_when, a.commitment, n.na_policy, n.name
 	from ark a left join naan n on n.naan = a.naan`
+
+// arkColumnCount is the number of columns of arkColumns; arkTombstonedAt the index of its one
+// column that is not text.
+const (
+	arkColumnCount  = 11
+	arkTombstonedAt = 4
+)
 
 // arkQuery reads the ARK the name is; arkPrefixQuery the longest of its prefixes that is one,
 // asked only when the name itself is not (an exact match is one index probe without a sort).
@@ -371,8 +405,12 @@ func (r *Resolver) lookupARK(ctx context.Context, a ark.ARK) (arkRow, bool, erro
 
 // readARK reads the row of the longest of keys that is an ARK from the ledger.
 func (r *Resolver) readARK(ctx context.Context, a ark.ARK, keys []string) (arkRow, bool, error) {
-	if r.batch.useBatches(ctx) {
-		return r.batch.do(ctx, keys)
+	if r.useBatches(ctx) {
+		f, err := r.batch.lookupARK(ctx, keys)
+		if err != nil {
+			return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", keys[0], err)
+		}
+		return f.row, f.found, nil
 	}
 	row, found, err := r.queryARK(ctx, a, arkQuery, keys[0])
 	if found || err != nil || len(keys) == 1 {
@@ -382,23 +420,67 @@ func (r *Resolver) readARK(ctx context.Context, a ark.ARK, keys []string) (arkRo
 }
 
 func (r *Resolver) queryARK(ctx context.Context, a ark.ARK, q string, arg any) (arkRow, bool, error) {
-	var row arkRow
-	err := r.pool.QueryRow(ctx, q, arg).Scan(&row.key, &row.target, &row.status, &row.reason,
-		&row.tombstonedAt, &row.who, &row.what, &row.when, &row.cmt, &row.policy, &row.naanName)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return row, false, nil
-	}
+	rows, err := r.pool.Query(ctx, q, arg)
 	if err != nil {
-		return row, false, fmt.Errorf("resolver: look up %s: %w", a, err)
+		return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", a, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", a, err)
+		}
+		return arkRow{}, false, nil
+	}
+	row, err := readARKRow(rows)
+	if err != nil {
+		return arkRow{}, false, fmt.Errorf("resolver: look up %s: %w", a, err)
 	}
 	return row, true, nil
+}
+
+// readARKRow reads the current row of a query of arkColumns from its raw values: the text
+// columns into one string of their own (one allocation a row), the time of a tombstone through
+// the connection's type map.
+func readARKRow(rows pgx.Rows) (arkRow, error) {
+	vals := rows.RawValues()
+	if len(vals) != arkColumnCount {
+		return arkRow{}, fmt.Errorf("read ARK: %d columns, want %d", len(vals), arkColumnCount)
+	}
+	n := 0
+	for _, v := range vals {
+		n += len(v)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, v := range vals {
+		if i != arkTombstonedAt {
+			b.Write(v)
+		}
+	}
+	all, off := b.String(), 0
+	next := func(i int) string {
+		s := all[off : off+len(vals[i])]
+		off += len(vals[i])
+		return s
+	}
+	row := arkRow{key: next(0), target: next(1), status: next(2), reason: next(3)}
+	row.who, row.what, row.when, row.cmt, row.policy, row.naanName = next(5), next(6), next(7), next(8), next(9), next(10)
+	if v := vals[arkTombstonedAt]; v != nil {
+		fd := rows.FieldDescriptions()[arkTombstonedAt]
+		var t time.Time
+		if err := rows.Conn().TypeMap().Scan(fd.DataTypeOID, fd.Format, v, &t); err != nil {
+			return arkRow{}, fmt.Errorf("read ARK %s: tombstoned_at: %w", row.key, err)
+		}
+		row.tombstonedAt = &t
+	}
+	return row, nil
 }
 
 func answerARK(a ark.ARK, row arkRow, req request) Answer {
 	suffix := a.Key()[len(row.key):]
 	switch row.status {
 	case "reserved":
-		return notFoundUnder(a, naanRow{name: row.naanName})
+		return notFoundUnder(a, naanRow{name: &row.naanName})
 	case "unavailable":
 		return Answer{Outcome: OutcomeGone, Status: 410, Description: arkDescription(row)}
 	}
@@ -422,7 +504,19 @@ const naanQuery = `select n.is_authoritative, coalesce(n.redirect, ''), n.name,
 			order by length(s.shoulder) desc limit 1), '')
 	from naan n where n.naan = $1`
 
+// useBatches reports whether lookups are coalesced: Config.Batch above 1 on a single node.
+func (r *Resolver) useBatches(ctx context.Context) bool {
+	return r.cfg.Batch > 1 && r.layout.single(ctx)
+}
+
 func (r *Resolver) lookupNAAN(ctx context.Context, naan, storedName string) (naanRow, bool, error) {
+	if r.useBatches(ctx) {
+		f, err := r.batch.lookupNAAN(ctx, naanKey{naan: naan, name: storedName})
+		if err != nil {
+			return naanRow{}, false, fmt.Errorf("resolver: look up NAAN %s: %w", naan, err)
+		}
+		return f.row, f.known, nil
+	}
 	var n naanRow
 	err := r.pool.QueryRow(ctx, naanQuery, naan, storedName).Scan(&n.authoritative, &n.redirect, &n.name, &n.shoulderRedirect)
 	if errors.Is(err, pgx.ErrNoRows) {

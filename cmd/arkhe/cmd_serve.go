@@ -28,17 +28,17 @@ func serveCommand(e *env) *cli.Command {
 			"cache holds (--cache-entries) on a single node: the ledger announces every change to an ARK or a NAAN\n" +
 			"(LISTEN/NOTIFY) and the cache is dropped when the announcement arrives, within milliseconds of the commit;\n" +
 			"while its listening connection is lost the cache is off. On Citus there is no cache: a repoint or a\n" +
-			"tombstone is answered from the next request on. On a single node the ARK lookups of concurrent requests are\n" +
-			"read by one query (--batch, --batch-queries). The login needs only the resolver role (arkhe init --roles).\n" +
-			"SIGTERM or SIGINT stops accepting and lets the requests in flight finish (up to --shutdown-timeout).",
+			"tombstone is answered from the next request on. On a single node the lookups of concurrent requests are\n" +
+			"read by one round trip (--batch, --batch-queries). The login needs only the resolver role (arkhe init\n" +
+			"--roles). SIGTERM or SIGINT stops accepting and lets the requests in flight finish (up to --shutdown-timeout).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (host:port; port 0 picks one, printed on stdout)"},
 			&cli.StringFlag{Name: "forward-unknown", Usage: "where a request under a NAAN the ledger does not know goes (e.g. https://n2t.net/; ${pid}, ${content}, ${value} or ark:NAAN/name appended); without it, 404"},
 			&cli.StringFlag{Name: "access-log", Usage: "file the access log (Combined Log Format) is appended to", DefaultText: "stderr"},
 			&cli.IntFlag{Name: "max-connections", Value: 1024, Usage: "connections held open at once; more wait to be accepted"},
 			&cli.IntFlag{Name: "pool", Value: 16, Usage: "ledger connections"},
-			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most ARK lookups of concurrent requests one query reads on a single node (1: a query per request; Citus always has one per request)"},
-			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those queries running at once"},
+			&cli.IntFlag{Name: "batch", Value: resolver.DefaultBatch, Usage: "most lookups of concurrent requests one round trip reads on a single node (1: a query per lookup; Citus always has one per lookup)"},
+			&cli.IntFlag{Name: "batch-queries", Value: resolver.DefaultBatchQueries, Usage: "those round trips running at once"},
 			&cli.IntFlag{Name: "cache-entries", Value: resolver.DefaultCacheEntries, Usage: "most ARK rows cached (ARKs a request named exactly; dropped on every change the ledger announces); 0: no cache. On Citus the cache is off"},
 			&cli.DurationFlag{Name: "header-timeout", Value: 5 * time.Second, Usage: "how long a client may take to send a request's headers (a slow client is cut off after it)"},
 			&cli.BoolFlag{Name: "api", Usage: "also answer arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) and EZID's for ARKs (/shoulder/ark:/..., /id/ark:/...) with API keys; the login must be the writer role (docs/api.md)"},
