@@ -318,3 +318,16 @@ func IsMintRefused(err error, code string) bool {
 	var m *MintRefusedError
 	return errors.As(err, &m) && (code == "" || m.Code == code)
 }
+
+// MintBatchError is a MintMany call the ledger was not asked to run: no mints, more than
+// MaxMintMany, or mints of more than one client and key. Rule says which.
+type MintBatchError struct{ Rule string }
+
+// Error returns "mint batch refused: RULE".
+func (e *MintBatchError) Error() string { return "mint batch refused: " + e.Rule }
+
+// IsMintBatchRefused reports whether err is a *MintBatchError.
+func IsMintBatchRefused(err error) bool {
+	var m *MintBatchError
+	return errors.As(err, &m)
+}
