@@ -91,6 +91,8 @@ type Server struct {
 
 	shoulders sync.Map // "NAAN/shoulder" (stored form) → ledger.ShoulderInfo
 
+	batches mintBatches // POST /mint's queues, one per principal (group commit)
+
 	minted, replayed, updated, refused, failed, derivations atomic.Int64
 }
 

@@ -44,6 +44,8 @@ const (
 	CodeUndefinedObject = "42704"
 	// CodeUniqueViolation is PostgreSQL's unique_violation.
 	CodeUniqueViolation = "23505"
+	// CodeDeadlockDetected is PostgreSQL's deadlock_detected.
+	CodeDeadlockDetected = "40P01"
 	// CodeForeignKeyViolation is PostgreSQL's foreign_key_violation.
 	CodeForeignKeyViolation = "23503"
 	// CodeCheckViolation is PostgreSQL's check_violation.
@@ -68,6 +70,11 @@ func SQLState(err error) string {
 // during COPY as internal_error (XX000), for which it is false: a bulk writer that must tell
 // the two apart looks the keys up.
 func IsUniqueViolation(err error) bool { return SQLState(err) == CodeUniqueViolation }
+
+// IsDeadlock reports whether err wraps PostgreSQL's deadlock_detected (40P01): the statement was
+// the victim of a lock cycle with another transaction and was rolled back; the same work sent
+// again may pass.
+func IsDeadlock(err error) bool { return SQLState(err) == CodeDeadlockDetected }
 
 // IsWorkerCopyLost reports whether err wraps io_error (58030): on Citus, the coordinator lost
 // its connection to a worker in the middle of a COPY into one of that worker's shards (an
