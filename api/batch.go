@@ -14,11 +14,17 @@ import (
 )
 
 // Group commit of POST /mint. The single mints of one principal (client and API key) that
-// arrive while a mint of theirs is under way wait in that principal's queue; when it is done,
-// the next batch takes every mint waiting (at most ledger.MaxMintMany) and mints them in one
-// statement, so one transaction and one commit (ledger.MintMany). There is no timer: a mint
-// arriving when none of its principal's is under way starts at once, alone. Each mint keeps its
-// own answer: its ARK, its receipt replayed, or its refusal, which the others do not share.
+// arrive while mintRunners batches of theirs are under way wait in that principal's queue; when
+// a batch is done, the next takes every mint waiting (at most ledger.MaxMintMany) and mints them
+// in one statement, so one transaction and one commit (ledger.MintMany). There is no timer: a
+// mint arriving when fewer batches of its principal's are under way starts at once, alone. Each
+// mint keeps its own answer: its ARK, its receipt replayed, or its refusal, which the others do
+// not share.
+
+// mintRunners is how many batches of one principal may be under way at once: a batch runs on
+// one connection, so one server process of the ledger; more than one lets the ledger's cores
+// work for one principal while the next batch gathers.
+const mintRunners = 2
 
 // mintBatches is a server's queues of single mints, one per principal.
 type mintBatches struct {
@@ -26,11 +32,11 @@ type mintBatches struct {
 	queues map[string]*mintQueue // principal's client ID, NUL, key prefix → its queue
 }
 
-// mintQueue is the mints of one principal waiting for the next batch; running says a goroutine
-// is minting its batches (it exits, dropping the queue, once none is waiting).
+// mintQueue is the mints of one principal waiting for the next batch; runners counts the
+// goroutines minting its batches (each exits once none is waiting; the last drops the queue).
 type mintQueue struct {
 	waiting []*mintJob
-	running bool
+	runners int
 }
 
 // mintJob is one POST /mint: what to mint and, once done is closed, its answer.
@@ -78,8 +84,8 @@ func (s *Server) mintGrouped(ctx context.Context, p principal, m mintRecord, req
 		b.queues[k] = q
 	}
 	q.waiting = append(q.waiting, j)
-	if !q.running {
-		q.running = true
+	if q.runners < mintRunners {
+		q.runners++
 		go s.runMints(context.WithoutCancel(ctx), k, q)
 	}
 	b.mu.Unlock()
@@ -88,15 +94,16 @@ func (s *Server) mintGrouped(ctx context.Context, p principal, m mintRecord, req
 }
 
 // runMints mints queue q's batches, each of every mint waiting (at most ledger.MaxMintMany),
-// until none is waiting; then it drops q.
+// until none is waiting; the last runner to stop drops q.
 func (s *Server) runMints(ctx context.Context, k string, q *mintQueue) {
 	b := &s.batches
 	for {
 		b.mu.Lock()
 		n := min(len(q.waiting), ledger.MaxMintMany)
 		if n == 0 {
-			q.running = false
-			delete(b.queues, k)
+			if q.runners--; q.runners == 0 {
+				delete(b.queues, k)
+			}
 			b.mu.Unlock()
 			return
 		}

@@ -75,16 +75,16 @@ begin
 end $$;
 
 --
--- Name: ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean); Type: FUNCTION; Schema: public; Owner: -
+-- Name: ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean, boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean) RETURNS record
+CREATE FUNCTION public.ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, p_citus boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean) RETURNS record
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
     k record; s record; c record; got text; prior record; key text; q integer; used bigint; today date;
-    now_ timestamptz := now(); citus boolean := arkhe_layout() = 'citus';
+    now_ timestamptz := now(); citus boolean := p_citus;
 begin
     replayed := false;
     collisions := 0;
@@ -219,10 +219,10 @@ begin
 end $$;
 
 --
--- Name: FUNCTION ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean); Type: COMMENT; Schema: public; Owner: -
+-- Name: FUNCTION ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, p_citus boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean); Type: COMMENT; Schema: public; Owner: -
 --
 
-COMMENT ON FUNCTION public.ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean) IS 'The mint of ark_mint_one and of each element of ark_mint_many; with p_tally false, the counts of a shoulder without a quota are left to the caller (owed).';
+COMMENT ON FUNCTION public.ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, p_citus boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean) IS 'The mint of ark_mint_one and of each element of ark_mint_many; with p_tally false, the counts of a shoulder without a quota are left to the caller (owed).';
 
 --
 -- Name: ark_mint_many(text, text, text[], bytea[], bigint[], text[], integer[], text[], text[], text[], text[], text[], jsonb[]); Type: FUNCTION; Schema: public; Owner: -
@@ -235,7 +235,7 @@ CREATE FUNCTION public.ark_mint_many(p_client_id text, p_prefix text, p_request_
 declare
     n integer := coalesce(cardinality(p_request_ids), 0);
     i integer; off integer := 0; d record;
-    t_sh bigint[] := '{}'; t_mg bigint[] := '{}'; t_col integer[] := '{}';
+    t_sh bigint[] := '{}'; t_mg bigint[] := '{}'; t_col integer[] := '{}'; citus boolean := arkhe_layout() = 'citus';
 begin
     if n < 1 or n > 64 then
         raise exception using errcode = '22023', message = format('ark_mint_many takes from 1 to 64 mints, not %s', n);
@@ -257,7 +257,7 @@ begin
         begin
             select * into d from ark_mint_draw(p_client_id, p_prefix, p_request_ids[i], p_digests[i], p_shoulder_ids[i],
                                                p_names[off + 1 : off + p_name_counts[i]], p_urls[i], p_commitments[i], p_whos[i],
-                                               p_whats[i], p_whens[i], p_metadatas[i], false);
+                                               p_whats[i], p_whens[i], p_metadatas[i], false, citus);
             ark := d.ark;
             replayed := d.replayed;
             collisions := d.collisions;
@@ -297,7 +297,7 @@ CREATE FUNCTION public.ark_mint_one(p_client_id text, p_prefix text, p_request_i
 declare d record;
 begin
     select * into d from ark_mint_draw(p_client_id, p_prefix, p_request_id, p_digest, p_shoulder_id, p_names, p_url, p_commitment,
-                                       p_who, p_what, p_when, p_metadata, true);
+                                       p_who, p_what, p_when, p_metadata, true, arkhe_layout() = 'citus');
     ark := d.ark;
     replayed := d.replayed;
     collisions := d.collisions;
@@ -976,19 +976,51 @@ CREATE FUNCTION public.arkhe_fold_mint_one_tally() RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'public', 'pg_temp'
     AS $$
-declare f record;
+declare
+    f record; i integer;
+    sh bigint[] := '{}'; dr bigint[] := '{}'; co bigint[] := '{}';
+    mg bigint[] := '{}'; dy date[] := '{}'; mi integer[] := '{}';
 begin
-    if pg_try_advisory_xact_lock(hashtext('arkhe.mint_one_tally')) then
-        for f in delete from mint_one_tally returning mint_one_tally.shoulder_id, mint_one_tally.manager_id,
-                                                      mint_one_tally.day, mint_one_tally.draws, mint_one_tally.collisions loop
-            insert into shoulder_tally as t (shoulder_id, draws, collisions) values (f.shoulder_id, f.draws, f.collisions)
-            on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
-            if f.manager_id is not null then
-                insert into mint_quota as m (manager_id, day, minted) values (f.manager_id, f.day, 1)
-                on conflict (manager_id, day) do update set minted = m.minted + 1;
-            end if;
-        end loop;
+    if not pg_try_advisory_xact_lock(hashtext('arkhe.mint_one_tally')) then
+        return;
     end if;
+    -- summed per shoulder and per manager and day, so that each counter row is written once
+    for f in delete from mint_one_tally returning mint_one_tally.shoulder_id, mint_one_tally.manager_id,
+                                                  mint_one_tally.day, mint_one_tally.draws, mint_one_tally.collisions loop
+        i := array_position(sh, f.shoulder_id);
+        if i is null then
+            sh := array_append(sh, f.shoulder_id);
+            dr := array_append(dr, f.draws::bigint);
+            co := array_append(co, f.collisions::bigint);
+        else
+            dr[i] := dr[i] + f.draws;
+            co[i] := co[i] + f.collisions;
+        end if;
+        if f.manager_id is not null then
+            i := null;
+            for j in 1 .. coalesce(cardinality(mg), 0) loop
+                if mg[j] = f.manager_id and dy[j] = f.day then
+                    i := j;
+                    exit;
+                end if;
+            end loop;
+            if i is null then
+                mg := array_append(mg, f.manager_id);
+                dy := array_append(dy, f.day);
+                mi := array_append(mi, 1);
+            else
+                mi[i] := mi[i] + 1;
+            end if;
+        end if;
+    end loop;
+    for i in 1 .. coalesce(cardinality(sh), 0) loop
+        insert into shoulder_tally as t (shoulder_id, draws, collisions) values (sh[i], dr[i], co[i])
+        on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+    end loop;
+    for i in 1 .. coalesce(cardinality(mg), 0) loop
+        insert into mint_quota as m (manager_id, day, minted) values (mg[i], dy[i], mi[i])
+        on conflict (manager_id, day) do update set minted = m.minted + excluded.minted;
+    end loop;
 end $$;
 
 --

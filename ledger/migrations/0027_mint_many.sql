@@ -14,9 +14,11 @@
 -- under a quota counts and checks each element on its own, as before.
 --
 -- ark_mint_draw is the body both functions share (ark_mint_one as of version 20, its counts of a
--- shoulder without a quota left to the caller when p_tally is false); it runs as the owner and
--- no other role executes it, so no caller leaves counts out. ark_mint_one is ark_mint_draw with
--- p_tally true. arkhe_fold_mint_one_tally is the fold of version 20's step 5.
+-- shoulder without a quota left to the caller when p_tally is false, the layout given by the
+-- caller, which reads it once); it runs as the owner and no other role executes it, so no
+-- caller leaves counts out. ark_mint_one is ark_mint_draw with p_tally true.
+-- arkhe_fold_mint_one_tally is the fold of version 20's step 5, which now sums the rows it
+-- takes per shoulder and per manager and day, so a counter row is written once per fold.
 --
 -- At most 64 elements a call (22023 for more): each block that writes takes a subtransaction
 -- ID, and a transaction of more than 64 overflows the server's per-backend cache of them.
@@ -24,19 +26,51 @@
 -- New SQLSTATEs: none.
 
 create function arkhe_fold_mint_one_tally() returns void language plpgsql security definer as $$
-declare f record;
+declare
+    f record; i integer;
+    sh bigint[] := '{}'; dr bigint[] := '{}'; co bigint[] := '{}';
+    mg bigint[] := '{}'; dy date[] := '{}'; mi integer[] := '{}';
 begin
-    if pg_try_advisory_xact_lock(hashtext('arkhe.mint_one_tally')) then
-        for f in delete from mint_one_tally returning mint_one_tally.shoulder_id, mint_one_tally.manager_id,
-                                                      mint_one_tally.day, mint_one_tally.draws, mint_one_tally.collisions loop
-            insert into shoulder_tally as t (shoulder_id, draws, collisions) values (f.shoulder_id, f.draws, f.collisions)
-            on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
-            if f.manager_id is not null then
-                insert into mint_quota as m (manager_id, day, minted) values (f.manager_id, f.day, 1)
-                on conflict (manager_id, day) do update set minted = m.minted + 1;
-            end if;
-        end loop;
+    if not pg_try_advisory_xact_lock(hashtext('arkhe.mint_one_tally')) then
+        return;
     end if;
+    -- summed per shoulder and per manager and day, so that each counter row is written once
+    for f in delete from mint_one_tally returning mint_one_tally.shoulder_id, mint_one_tally.manager_id,
+                                                  mint_one_tally.day, mint_one_tally.draws, mint_one_tally.collisions loop
+        i := array_position(sh, f.shoulder_id);
+        if i is null then
+            sh := array_append(sh, f.shoulder_id);
+            dr := array_append(dr, f.draws::bigint);
+            co := array_append(co, f.collisions::bigint);
+        else
+            dr[i] := dr[i] + f.draws;
+            co[i] := co[i] + f.collisions;
+        end if;
+        if f.manager_id is not null then
+            i := null;
+            for j in 1 .. coalesce(cardinality(mg), 0) loop
+                if mg[j] = f.manager_id and dy[j] = f.day then
+                    i := j;
+                    exit;
+                end if;
+            end loop;
+            if i is null then
+                mg := array_append(mg, f.manager_id);
+                dy := array_append(dy, f.day);
+                mi := array_append(mi, 1);
+            else
+                mi[i] := mi[i] + 1;
+            end if;
+        end if;
+    end loop;
+    for i in 1 .. coalesce(cardinality(sh), 0) loop
+        insert into shoulder_tally as t (shoulder_id, draws, collisions) values (sh[i], dr[i], co[i])
+        on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+    end loop;
+    for i in 1 .. coalesce(cardinality(mg), 0) loop
+        insert into mint_quota as m (manager_id, day, minted) values (mg[i], dy[i], mi[i])
+        on conflict (manager_id, day) do update set minted = m.minted + excluded.minted;
+    end loop;
 end $$;
 
 comment on function arkhe_fold_mint_one_tally() is
@@ -44,11 +78,11 @@ comment on function arkhe_fold_mint_one_tally() is
 
 create function ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[],
                               p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean,
-                              out ark text, out replayed boolean, out collisions integer, out tally_manager_id bigint, out owed boolean)
+                              p_citus boolean, out ark text, out replayed boolean, out collisions integer, out tally_manager_id bigint, out owed boolean)
 language plpgsql security definer as $$
 declare
     k record; s record; c record; got text; prior record; key text; q integer; used bigint; today date;
-    now_ timestamptz := now(); citus boolean := arkhe_layout() = 'citus';
+    now_ timestamptz := now(); citus boolean := p_citus;
 begin
     replayed := false;
     collisions := 0;
@@ -182,7 +216,7 @@ begin
             jsonb_build_object('request_id', p_request_id, 'key', p_prefix, 'collisions', collisions));
 end $$;
 
-comment on function ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean) is
+comment on function ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean, boolean) is
     'The mint of ark_mint_one and of each element of ark_mint_many; with p_tally false, the counts of a shoulder without a quota are left to the caller (owed).';
 
 create or replace function ark_mint_one(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[],
@@ -192,7 +226,7 @@ language plpgsql security definer as $$
 declare d record;
 begin
     select * into d from ark_mint_draw(p_client_id, p_prefix, p_request_id, p_digest, p_shoulder_id, p_names, p_url, p_commitment,
-                                       p_who, p_what, p_when, p_metadata, true);
+                                       p_who, p_what, p_when, p_metadata, true, arkhe_layout() = 'citus');
     ark := d.ark;
     replayed := d.replayed;
     collisions := d.collisions;
@@ -211,7 +245,7 @@ language plpgsql security definer as $$
 declare
     n integer := coalesce(cardinality(p_request_ids), 0);
     i integer; off integer := 0; d record;
-    t_sh bigint[] := '{}'; t_mg bigint[] := '{}'; t_col integer[] := '{}';
+    t_sh bigint[] := '{}'; t_mg bigint[] := '{}'; t_col integer[] := '{}'; citus boolean := arkhe_layout() = 'citus';
 begin
     if n < 1 or n > 64 then
         raise exception using errcode = '22023', message = format('ark_mint_many takes from 1 to 64 mints, not %s', n);
@@ -233,7 +267,7 @@ begin
         begin
             select * into d from ark_mint_draw(p_client_id, p_prefix, p_request_ids[i], p_digests[i], p_shoulder_ids[i],
                                                p_names[off + 1 : off + p_name_counts[i]], p_urls[i], p_commitments[i], p_whos[i],
-                                               p_whats[i], p_whens[i], p_metadatas[i], false);
+                                               p_whats[i], p_whens[i], p_metadatas[i], false, citus);
             ark := d.ark;
             replayed := d.replayed;
             collisions := d.collisions;
@@ -271,14 +305,14 @@ begin
 end $$;
 
 revoke execute on function arkhe_grant_roles(), arkhe_fold_mint_one_tally(),
-    ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean),
+    ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean, boolean),
     ark_mint_many(text, text, text[], bytea[], bigint[], text[], integer[], text[], text[], text[], text[], text[], jsonb[]) from public;
 
 do $$
 declare f text;
 begin
     foreach f in array array['arkhe_grant_roles()', 'arkhe_fold_mint_one_tally()',
-                             'ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean)',
+                             'ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean, boolean)',
                              'ark_mint_one(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb)',
                              'ark_mint_many(text, text, text[], bytea[], bigint[], text[], integer[], text[], text[], text[], text[], text[], jsonb[])'] loop
         execute format('alter function %s set search_path = %I, pg_temp', f, current_schema());
