@@ -22,9 +22,10 @@ import (
 // not share.
 
 // mintRunners is how many batches of one principal may be under way at once: a batch runs on
-// one connection, so one server process of the ledger; more than one lets the ledger's cores
-// work for one principal while the next batch gathers.
-const mintRunners = 2
+// one connection, so on one server process of the ledger, and waits for its commit's WAL flush;
+// more than one lets the ledger's cores work for one principal while a batch waits on its flush
+// and the next gathers.
+const mintRunners = 4
 
 // mintBatches is a server's queues of single mints, one per principal.
 type mintBatches struct {
