@@ -27,6 +27,11 @@ import (
 // and the next gathers.
 const mintRunners = 4
 
+// mintRunnerBacklog is how many mints must be waiting for a principal's batches under way to
+// start another: a mint arriving when none is under way starts at once, and a few arriving
+// while one is wait for the next batch rather than each starting a batch of one.
+const mintRunnerBacklog = 8
+
 // mintBatches is a server's queues of single mints, one per principal.
 type mintBatches struct {
 	mu     sync.Mutex
@@ -85,7 +90,7 @@ func (s *Server) mintGrouped(ctx context.Context, p principal, m mintRecord, req
 		b.queues[k] = q
 	}
 	q.waiting = append(q.waiting, j)
-	if q.runners < mintRunners {
+	if q.runners == 0 || q.runners < mintRunners && len(q.waiting) >= mintRunnerBacklog {
 		q.runners++
 		go s.runMints(context.WithoutCancel(ctx), k, q)
 	}
