@@ -13,13 +13,13 @@ import (
 	"github.com/arkhe-ledger/arkhe/loader"
 )
 
-// Group commit of POST /mint. The single mints of one principal (client and API key) that
-// arrive while mintRunners batches of theirs are under way wait in that principal's queue; when
-// a batch is done, the next takes every mint waiting (at most ledger.MaxMintMany) and mints them
-// in one statement, so one transaction and one commit (ledger.MintMany). There is no timer: a
-// mint arriving when fewer batches of its principal's are under way starts at once, alone. Each
-// mint keeps its own answer: its ARK, its receipt replayed, or its refusal, which the others do
-// not share.
+// Group commit of POST /mint. The single mints of one principal (client and API key) wait in
+// that principal's queue while a batch of theirs is under way; when a batch is done, the next
+// takes every mint waiting (at most ledger.MaxMintMany) and mints them in one statement, so one
+// transaction and one commit (ledger.MintMany). There is no timer: a mint arriving when none of
+// its principal's is under way starts at once, alone, and another batch starts beside those
+// under way (at most mintRunners) only once mintRunnerBacklog mints are waiting. Each mint keeps
+// its own answer: its ARK, its receipt replayed, or its refusal, which the others do not share.
 
 // mintRunners is how many batches of one principal may be under way at once: a batch runs on
 // one connection, so on one server process of the ledger, and waits for its commit's WAL flush;
