@@ -2,8 +2,9 @@
 // PUT /update with their request and response shapes and status codes, their bulk forms
 // (POST /bulk_mint, PUT /bulk_update), API keys presented as "Authorization: Bearer <key>", and
 // the Idempotency-Key header as a mint's request ID. Every write runs through the ledger's own
-// functions (ark_mint_one, ark_repoint), which check the client's reach, scopes, expiry,
-// deactivation and quota in the database.
+// functions (ark_mint_one, ark_mint_many, ark_repoint), which check the client's reach, scopes,
+// expiry, deactivation and quota in the database; the single mints of one client and key that
+// arrive together are minted in one statement (group commit), each with its own answer.
 package api
 
 import (
@@ -102,7 +103,8 @@ type Server struct {
 
 	shoulders sync.Map // "NAAN/shoulder" (stored form) → ledger.ShoulderInfo
 
-	limits *clientLimits // nil: no rate limit
+	limits  *clientLimits // nil: no rate limit
+	batches mintBatches   // POST /mint's queues, one per principal (group commit)
 
 	minted, replayed, updated, refused, failed, derivations, throttled atomic.Int64
 }

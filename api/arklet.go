@@ -433,13 +433,8 @@ func (s *Server) serveMint(w http.ResponseWriter, r *http.Request) {
 		s.write(w, a)
 		return
 	}
-	c, a := s.conn(ctx, p)
-	if a != nil {
-		s.write(w, a)
-		return
-	}
-	defer s.release(c)
-	printed, replayed, a := s.mint(ctx, c, p, m, key)
+	// minted with the principal's other single mints waiting meanwhile, in one transaction
+	printed, replayed, a := s.mintGrouped(ctx, p, m, key)
 	if a != nil {
 		s.write(w, a)
 		return

@@ -44,6 +44,8 @@ const (
 	CodeUndefinedObject = "42704"
 	// CodeUniqueViolation is PostgreSQL's unique_violation.
 	CodeUniqueViolation = "23505"
+	// CodeDeadlockDetected is PostgreSQL's deadlock_detected.
+	CodeDeadlockDetected = "40P01"
 	// CodeForeignKeyViolation is PostgreSQL's foreign_key_violation.
 	CodeForeignKeyViolation = "23503"
 	// CodeCheckViolation is PostgreSQL's check_violation.
@@ -68,6 +70,11 @@ func SQLState(err error) string {
 // during COPY as internal_error (XX000), for which it is false: a bulk writer that must tell
 // the two apart looks the keys up.
 func IsUniqueViolation(err error) bool { return SQLState(err) == CodeUniqueViolation }
+
+// IsDeadlock reports whether err wraps PostgreSQL's deadlock_detected (40P01): the statement was
+// the victim of a lock cycle with another transaction and was rolled back; the same work sent
+// again may pass.
+func IsDeadlock(err error) bool { return SQLState(err) == CodeDeadlockDetected }
 
 // IsWorkerCopyLost reports whether err wraps io_error (58030): on Citus, the coordinator lost
 // its connection to a worker in the middle of a COPY into one of that worker's shards (an
@@ -317,4 +324,17 @@ func (e *MintRefusedError) Unwrap() error { return e.Err }
 func IsMintRefused(err error, code string) bool {
 	var m *MintRefusedError
 	return errors.As(err, &m) && (code == "" || m.Code == code)
+}
+
+// MintBatchError is a MintMany call the ledger was not asked to run: no mints, more than
+// MaxMintMany, or mints of more than one client and key. Rule says which.
+type MintBatchError struct{ Rule string }
+
+// Error returns "mint batch refused: RULE".
+func (e *MintBatchError) Error() string { return "mint batch refused: " + e.Rule }
+
+// IsMintBatchRefused reports whether err is a *MintBatchError.
+func IsMintBatchRefused(err error) bool {
+	var m *MintBatchError
+	return errors.As(err, &m)
 }

@@ -17,6 +17,7 @@ import (
 type Querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
@@ -102,20 +103,26 @@ func MintOne(ctx context.Context, q Querier, r MintOneRequest) (MintOneResult, e
 		r.ClientID, nz(r.KeyPrefix), nz(r.RequestID), r.Digest[:], r.ShoulderID, r.Names, nz(r.URL), nz(r.Commitment), nz(r.Who), nz(r.What),
 		nz(r.When), meta).Scan(&key, &res.Replayed, &res.Collisions)
 	if err != nil {
-		var pgErr *pgconn.PgError
-		switch c := SQLState(err); c {
-		case CodeKeyRefused, CodeQuotaUsed, CodeRequestReused, CodeNamesTaken, CodeReachRefused, CodeRoleBinding,
-			CodeKeyRequired, CodeForeignKeyViolation:
-			if errors.As(err, &pgErr) {
-				return res, &MintRefusedError{Code: c, Rule: pgErr.Message, Err: err}
-			}
-		}
-		return res, fmt.Errorf("mint one ARK: %w", err)
+		return res, mintError(err)
 	}
 	if key != nil {
 		res.Key = *key
 	}
 	return res, nil
+}
+
+// mintError classifies an error of a single mint: a refusal of the ledger's is a
+// *MintRefusedError, anything else is wrapped.
+func mintError(err error) error {
+	var pgErr *pgconn.PgError
+	switch c := SQLState(err); c {
+	case CodeKeyRefused, CodeQuotaUsed, CodeRequestReused, CodeNamesTaken, CodeReachRefused, CodeRoleBinding,
+		CodeKeyRequired, CodeForeignKeyViolation:
+		if errors.As(err, &pgErr) {
+			return &MintRefusedError{Code: c, Rule: pgErr.Message, Err: err}
+		}
+	}
+	return fmt.Errorf("mint one ARK: %w", err)
 }
 
 // KeyCheck is an API key the ledger accepted online (CheckKey): the client it belongs to, its
@@ -227,4 +234,104 @@ func KeysRequired(ctx context.Context, q Querier) (bool, error) {
 		return false, fmt.Errorf("read ledger settings: %w", err)
 	}
 	return on, nil
+}
+
+// MaxMintMany is the most mints one MintMany call takes.
+const MaxMintMany = 64
+
+// MintManyResult is one element's outcome of MintMany: what MintOne would have returned for it,
+// its result or its error (a *MintRefusedError for a refusal of the ledger's, a wrapped
+// *pgconn.PgError with its SQLSTATE otherwise, as a unique violation on Citus).
+type MintManyResult struct {
+	MintOneResult
+	Err error
+}
+
+// MintMany mints reqs (1 to MaxMintMany, all of one ClientID and KeyPrefix) through
+// ark_mint_many on q in one statement, so in one transaction: each is minted as MintOne mints
+// it, in order, in a subtransaction of its own, so an element the ledger refuses is rolled back
+// alone and the others are minted. An element with the request ID of an earlier one is answered
+// from the earlier one's receipt (Replayed, the same ARK), and a name an earlier element took
+// counts as its collision. It returns one result per request, in order; an error of the call
+// itself (reqs of more than one client or key, too many or none: a *MintBatchError; the
+// statement or its commit failing: wrapped) means nothing was minted.
+func MintMany(ctx context.Context, q Querier, reqs []MintOneRequest) ([]MintManyResult, error) {
+	if len(reqs) < 1 || len(reqs) > MaxMintMany {
+		return nil, &MintBatchError{Rule: fmt.Sprintf("a batch holds from 1 to %d mints, not %d", MaxMintMany, len(reqs))}
+	}
+	n := len(reqs)
+	var (
+		ids                      = make([]*string, n)
+		digests                  = make([][]byte, n)
+		shoulders                = make([]int64, n)
+		names                    []string
+		counts                   = make([]int32, n)
+		urls, comms, whos, whats = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+		whens, metas             = make([]*string, n), make([]*string, n)
+	)
+	nz := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	for i, r := range reqs {
+		if r.ClientID != reqs[0].ClientID || r.KeyPrefix != reqs[0].KeyPrefix {
+			return nil, &MintBatchError{Rule: fmt.Sprintf("mint %d is of client %s, key %q; mint 0 of client %s, key %q: a batch is of one client and key",
+				i, r.ClientID, r.KeyPrefix, reqs[0].ClientID, reqs[0].KeyPrefix)}
+		}
+		d := r.Digest
+		ids[i], digests[i], shoulders[i] = nz(r.RequestID), d[:], r.ShoulderID
+		names = append(names, r.Names...)
+		counts[i] = int32(len(r.Names))
+		urls[i], comms[i], whos[i], whats[i], whens[i] = nz(r.URL), nz(r.Commitment), nz(r.Who), nz(r.What), nz(r.When)
+		if len(r.Metadata) > 0 {
+			metas[i] = nz(string(r.Metadata))
+		}
+	}
+	if names == nil {
+		names = []string{}
+	}
+	rows, err := q.Query(ctx, `select ord, ark, replayed, collisions, code, message
+		from ark_mint_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb[])`,
+		reqs[0].ClientID, nz(reqs[0].KeyPrefix), ids, digests, shoulders, names, counts, urls, comms, whos, whats, whens, metas)
+	if err != nil {
+		return nil, fmt.Errorf("mint %d ARKs: %w", n, err)
+	}
+	defer rows.Close()
+	out := make([]MintManyResult, n)
+	seen := 0
+	for rows.Next() {
+		var (
+			ord           int32
+			key           *string
+			code, message *string
+			res           MintManyResult
+		)
+		if err := rows.Scan(&ord, &key, &res.Replayed, &res.Collisions, &code, &message); err != nil {
+			return nil, fmt.Errorf("mint %d ARKs: %w", n, err)
+		}
+		if ord < 1 || int(ord) > n {
+			return nil, fmt.Errorf("mint %d ARKs: the ledger answered for element %d", n, ord)
+		}
+		if key != nil {
+			res.Key = *key
+		}
+		if code != nil {
+			msg := ""
+			if message != nil {
+				msg = *message
+			}
+			res.Err = mintError(&pgconn.PgError{Severity: "ERROR", Code: *code, Message: msg})
+		}
+		out[ord-1] = res
+		seen++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mint %d ARKs: %w", n, err)
+	}
+	if seen != n {
+		return nil, fmt.Errorf("mint %d ARKs: the ledger answered for %d", n, seen)
+	}
+	return out, nil
 }

@@ -196,3 +196,114 @@ func TestMintOneConcurrentReceipt(t *testing.T) {
 		}
 	})
 }
+
+// TestMintMany: one ark_mint_many call mints its elements in order, each on its own: a name an
+// earlier element took is a collision of a later one, which mints its next candidate; an element
+// with an earlier one's request ID and payload gets that ARK replayed (one ARK, one receipt),
+// with another payload AK022; an element out of reach (AK004) and one past the manager's quota
+// (AK021) are refused alone; the others are minted, counted (folded into shoulder_tally and
+// mint_quota) and audited once each. Calls of no mints, of more than MaxMintMany or of two
+// clients are refused before the ledger is asked.
+func TestMintMany(t *testing.T) {
+	t.Parallel()
+	pgtest.Each(t, func(t *testing.T, db pgtest.DB) {
+		ctx := context.Background()
+		l, prefix, x9 := mintOneLedger(t, db)
+		// svc2 is m2's client without a quota: its batch's counts go through mint_one_tally
+		must(t, l.AddClient(ctx, ledger.Client{ClientID: "svc2", NAAN: "99999", Manager: "m2", Authority: "manager", Scopes: []string{"ark:mint"}}))
+		k2, err := l.CreateKey(ctx, "svc2")
+		must(t, err)
+		k7, _, err := ledger.LookupShoulder(ctx, l.Pool, "99999", "/k7")
+		must(t, err)
+		one := func(id string, d byte, sh int64, names ...string) ledger.MintOneRequest {
+			return ledger.MintOneRequest{ClientID: "svc2", KeyPrefix: k2.Prefix, RequestID: id, Digest: [16]byte{d}, ShoulderID: sh,
+				Names: names, URL: "https://example.org/" + id}
+		}
+		res, err := ledger.MintMany(ctx, l.Pool, []ledger.MintOneRequest{
+			one("a", 1, k7.ID, "k7bbbbbbbb"),
+			one("b", 2, k7.ID, "k7bbbbbbbb", "k7cccccccc"), // a's name: a collision, then its own
+			one("a", 1, k7.ID, "k7dddddddd"),               // a's request ID and payload: a's ARK
+			one("a", 9, k7.ID, "k7ffffffff"),               // a's request ID, another payload
+			one("c", 3, x9, "x9bbbbbbbb"),                  // m1's shoulder: out of svc2's reach
+			one("d", 4, k7.ID, "k7bbbbbbbb", "k7cccccccc"), // every name taken
+			one("e", 5, k7.ID, "k7gggggggg"),
+		})
+		must(t, err)
+		want := []struct {
+			key        string
+			replayed   bool
+			collisions int
+			code       string
+		}{
+			{"99999/k7bbbbbbbb", false, 0, ""},
+			{"99999/k7cccccccc", false, 1, ""},
+			{"99999/k7bbbbbbbb", true, 0, ""},
+			{"", false, 0, ledger.CodeRequestReused},
+			{"", false, 0, ledger.CodeReachRefused},
+			{"", false, 0, ledger.CodeNamesTaken},
+			{"99999/k7gggggggg", false, 0, ""},
+		}
+		if len(res) != len(want) {
+			t.Fatalf("%d results, want %d", len(res), len(want))
+		}
+		for i, w := range want {
+			r := res[i]
+			if w.code != "" {
+				if !ledger.IsMintRefused(r.Err, w.code) || r.Key != "" {
+					t.Errorf("element %d = %+v, %v; want refused %s", i, r.MintOneResult, r.Err, w.code)
+				}
+				continue
+			}
+			if r.Err != nil || r.Key != w.key || r.Replayed != w.replayed || r.Collisions != w.collisions {
+				t.Errorf("element %d = %+v, %v; want %s replayed %v collisions %d", i, r.MintOneResult, r.Err, w.key, w.replayed, w.collisions)
+			}
+		}
+		if n := count(t, l.Pool, `select count(*) from ark`); n != 3 {
+			t.Fatalf("%d ARKs, want 3", n)
+		}
+		if n := count(t, l.Pool, `select count(*) from mint_receipt where request_id = 'a'`); n != 1 {
+			t.Fatalf("%d receipts of request ID a, want 1", n)
+		}
+		if n := count(t, l.Pool, `select count(*) from audit_event where action = 'ark.mint' and client_id = 'svc2'`); n != 3 {
+			t.Fatalf("%d ark.mint events, want 3", n)
+		}
+		// 3 ARKs: 4 draws, 1 collision (the names-taken element is rolled back with its counts)
+		if n := count(t, l.Pool, `select draws * 10 + collisions from shoulder_tally where shoulder_id = (select id from shoulder where shoulder = '/k7')`); n != 41 {
+			t.Fatalf("/k7 tally draws*10+collisions = %d, want 4 draws, 1 collision", n)
+		}
+		if n := count(t, l.Pool, `select minted from mint_quota where manager_id = (select id from manager where name = 'm2')`); n != 3 {
+			t.Fatalf("m2 minted %d, want 3", n)
+		}
+		if n := count(t, l.Pool, `select count(*) from mint_one_tally`); n != 0 {
+			t.Fatalf("%d counts not folded, want 0", n)
+		}
+		// svc under m1's quota of 3 a day: the fourth element of one batch is refused, the first three minted
+		var q []ledger.MintOneRequest
+		for _, n := range []string{"x9cccccccc", "x9dddddddd", "x9ffffffff", "x9gggggggg"} {
+			q = append(q, ledger.MintOneRequest{ClientID: "svc", KeyPrefix: prefix, RequestID: n, ShoulderID: x9, Names: []string{n}})
+		}
+		res, err = ledger.MintMany(ctx, l.Pool, q)
+		must(t, err)
+		for i, r := range res {
+			if i < 3 && (r.Err != nil || r.Key != "99999/"+q[i].Names[0]) || i == 3 && !ledger.IsMintRefused(r.Err, ledger.CodeQuotaUsed) {
+				t.Errorf("quota'd element %d = %+v, %v", i, r.MintOneResult, r.Err)
+			}
+		}
+		if n := count(t, l.Pool, `select minted from mint_quota where manager_id = (select id from manager where name = 'm1')`); n != 3 {
+			t.Fatalf("m1 minted %d, want 3", n)
+		}
+		if n := count(t, l.Pool, `select count(*) from ark`); n != 6 {
+			t.Fatalf("%d ARKs, want 6", n)
+		}
+		// refused before the ledger: none, too many, two clients
+		if _, err := ledger.MintMany(ctx, l.Pool, nil); !ledger.IsMintBatchRefused(err) {
+			t.Fatalf("no mints: %v", err)
+		}
+		if _, err := ledger.MintMany(ctx, l.Pool, make([]ledger.MintOneRequest, ledger.MaxMintMany+1)); !ledger.IsMintBatchRefused(err) {
+			t.Fatalf("%d mints: %v", ledger.MaxMintMany+1, err)
+		}
+		if _, err := ledger.MintMany(ctx, l.Pool, []ledger.MintOneRequest{q[0], one("z", 1, k7.ID, "k7zzzzzzzz")}); !ledger.IsMintBatchRefused(err) {
+			t.Fatalf("two clients: %v", err)
+		}
+	})
+}

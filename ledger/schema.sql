@@ -75,19 +75,20 @@ begin
 end $$;
 
 --
--- Name: ark_mint_one(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
+-- Name: ark_mint_draw(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb, boolean, boolean); Type: FUNCTION; Schema: public; Owner: -
 --
 
-CREATE FUNCTION public.ark_mint_one(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, OUT ark text, OUT replayed boolean, OUT collisions integer) RETURNS record
+CREATE FUNCTION public.ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, p_citus boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean) RETURNS record
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    k record; s record; c record; f record; got text; prior record; key text; q integer; used bigint; today date;
-    now_ timestamptz := now(); citus boolean := arkhe_layout() = 'citus';
+    k record; s record; c record; got text; prior record; key text; q integer; used bigint; today date;
+    now_ timestamptz := now(); citus boolean := p_citus;
 begin
     replayed := false;
     collisions := 0;
+    owed := false;
     if p_request_id is null or p_digest is null then
         raise exception using errcode = '22004',
             message = 'a single mint needs a request ID and a payload digest: every ARK arkhe mints has its receipt';
@@ -204,24 +205,102 @@ begin
             raise exception using errcode = 'AK021',
                 message = format('mint refused: the daily quota of %s new ARKs of the manager of shoulder %s of NAAN %s is used up today (UTC)', q, s.shoulder, s.naan);
         end if;
-    else
+    elsif p_tally then
         insert into mint_one_tally (shoulder_id, manager_id, day, draws, collisions)
         values (s.id, s.manager_id, today, collisions + 1, collisions);
-        if pg_try_advisory_xact_lock(hashtext('arkhe.mint_one_tally')) then
-            for f in delete from mint_one_tally returning mint_one_tally.shoulder_id, mint_one_tally.manager_id,
-                                                          mint_one_tally.day, mint_one_tally.draws, mint_one_tally.collisions loop
-                insert into shoulder_tally as t (shoulder_id, draws, collisions) values (f.shoulder_id, f.draws, f.collisions)
-                on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
-                if f.manager_id is not null then
-                    insert into mint_quota as m (manager_id, day, minted) values (f.manager_id, f.day, 1)
-                    on conflict (manager_id, day) do update set minted = m.minted + 1;
-                end if;
-            end loop;
-        end if;
+        perform arkhe_fold_mint_one_tally();
+    else
+        tally_manager_id := s.manager_id;
+        owed := true;
     end if;
     insert into audit_event (client_id, authority, action, target, detail)
     values (c.client_id, c.authority, 'ark.mint', 'ark:' || ark,
             jsonb_build_object('request_id', p_request_id, 'key', p_prefix, 'collisions', collisions));
+end $$;
+
+--
+-- Name: FUNCTION ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, p_citus boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean); Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON FUNCTION public.ark_mint_draw(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, p_tally boolean, p_citus boolean, OUT ark text, OUT replayed boolean, OUT collisions integer, OUT tally_manager_id bigint, OUT owed boolean) IS 'The mint of ark_mint_one and of each element of ark_mint_many; with p_tally false, the counts of a shoulder without a quota are left to the caller (owed).';
+
+--
+-- Name: ark_mint_many(text, text, text[], bytea[], bigint[], text[], integer[], text[], text[], text[], text[], text[], jsonb[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.ark_mint_many(p_client_id text, p_prefix text, p_request_ids text[], p_digests bytea[], p_shoulder_ids bigint[], p_names text[], p_name_counts integer[], p_urls text[], p_commitments text[], p_whos text[], p_whats text[], p_whens text[], p_metadatas jsonb[]) RETURNS TABLE(ord integer, ark text, replayed boolean, collisions integer, code text, message text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    n integer := coalesce(cardinality(p_request_ids), 0);
+    i integer; off integer := 0; d record;
+    t_sh bigint[] := '{}'; t_mg bigint[] := '{}'; t_col integer[] := '{}'; citus boolean := arkhe_layout() = 'citus';
+begin
+    if n < 1 or n > 64 then
+        raise exception using errcode = '22023', message = format('ark_mint_many takes from 1 to 64 mints, not %s', n);
+    end if;
+    if coalesce(cardinality(p_digests), 0) <> n or coalesce(cardinality(p_shoulder_ids), 0) <> n
+       or coalesce(cardinality(p_name_counts), 0) <> n or coalesce(cardinality(p_urls), 0) <> n
+       or coalesce(cardinality(p_commitments), 0) <> n or coalesce(cardinality(p_whos), 0) <> n
+       or coalesce(cardinality(p_whats), 0) <> n or coalesce(cardinality(p_whens), 0) <> n
+       or coalesce(cardinality(p_metadatas), 0) <> n then
+        raise exception using errcode = '22023', message = format('ark_mint_many: every array must have the %s elements of p_request_ids', n);
+    end if;
+    for i in 1 .. n loop
+        ord := i;
+        ark := null;
+        replayed := false;
+        collisions := 0;
+        code := null;
+        message := null;
+        begin
+            select * into d from ark_mint_draw(p_client_id, p_prefix, p_request_ids[i], p_digests[i], p_shoulder_ids[i],
+                                               p_names[off + 1 : off + p_name_counts[i]], p_urls[i], p_commitments[i], p_whos[i],
+                                               p_whats[i], p_whens[i], p_metadatas[i], false, citus);
+            ark := d.ark;
+            replayed := d.replayed;
+            collisions := d.collisions;
+            if d.owed then
+                t_sh := array_append(t_sh, p_shoulder_ids[i]);
+                t_mg := array_append(t_mg, d.tally_manager_id);
+                t_col := array_append(t_col, d.collisions);
+            end if;
+        exception when others then
+            code := sqlstate;
+            message := sqlerrm;
+        end;
+        off := off + coalesce(p_name_counts[i], 0);
+        return next;
+    end loop;
+    if cardinality(t_sh) > 0 then
+        insert into mint_one_tally (shoulder_id, manager_id, day, draws, collisions)
+        select u.s, u.m, (now() at time zone 'utc')::date, u.c + 1, u.c from unnest(t_sh, t_mg, t_col) as u(s, m, c);
+        perform arkhe_fold_mint_one_tally();
+    end if;
+end $$;
+
+--
+-- Name: FUNCTION ark_mint_many(p_client_id text, p_prefix text, p_request_ids text[], p_digests bytea[], p_shoulder_ids bigint[], p_names text[], p_name_counts integer[], p_urls text[], p_commitments text[], p_whos text[], p_whats text[], p_whens text[], p_metadatas jsonb[]); Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON FUNCTION public.ark_mint_many(p_client_id text, p_prefix text, p_request_ids text[], p_digests bytea[], p_shoulder_ids bigint[], p_names text[], p_name_counts integer[], p_urls text[], p_commitments text[], p_whos text[], p_whats text[], p_whens text[], p_metadatas jsonb[]) IS 'Mints up to 64 ARKs of client p_client_id in one statement, each as ark_mint_one would in a block of its own: one row per element, its ARK or its refusal.';
+
+--
+-- Name: ark_mint_one(text, text, text, bytea, bigint, text[], text, text, text, text, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.ark_mint_one(p_client_id text, p_prefix text, p_request_id text, p_digest bytea, p_shoulder_id bigint, p_names text[], p_url text, p_commitment text, p_who text, p_what text, p_when text, p_metadata jsonb, OUT ark text, OUT replayed boolean, OUT collisions integer) RETURNS record
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare d record;
+begin
+    select * into d from ark_mint_draw(p_client_id, p_prefix, p_request_id, p_digest, p_shoulder_id, p_names, p_url, p_commitment,
+                                       p_who, p_what, p_when, p_metadata, true, arkhe_layout() = 'citus');
+    ark := d.ark;
+    replayed := d.replayed;
+    collisions := d.collisions;
 end $$;
 
 --
@@ -894,6 +973,67 @@ begin
 end $$;
 
 --
+-- Name: arkhe_fold_mint_one_tally(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_fold_mint_one_tally() RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    f record; i integer;
+    sh bigint[] := '{}'; dr bigint[] := '{}'; co bigint[] := '{}';
+    mg bigint[] := '{}'; dy date[] := '{}'; mi integer[] := '{}';
+begin
+    if not pg_try_advisory_xact_lock(hashtext('arkhe.mint_one_tally')) then
+        return;
+    end if;
+    -- summed per shoulder and per manager and day, so that each counter row is written once
+    for f in delete from mint_one_tally returning mint_one_tally.shoulder_id, mint_one_tally.manager_id,
+                                                  mint_one_tally.day, mint_one_tally.draws, mint_one_tally.collisions loop
+        i := array_position(sh, f.shoulder_id);
+        if i is null then
+            sh := array_append(sh, f.shoulder_id);
+            dr := array_append(dr, f.draws::bigint);
+            co := array_append(co, f.collisions::bigint);
+        else
+            dr[i] := dr[i] + f.draws;
+            co[i] := co[i] + f.collisions;
+        end if;
+        if f.manager_id is not null then
+            i := null;
+            for j in 1 .. coalesce(cardinality(mg), 0) loop
+                if mg[j] = f.manager_id and dy[j] = f.day then
+                    i := j;
+                    exit;
+                end if;
+            end loop;
+            if i is null then
+                mg := array_append(mg, f.manager_id);
+                dy := array_append(dy, f.day);
+                mi := array_append(mi, 1);
+            else
+                mi[i] := mi[i] + 1;
+            end if;
+        end if;
+    end loop;
+    for i in 1 .. coalesce(cardinality(sh), 0) loop
+        insert into shoulder_tally as t (shoulder_id, draws, collisions) values (sh[i], dr[i], co[i])
+        on conflict (shoulder_id) do update set draws = t.draws + excluded.draws, collisions = t.collisions + excluded.collisions;
+    end loop;
+    for i in 1 .. coalesce(cardinality(mg), 0) loop
+        insert into mint_quota as m (manager_id, day, minted) values (mg[i], dy[i], mi[i])
+        on conflict (manager_id, day) do update set minted = m.minted + excluded.minted;
+    end loop;
+end $$;
+
+--
+-- Name: FUNCTION arkhe_fold_mint_one_tally(); Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON FUNCTION public.arkhe_fold_mint_one_tally() IS 'Folds mint_one_tally into shoulder_tally and mint_quota, one transaction at a time (the others skip it).';
+
+--
 -- Name: arkhe_grant_roles(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1095,6 +1235,21 @@ begin
 end $$;
 
 --
+-- Name: arkhe_grant_roles_before_0027(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0027() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    w text := arkhe_role('writer');
+begin
+    perform arkhe_grant_roles_before_0025();
+    execute format('grant execute on function arkhe_note_unknown_subject(text, text, inet) to %I', w);
+end $$;
+
+--
 -- Name: arkhe_grant_roles_before_0028(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1105,8 +1260,8 @@ CREATE FUNCTION public.arkhe_grant_roles_before_0028() RETURNS void
 declare
     w text := arkhe_role('writer');
 begin
-    perform arkhe_grant_roles_before_0025();
-    execute format('grant execute on function arkhe_note_unknown_subject(text, text, inet) to %I', w);
+    perform arkhe_grant_roles_before_0027();
+    execute format('grant execute on function ark_mint_many(text, text, text[], bytea[], bigint[], text[], integer[], text[], text[], text[], text[], text[], jsonb[]) to %I', w);
 end $$;
 
 --
