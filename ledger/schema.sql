@@ -329,10 +329,10 @@ begin
     end if;
     -- every rule but reach and the row's change, in one pass: the staged row, its ark row (c: the
     -- status it stands for; n: the values after the change) and its receipt
-    insert into ark_update_verdict (token, ark, idx, request_id, digest, mask, rule_no, outcome, detail, shoulder_id,
+    insert into ark_update_verdict (token, ark, idx, request_id, digest, mask, check_run, rule_no, outcome, detail, shoulder_id,
                                     erc_who, erc_what, erc_when, commitment, seq, action, before_url, after_url,
                                     before_status, after_status, after_reason, reason, before_erc, after_erc)
-    select s.token, s.ark, s.idx, s.request_id, s.digest, s.mask,
+    select s.token, s.ark, s.idx, s.request_id, s.digest, s.mask, s.check_run,
            case when a.ark is null then 1 when u.ark is not null then 2 when t.refused then 4 else 6 end,
            case when a.ark is null then 'unknown'
                 when u.ark is not null then case when u.digest = s.digest then 'earlier' else 'refused' end
@@ -390,12 +390,12 @@ begin
                          is distinct from (n.who, n.what, n.when_, n.commitment, n.tombstone_reason) as erc) e
     where s.token = p_token;
     -- an ARK changed earlier in the same run by another change row: the manifest named it twice
-    -- (this rule comes before the status rules)
+    -- (this rule comes before the status rules); looked up for the rows marked check_run
     if p_check_run then
     update ark_update_verdict v set rule_no = 3, outcome = 'refused',
            detail = 'ARK ' || v.ark::text || ' is named twice in the manifest with different values (the earlier row was applied as change request ' || u.request_id::text || ')'
     from update_receipt u
-    where v.token = p_token and v.rule_no >= 4
+    where v.token = p_token and v.check_run and v.rule_no >= 4
       and u.ark = v.ark and u.client_pk = p_by_client and u.run = p_run and u.request_id <> v.request_id;
     end if;
     -- reach, per shoulder and scope, with the single change's rule and message
@@ -1788,7 +1788,8 @@ CREATE UNLOGGED TABLE public.ark_update_stage (
     status text,
     reason text,
     outcome text,
-    detail text
+    detail text,
+    check_run boolean DEFAULT false NOT NULL
 );
 
 --
@@ -1796,6 +1797,12 @@ CREATE UNLOGGED TABLE public.ark_update_stage (
 --
 
 COMMENT ON TABLE public.ark_update_stage IS 'Change rows of bulk changes in flight, staged by COPY and consumed by ark_update_apply in the same transaction; empty between batches.';
+
+--
+-- Name: COLUMN ark_update_stage.check_run; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON COLUMN public.ark_update_stage.check_run IS 'The row''s ARK may have been changed by an earlier batch of the same run: ark_update_apply looks up the run''s receipts for it (with p_check_run).';
 
 --
 -- Name: ark_update_token; Type: SEQUENCE; Schema: public; Owner: -
@@ -1819,6 +1826,7 @@ CREATE UNLOGGED TABLE public.ark_update_verdict (
     request_id character varying(255) NOT NULL COLLATE pg_catalog."C",
     digest bytea NOT NULL,
     mask integer NOT NULL,
+    check_run boolean NOT NULL,
     rule_no smallint NOT NULL,
     outcome text NOT NULL,
     detail text,

@@ -13,6 +13,11 @@
 -- function keeps its signature, so its owner and grants stay. On one node the receipts are
 -- inserted without ON CONFLICT: the locks rule out a receipt there already (see below).
 --
+-- The look-up of ARKs the run changed in an earlier batch (a manifest naming an ARK twice) was
+-- made for every row of a batch once any of its ARKs might have been among the run's earlier
+-- ones, which in a long run is nearly every batch; now the loader marks the rows whose ARK might
+-- have been (ark_update_stage.check_run) and only those are looked up.
+--
 -- ark_update_verdict is the function's own (no role but the owner reads or writes it): unlogged,
 -- written and emptied in the batch's transaction, and on Citus distributed by the ARK and
 -- co-located with ark and the stage, so every statement still runs shard by shard.
@@ -24,6 +29,11 @@ begin
     end if;
 end $$;
 
+alter table ark_update_stage add column check_run boolean not null default false;
+
+comment on column ark_update_stage.check_run is
+    'The row''s ARK may have been changed by an earlier batch of the same run: ark_update_apply looks up the run''s receipts for it (with p_check_run).';
+
 create unlogged table ark_update_verdict (
     token         bigint not null,
     ark           varchar(272) not null collate "C",
@@ -31,6 +41,7 @@ create unlogged table ark_update_verdict (
     request_id    varchar(255) not null collate "C",
     digest        bytea not null,
     mask          integer not null,
+    check_run     boolean not null,
     -- the rule that settled the row: 1 unknown ARK, 2 receipt, 3 named twice, 4 status,
     -- 5 reach, 6 none (changed or unchanged)
     rule_no       smallint not null,
@@ -69,6 +80,8 @@ end $$;
 -- As in 0017, a status is read with a CASE (not ark_status_text) and messages are built with ||;
 -- the CASE of a lateral subquery is a searched one: Citus deparses the simple form there wrongly.
 -- The mask bits: 1 url, 2 erc_who, 4 erc_what, 8 erc_when, 16 commitment, 32 status, 64 reason.
+-- ark_update_apply's contract is 0017's, but for p_check_run: with it the rows marked
+-- check_run are looked up among the receipts of run p_run (without it none is).
 create or replace function ark_update_apply(p_token bigint, p_run bigint, p_check_run boolean, p_by_client bigint, p_by_text text,
                                  p_at timestamptz default now())
 returns table (idx integer, outcome text, detail text)
@@ -82,10 +95,10 @@ begin
     end if;
     -- every rule but reach and the row's change, in one pass: the staged row, its ark row (c: the
     -- status it stands for; n: the values after the change) and its receipt
-    insert into ark_update_verdict (token, ark, idx, request_id, digest, mask, rule_no, outcome, detail, shoulder_id,
+    insert into ark_update_verdict (token, ark, idx, request_id, digest, mask, check_run, rule_no, outcome, detail, shoulder_id,
                                     erc_who, erc_what, erc_when, commitment, seq, action, before_url, after_url,
                                     before_status, after_status, after_reason, reason, before_erc, after_erc)
-    select s.token, s.ark, s.idx, s.request_id, s.digest, s.mask,
+    select s.token, s.ark, s.idx, s.request_id, s.digest, s.mask, s.check_run,
            case when a.ark is null then 1 when u.ark is not null then 2 when t.refused then 4 else 6 end,
            case when a.ark is null then 'unknown'
                 when u.ark is not null then case when u.digest = s.digest then 'earlier' else 'refused' end
@@ -143,12 +156,12 @@ begin
                          is distinct from (n.who, n.what, n.when_, n.commitment, n.tombstone_reason) as erc) e
     where s.token = p_token;
     -- an ARK changed earlier in the same run by another change row: the manifest named it twice
-    -- (this rule comes before the status rules)
+    -- (this rule comes before the status rules); looked up for the rows marked check_run
     if p_check_run then
     update ark_update_verdict v set rule_no = 3, outcome = 'refused',
            detail = 'ARK ' || v.ark::text || ' is named twice in the manifest with different values (the earlier row was applied as change request ' || u.request_id::text || ')'
     from update_receipt u
-    where v.token = p_token and v.rule_no >= 4
+    where v.token = p_token and v.check_run and v.rule_no >= 4
       and u.ark = v.ark and u.client_pk = p_by_client and u.run = p_run and u.request_id <> v.request_id;
     end if;
     -- reach, per shoulder and scope, with the single change's rule and message
