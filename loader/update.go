@@ -260,8 +260,8 @@ type updater struct {
 	sum   UpdateSummary
 	runID int64
 	buf   []byte
-	// seen holds the hashes of the ARKs of the run's committed batches, so that a batch none of
-	// whose ARKs may be among them skips the database's look-up of the run's earlier receipts
+	// seen holds the hashes of the ARKs of the run's committed batches, so that only the rows
+	// whose ARK may be among them are looked up among the run's earlier receipts (check_run)
 	seen runNames
 	seed maphash.Seed
 	pos  func() int64 // octets of the manifests read so far
