@@ -55,8 +55,21 @@ type UpdateResult struct {
 	// Loop is the time of LoopRows single `arkhe ark repoint` processes run one after the other.
 	Loop     time.Duration
 	LoopRows int
+	// FloorCPU and ArkheCPU are the processor time of each (sampleCPU: the server's, autovacuum
+	// included, and the client's: this process's for the floor, arkhe update's own when it runs as
+	// a process of its own); zero where /proc is missing.
+	FloorCPU, ArkheCPU CPU
 	// Load is the load average before and after the runs (/proc/loadavg), for the record.
 	LoadBefore, LoadAfter string
+}
+
+// CPURatio is the floor's processor time over arkhe's (0 when either is unknown), which on a busy
+// machine says more than Ratio.
+func (r UpdateResult) CPURatio() float64 {
+	if r.FloorCPU.Server <= 0 || r.ArkheCPU.Server <= 0 {
+		return 0
+	}
+	return r.FloorCPU.Total().Seconds() / r.ArkheCPU.Total().Seconds()
 }
 
 // LoopRatio is arkhe update's rate over the single-repoint loop's (0 without a loop).
@@ -83,6 +96,10 @@ func (r UpdateResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "  arkhe update:  %.2f s, %.0f rows/s (%d changed, %d batches)\n", r.Arkhe.Seconds(), float64(r.Rows)/r.Arkhe.Seconds(),
 		r.Summary.Changed, r.Summary.Batches)
 	fmt.Fprintf(w, "  ratio (floor time / arkhe time): %.2f (target >= 0.8)\n", r.Ratio())
+	if r.CPURatio() > 0 {
+		fmt.Fprintf(w, "  CPU: floor %.2f s (server %.2f s), arkhe update %.2f s (server %.2f s); ratio %.2f\n", r.FloorCPU.Total().Seconds(),
+			r.FloorCPU.Server.Seconds(), r.ArkheCPU.Total().Seconds(), r.ArkheCPU.Server.Seconds(), r.CPURatio())
+	}
 	if r.PeakRSS > 0 {
 		fmt.Fprintf(w, "  arkhe update peak RSS: %.0f MiB (target <= 256)\n", float64(r.PeakRSS)/(1<<20))
 	}
@@ -170,17 +187,17 @@ func RunUpdate(ctx context.Context, cfg UpdateConfig) (UpdateResult, error) {
 	}
 	srv.logf("floor")
 	res.LoadBefore = loadAverage()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), sampleCPU(srv.dataDirs...)
 	if err := updateFloor(ctx, lb, floorMan); err != nil {
 		return res, fmt.Errorf("floor: %w", err)
 	}
-	res.Floor = time.Since(t0)
+	res.Floor, res.FloorCPU = time.Since(t0), sampleCPU(srv.dataDirs...).Sub(cpu0)
 	srv.logf("floor: %.2f s (load average %s)", res.Floor.Seconds(), loadAverage())
 	if _, err := srv.admin.Exec(ctx, "checkpoint"); err != nil {
 		return res, err
 	}
 	srv.logf("arkhe update")
-	if err := runUpdate(ctx, cfg, srv.url(a), la, man, filepath.Join(srv.dir, "moves.changes.csv"), &res); err != nil {
+	if err := runUpdate(ctx, cfg, srv.url(a), srv.dataDirs, la, man, filepath.Join(srv.dir, "moves.changes.csv"), &res); err != nil {
 		return res, err
 	}
 	srv.logf("arkhe update: %.2f s, peak RSS %.0f MiB (load average %s)", res.Arkhe.Seconds(), float64(res.PeakRSS)/(1<<20), loadAverage())
@@ -194,17 +211,18 @@ func RunUpdate(ctx context.Context, cfg UpdateConfig) (UpdateResult, error) {
 	return res, nil
 }
 
-// runUpdate runs arkhe update of manifest man on ledger l (at url), as a process of its own
-// when cfg.Exe is set, and fills res's Arkhe, Summary and PeakRSS; every row must change.
-func runUpdate(ctx context.Context, cfg UpdateConfig, url string, l *ledger.Ledger, man, result string, res *UpdateResult) error {
+// runUpdate runs arkhe update of manifest man on ledger l (at url, on the servers of dataDirs),
+// as a process of its own when cfg.Exe is set, and fills res's Arkhe, ArkheCPU, Summary and
+// PeakRSS; every row must change.
+func runUpdate(ctx context.Context, cfg UpdateConfig, url string, dataDirs []string, l *ledger.Ledger, man, result string, res *UpdateResult) error {
 	if cfg.Exe == "" {
 		runtime.GC()
 		debug.FreeOSMemory()
 		resetPeakRSS()
-		t0 := time.Now()
+		t0, cpu0 := time.Now(), sampleCPU(dataDirs...)
 		rep, err := loader.Update(ctx, l, loader.UpdateJob{ClientID: fixtures.FillClient, Inputs: []string{man}, BatchSize: cfg.BatchSize,
 			ResultPath: result})
-		res.Arkhe, res.Summary, res.PeakRSS = time.Since(t0), rep.Summary, peakRSS()
+		res.Arkhe, res.ArkheCPU, res.Summary, res.PeakRSS = time.Since(t0), sampleCPU(dataDirs...).Sub(cpu0), rep.Summary, peakRSS()
 		if err != nil {
 			return err
 		}
@@ -217,8 +235,8 @@ func runUpdate(ctx context.Context, cfg UpdateConfig, url string, l *ledger.Ledg
 			"--batch", strconv.Itoa(batch), "-o", result, man)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		run, err := runChild(cmd)
-		res.Arkhe, res.PeakRSS = run.Elapsed, run.Peak
+		run, err := runChild(cmd, dataDirs...)
+		res.Arkhe, res.ArkheCPU, res.PeakRSS = run.Elapsed, run.CPU, run.Peak
 		if err != nil {
 			return fmt.Errorf("bench update: %s update: %w: %s", cfg.Exe, err, strings.TrimSpace(stderr.String()))
 		}

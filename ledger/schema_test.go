@@ -768,20 +768,20 @@ func TestLayout(t *testing.T) {
 		}
 		if db.Citus() {
 			// registration tables are reference tables; ark, ark_change and the bulk change's
-			// stage and receipts are distributed by the ARK string and co-located; receipts by request ID; the counters by their key
+			// stage, verdicts and receipts are distributed by the ARK string and co-located; receipts by request ID; the counters by their key
 			var got string
 			must(t, p.QueryRow(ctx, `select string_agg(logicalrelid::text || ' ' || partmethod::text
 					|| coalesce(' ' || column_to_column_name(logicalrelid, partkey), ''), ', ' order by logicalrelid::text)
 				from pg_dist_partition`).Scan(&got))
-			const dist = "ark h ark, ark_change h ark, ark_update_stage h ark, audit_event n, audit_summary n, client n, credential n, import_run n, " +
+			const dist = "ark h ark, ark_change h ark, ark_update_stage h ark, ark_update_verdict h ark, audit_event n, audit_summary n, client n, credential n, import_run n, " +
 				"import_skipped h ark, key_session n, ledger_setting n, link_event h ark, link_exclusion n, link_state h ark, manager n, mint_one_tally h shoulder_id, mint_quota h manager_id, " +
 				"naan n, receipt h request_id, shoulder n, shoulder_tally h shoulder_id, unknown_subject n, update_receipt h ark"
 			if got != dist {
 				t.Errorf("distribution:\n got %s\nwant %s", got, dist)
 			}
 			if n := count(t, p, `select count(distinct colocationid) from pg_dist_partition where logicalrelid in ('ark'::regclass, 'ark_change'::regclass, 'import_skipped'::regclass,
-				'ark_update_stage'::regclass, 'update_receipt'::regclass)`); n != 1 {
-				t.Errorf("ark, ark_change, import_skipped and the update's stage and receipts in %d colocation groups, want 1", n)
+				'ark_update_stage'::regclass, 'ark_update_verdict'::regclass, 'update_receipt'::regclass)`); n != 1 {
+				t.Errorf("ark, ark_change, import_skipped and the update's stage, verdicts and receipts in %d colocation groups, want 1", n)
 			}
 			// the shards spread over both workers, and their triggers are on every shard
 			if n := count(t, p, `select count(distinct p.groupid) from pg_dist_shard s join pg_dist_placement p using (shardid)

@@ -260,22 +260,17 @@ type updater struct {
 	sum   UpdateSummary
 	runID int64
 	buf   []byte
-	// seen holds the hashes of the ARKs of the run's committed batches, so that a batch none of
-	// whose ARKs may be among them skips the database's look-up of the run's earlier receipts
+	// seen holds the hashes of the ARKs of the run's committed batches, so that only the rows
+	// whose ARK may be among them are looked up among the run's earlier receipts (check_run)
 	seen runNames
 	seed maphash.Seed
 	pos  func() int64 // octets of the manifests read so far
 }
 
-// mayRepeat reports whether an ARK of rows idx may have been changed by an earlier batch of the
+// mayRepeat reports whether the ARK of row r may have been changed by an earlier batch of the
 // run (the set has false positives, never false negatives).
-func (u *updater) mayRepeat(rows []ChangeRow, idx []int) bool {
-	for _, i := range idx {
-		if u.seen.maybe(maphash.String(u.seed, rows[i].ARK)) {
-			return true
-		}
-	}
-	return false
+func (u *updater) mayRepeat(r *ChangeRow) bool {
+	return u.seen.maybe(maphash.String(u.seed, r.ARK))
 }
 
 func (u *updater) run(ctx context.Context) error {
@@ -487,8 +482,9 @@ func (u *updater) resolve(ctx context.Context, rows []ChangeRow, rejects []*text
 	return nil
 }
 
-// stageColumns are the columns of ark_update_stage a batch COPYs.
-const stageCopy = `copy ark_update_stage (token, idx, ark, request_id, digest, mask, url, erc_who, erc_what, erc_when, commitment, status, reason) from stdin (format binary)`
+// stageCopy COPYs a batch's rows into ark_update_stage; check_run marks a row whose ARK may
+// have been changed by an earlier batch of the run (mayRepeat), which ark_update_apply looks up.
+const stageCopy = `copy ark_update_stage (token, idx, ark, request_id, digest, mask, check_run, url, erc_who, erc_what, erc_when, commitment, status, reason) from stdin (format binary)`
 
 // apply stages rows idx (in ARK order) and applies them in one transaction (rolled back under
 // DryRun), retrying the batch after a fault or a conflict with a concurrent run (retryableChange)
@@ -586,9 +582,12 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 		u.runID = token
 	}
 	b := ledger.AppendCopyHeader(u.buf[:0])
+	checkRun := false
 	for _, i := range idx {
 		r := &rows[i]
-		b = ledger.AppendTuple(b, 13)
+		repeat := u.mayRepeat(r)
+		checkRun = checkRun || repeat
+		b = ledger.AppendTuple(b, 14)
 		b = ledger.AppendInt8(b, token)
 		b = binary.BigEndian.AppendUint32(b, 4)
 		b = binary.BigEndian.AppendUint32(b, uint32(i))
@@ -597,6 +596,7 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 		b = ledger.AppendBytea(b, r.digest[:])
 		b = binary.BigEndian.AppendUint32(b, 4)
 		b = binary.BigEndian.AppendUint32(b, uint32(r.Mask))
+		b = ledger.AppendBoolPtr(b, &repeat)
 		for c := range changeColumns {
 			b = ledger.AppendOptional(b, r.Mask&(1<<c) != 0, r.Values[c])
 		}
@@ -610,7 +610,7 @@ func (u *updater) applyOnce(ctx context.Context, rows []ChangeRow, idx []int, ou
 		return nil, err
 	}
 	by := "arkhe update"
-	q, err := tx.Query(ctx, `select idx, outcome, detail from ark_update_apply($1, $2, $3, $4, $5)`, token, u.runID, u.mayRepeat(rows, idx), u.c.pk, by)
+	q, err := tx.Query(ctx, `select idx, outcome, detail from ark_update_apply($1, $2, $3, $4, $5)`, token, u.runID, checkRun, u.c.pk, by)
 	if err != nil {
 		return nil, fmt.Errorf("update: apply: %w", err)
 	}

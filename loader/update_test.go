@@ -225,15 +225,20 @@ func TestUpdateTate(t *testing.T) {
 		if n := mintCount(t, l.Pool, `select count(*) from audit_event where action = 'update'`); n != 6 {
 			t.Errorf("%d audit events of update runs, want 6", n)
 		}
-		// the same ARK in two batches of one run with different values: the later row is refused
-		man6 := writeFile(t, dir, "twice.csv", "ark,url\n"+a2+",https://one.example.org/x\n"+a2+",https://two.example.org/x\n")
+		// the same ARK in two batches of one run with different values: the later row is refused,
+		// and the other rows of its batch apply
+		man6 := writeFile(t, dir, "twice.csv", "ark,url\n"+a2+",https://one.example.org/x\n"+a1+",https://one.example.org/y\n"+
+			a2+",https://two.example.org/x\n"+a3+",https://two.example.org/z\n")
 		rj6 := filepath.Join(dir, "rejects6.csv")
-		rep, err = loader.Update(ctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{man6}, BatchSize: 1, RejectsPath: rj6})
-		if err != nil || rep.Summary.Changed != 1 || rep.Summary.Rejected != 1 {
-			t.Fatalf("twice across batches: %+v, %v", rep.Summary, err)
+		rep, err = loader.Update(ctx, l, loader.UpdateJob{ClientID: "upd", Inputs: []string{man6}, BatchSize: 2, RejectsPath: rj6})
+		if err != nil || rep.Summary.Changed != 3 || rep.Summary.Rejected != 1 {
+			t.Fatalf("twice across batches: %+v, %v: want 3 changed, 1 rejected", rep.Summary, err)
 		}
-		if r := fmt.Sprint(readCSV(t, rj6)); !strings.Contains(r, "is named twice in the manifest") {
-			t.Fatalf("twice across batches: rejects %s", r)
+		if r := readCSV(t, rj6); len(r) != 2 || !strings.Contains(fmt.Sprint(r[1]), a2[4:]+" is named twice in the manifest") {
+			t.Fatalf("twice across batches: rejects %v", r)
+		}
+		if err := l.Pool.QueryRow(ctx, `select url from ark where ark = $1`, a3[4:]).Scan(&url); err != nil || url != "https://two.example.org/z" {
+			t.Fatalf("url of %s = %q, %v, want the second batch's", a3, url, err)
 		}
 		// a request ID the client holds no mint receipt for, as JSON Lines
 		man7 := writeFile(t, dir, "unknown.jsonl", `{"request_id":"Z99999","url":"https://x.example.org/"}`+"\n")
