@@ -1056,10 +1056,10 @@ CREATE FUNCTION public.arkhe_grant_roles() RETURNS void
     SET search_path TO 'public', 'pg_temp'
     AS $$
 declare
-    p text := arkhe_role('operator'); w text := arkhe_role('writer');
+    p text := arkhe_role('operator'); w text := arkhe_role('writer'); a text := arkhe_role('auditor');
 begin
-    perform arkhe_grant_roles_before_0028();
-    execute format('grant execute on function arkhe_key_hold(text) to %I, %I', p, w);
+    perform arkhe_grant_roles_before_0030();
+    execute format('grant select on ark_update_verdict to %I, %I, %I', p, w, a);
 end $$;
 
 --
@@ -1276,6 +1276,21 @@ declare
 begin
     perform arkhe_grant_roles_before_0027();
     execute format('grant execute on function ark_mint_many(text, text, text[], bytea[], bigint[], text[], integer[], text[], text[], text[], text[], text[], jsonb[]) to %I', w);
+end $$;
+
+--
+-- Name: arkhe_grant_roles_before_0030(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.arkhe_grant_roles_before_0030() RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+declare
+    p text := arkhe_role('operator'); w text := arkhe_role('writer');
+begin
+    perform arkhe_grant_roles_before_0028();
+    execute format('grant execute on function arkhe_key_hold(text) to %I, %I', p, w);
 end $$;
 
 --

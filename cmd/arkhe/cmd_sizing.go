@@ -210,10 +210,25 @@ func printSizingMeasured(w io.Writer, r *sizing.Report) {
 			t.add(label, "", "", "", szBytes(ix.Bytes), "", perARK(ix.Bytes))
 		}
 	}
+	// the other tables, but those without a row, which share one line: their pages are all they cost
+	var empty sizing.TableSize
+	emptyN := 0
 	for _, tb := range m.Tables {
-		if !main[tb.Name] {
-			add(tb)
+		if main[tb.Name] {
+			continue
 		}
+		if tb.Rows == 0 && tb.PartOf == "" {
+			emptyN++
+			empty.Heap, empty.Maps, empty.TOAST, empty.TOASTIndex = empty.Heap+tb.Heap, empty.Maps+tb.Maps, empty.TOAST+tb.TOAST, empty.TOASTIndex+tb.TOASTIndex
+			empty.Indexes = append(empty.Indexes, tb.Indexes...)
+			empty.Total += tb.Total
+			continue
+		}
+		add(tb)
+	}
+	if emptyN > 0 {
+		t.add(fmt.Sprintf("%d other tables without rows", emptyN), "0", szBytes(empty.HeapBytes()), szBytes(empty.TOASTBytes()), szBytes(empty.IndexBytes()),
+			szBytes(empty.Total), perARK(empty.Total))
 	}
 	t.add(fmt.Sprintf("all %d tables", relations), "", "", "", "", szBytes(m.Total()), perARK(m.Total()))
 	t.write(w)
