@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
 	"github.com/arkhe-ledger/arkhe/ledger"
 )
@@ -20,26 +22,9 @@ import (
 // has the requests without the key.
 func TestServeAPI(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
-	l := &ledger.Ledger{Pool: pool}
-	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.AddManager(ctx, ledger.Manager{NAAN: "12345", Name: "m1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.AddShoulder(ctx, ledger.Shoulder{NAAN: "12345", Shoulder: "/t2", Manager: "m1"}, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "12345", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}); err != nil {
-		t.Fatal(err)
-	}
-	k, err := l.CreateKey(ctx, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := registerAPIMinter(t, pool)
 	logPath := filepath.Join(t.TempDir(), "access.log")
 	cmd, sc, errb, base := startServe(t, url, "--api", "--access-log", logPath)
 	if want := "arkhe serve: arklet's API (POST /mint, PUT /update, POST /bulk_mint, PUT /bulk_update) on " + base; !sc.Scan() || sc.Text() != want {
@@ -119,4 +104,29 @@ func TestServeAPI(t *testing.T) {
 	if strings.Contains(string(log), secret) || strings.Contains(string(log), k.Prefix) || strings.Contains(errb.String(), secret) {
 		t.Errorf("the key reached a log:\n%s\nstderr:\n%s", log, errb.String())
 	}
+}
+
+// registerAPIMinter registers NAAN 12345, manager m1, shoulder /t2 and the machine client svc
+// (manager authority, scope ark:mint) on pool's ledger and returns a new API key of svc.
+func registerAPIMinter(t *testing.T, pool *pgxpool.Pool) ledger.NewKey {
+	t.Helper()
+	ctx := context.Background()
+	l := &ledger.Ledger{Pool: pool}
+	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AddManager(ctx, ledger.Manager{NAAN: "12345", Name: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AddShoulder(ctx, ledger.Shoulder{NAAN: "12345", Shoulder: "/t2", Manager: "m1"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "12345", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}); err != nil {
+		t.Fatal(err)
+	}
+	k, err := l.CreateKey(ctx, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/arkhe-ledger/arkhe/fixtures/pgtest"
-	"github.com/arkhe-ledger/arkhe/ledger"
 )
 
 // TestServeAPIRateLimit runs `arkhe serve --api --api-rate 0.001 --api-burst 1` as a process of
@@ -17,26 +15,9 @@ import (
 // A negative --api-rate is a usage error.
 func TestServeAPIRateLimit(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	url := pgtest.URL(t)
 	pool := pgtest.New(t)
-	l := &ledger.Ledger{Pool: pool}
-	if _, err := l.AddNAAN(ctx, ledger.NAAN{NAAN: "12345", Name: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.AddManager(ctx, ledger.Manager{NAAN: "12345", Name: "m1"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := l.AddShoulder(ctx, ledger.Shoulder{NAAN: "12345", Shoulder: "/t2", Manager: "m1"}, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.AddClient(ctx, ledger.Client{ClientID: "svc", NAAN: "12345", Manager: "m1", Authority: "manager", Scopes: []string{"ark:mint"}}); err != nil {
-		t.Fatal(err)
-	}
-	k, err := l.CreateKey(ctx, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := registerAPIMinter(t, pool)
 	if code, _, errOut := arkhe(t, url, "", "serve", "--api", "--api-rate", "-1"); code != exitCannot || !strings.Contains(errOut, "--api-rate") {
 		t.Fatalf("serve --api-rate -1: exit %d, %q; want a usage error naming the flag", code, errOut)
 	}
