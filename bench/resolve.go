@@ -199,19 +199,11 @@ func RunResolve(ctx context.Context, cfg ResolveConfig) (*ResolveResult, error) 
 	}
 	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }()
 	res := &ResolveResult{Server: srv.desc}
-	db := fmt.Sprintf("bench_resolve_%d_%d_%s", cfg.ARKs, cfg.Seed, ledger.SchemaHash())
-	dbURL := srv.url(db)
-	if err := srv.admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, db).Scan(&res.Reused); err != nil {
+	db, err := filledLedger(ctx, srv, cfg, &res.Reused)
+	if err != nil {
 		return nil, err
 	}
-	if !res.Reused {
-		if err := fillResolveLedger(ctx, srv.admin, db, dbURL, cfg, srv.logf); err != nil {
-			_, _ = srv.admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+pgx.Identifier{db}.Sanitize()+" with (force)")
-			return nil, err
-		}
-	} else {
-		srv.logf("reusing the filled ledger %s", db)
-	}
+	dbURL := srv.url(db)
 	if cfg.ServerURL != "" || cfg.Dir != "" {
 		res.Kept = db
 	}
@@ -238,12 +230,8 @@ func RunResolve(ctx context.Context, cfg ResolveConfig) (*ResolveResult, error) 
 	paths := resolveMix(keys, cfg.Seed)
 	res.Mix = fmt.Sprintf("%d requests cycled (80%% existing ARKs, 10%% with a suffix, 5%% unknown names, 5%% ?info), %d connections, %d threads, %s each",
 		len(paths), cfg.Connections, cfg.Threads, cfg.Duration)
-	pathsFile := filepath.Join(work, "paths.txt")
-	if err := os.WriteFile(pathsFile, []byte(strings.Join(paths, "\n")+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	script := filepath.Join(work, "mix.lua")
-	if err := os.WriteFile(script, []byte(wrkScript(pathsFile)), 0o644); err != nil {
+	script, err := writeMix(work, paths)
+	if err != nil {
 		return nil, err
 	}
 	r := &resolveRun{cfg: cfg, work: work, script: script, dbURL: dbURL, pool: l.Pool, keys: keys, logf: srv.logf, dataDirs: srv.dataDirs}
@@ -275,6 +263,25 @@ func RunResolve(ctx context.Context, cfg ResolveConfig) (*ResolveResult, error) 
 		res.Results = append(res.Results, lr)
 	}
 	return res, nil
+}
+
+// filledLedger returns the name of the filled ledger of cfg on srv,
+// bench_resolve_ARKS_SEED_SCHEMA, filling it first (fillResolveLedger; dropped again if that
+// fails) unless it exists, and sets *reused to whether it did.
+func filledLedger(ctx context.Context, srv *server, cfg ResolveConfig, reused *bool) (string, error) {
+	db := fmt.Sprintf("bench_resolve_%d_%d_%s", cfg.ARKs, cfg.Seed, ledger.SchemaHash())
+	if err := srv.admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, db).Scan(reused); err != nil {
+		return "", err
+	}
+	if *reused {
+		srv.logf("reusing the filled ledger %s", db)
+		return db, nil
+	}
+	if err := fillResolveLedger(ctx, srv.admin, db, srv.url(db), cfg, srv.logf); err != nil {
+		_, _ = srv.admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+pgx.Identifier{db}.Sanitize()+" with (force)")
+		return "", err
+	}
+	return db, nil
 }
 
 // fillResolveLedger creates database db, migrates it, fills it (fixtures.FillLedger, unchecked,
@@ -370,6 +377,20 @@ func resolveMix(keys []string, seed int64) []string {
 		}
 	}
 	return paths
+}
+
+// writeMix writes paths, one a line, to work/paths.txt and wrk's script cycling over them
+// (wrkScript) to work/mix.lua, and returns the script's path.
+func writeMix(work string, paths []string) (string, error) {
+	pathsFile := filepath.Join(work, "paths.txt")
+	if err := os.WriteFile(pathsFile, []byte(strings.Join(paths, "\n")+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	script := filepath.Join(work, "mix.lua")
+	if err := os.WriteFile(script, []byte(wrkScript(pathsFile)), 0o644); err != nil {
+		return "", err
+	}
+	return script, nil
 }
 
 // wrkScript is the Lua script of wrk's load: each thread cycles over the paths file from an
@@ -990,17 +1011,11 @@ func RunHostile(ctx context.Context, cfg ResolveConfig, requests int64) (*Resolv
 	}
 	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }()
 	res := &ResolveResult{Server: srv.desc}
-	db := fmt.Sprintf("bench_resolve_%d_%d_%s", cfg.ARKs, cfg.Seed, ledger.SchemaHash())
-	dbURL := srv.url(db)
-	if err := srv.admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, db).Scan(&res.Reused); err != nil {
+	db, err := filledLedger(ctx, srv, cfg, &res.Reused)
+	if err != nil {
 		return nil, nil, err
 	}
-	if !res.Reused {
-		if err := fillResolveLedger(ctx, srv.admin, db, dbURL, cfg, srv.logf); err != nil {
-			_, _ = srv.admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+pgx.Identifier{db}.Sanitize()+" with (force)")
-			return nil, nil, err
-		}
-	}
+	dbURL := srv.url(db)
 	l, err := ledger.Open(ctx, dbURL, 4)
 	if err != nil {
 		return nil, nil, err
@@ -1021,12 +1036,8 @@ func RunHostile(ctx context.Context, cfg ResolveConfig, requests int64) (*Resolv
 	paths := hostileMix(keys, cfg.Seed)
 	res.Mix = fmt.Sprintf("hostile: %d requests cycled (20%% ordinary ARKs; bad and truncated escapes, dot-segments, control characters, over-long paths, escape-only paths, runs of slashes), %d slow clients at a byte a second, %d connections",
 		len(paths), hostileSlowClients, cfg.Connections)
-	pathsFile := filepath.Join(work, "paths.txt")
-	if err := os.WriteFile(pathsFile, []byte(strings.Join(paths, "\n")+"\n"), 0o644); err != nil {
-		return nil, nil, err
-	}
-	script := filepath.Join(work, "mix.lua")
-	if err := os.WriteFile(script, []byte(wrkScript(pathsFile)), 0o644); err != nil {
+	script, err := writeMix(work, paths)
+	if err != nil {
 		return nil, nil, err
 	}
 	// arkhe serve, with a header timeout short enough for the slow clients to be cut off

@@ -51,15 +51,9 @@ func RunBesideMint(ctx context.Context, cfg ResolveConfig, rows int) (*ResolveRe
 	}
 	defer func() { _ = srv.close(context.WithoutCancel(ctx)) }()
 	res := &ResolveResult{Server: srv.desc}
-	db := fmt.Sprintf("bench_resolve_%d_%d_%s", cfg.ARKs, cfg.Seed, ledger.SchemaHash())
-	if err := srv.admin.QueryRow(ctx, `select exists (select 1 from pg_database where datname = $1)`, db).Scan(&res.Reused); err != nil {
+	db, err := filledLedger(ctx, srv, cfg, &res.Reused)
+	if err != nil {
 		return nil, nil, err
-	}
-	if !res.Reused {
-		if err := fillResolveLedger(ctx, srv.admin, db, srv.url(db), cfg, srv.logf); err != nil {
-			_, _ = srv.admin.Exec(context.WithoutCancel(ctx), "drop database if exists "+pgx.Identifier{db}.Sanitize()+" with (force)")
-			return nil, nil, err
-		}
 	}
 	if cfg.ServerURL != "" || cfg.Dir != "" {
 		res.Kept = db
@@ -96,12 +90,8 @@ func RunBesideMint(ctx context.Context, cfg ResolveConfig, rows int) (*ResolveRe
 	paths := resolveMix(keys, cfg.Seed)
 	res.Mix = fmt.Sprintf("%d requests cycled (80%% existing ARKs, 10%% with a suffix, 5%% unknown names, 5%% ?info), %d connections, %d threads, %s per run; beside: arkhe mint of %d rows",
 		len(paths), cfg.Connections, cfg.Threads, cfg.Duration, rows)
-	pathsFile := filepath.Join(work, "paths.txt")
-	if err := os.WriteFile(pathsFile, []byte(strings.Join(paths, "\n")+"\n"), 0o644); err != nil {
-		return nil, nil, err
-	}
-	script := filepath.Join(work, "mix.lua")
-	if err := os.WriteFile(script, []byte(wrkScript(pathsFile)), 0o644); err != nil {
+	script, err := writeMix(work, paths)
+	if err != nil {
 		return nil, nil, err
 	}
 	manifest := filepath.Join(work, "beside.csv")
